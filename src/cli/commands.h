@@ -1,0 +1,26 @@
+#pragma once
+// The subcommands of the `trainwatch` binary. Each lives in its own
+// <name>_command.cc and registers itself on the root CLI::App; its callback
+// stores the process exit status in `*exit_code`.
+//
+// Exit status conventions: 0 success; 1 the operation failed (the job failed,
+// the query found nothing that was asked for); 2 usage or input error (bad
+// flag, bad definition, job exists, data folder held by another writer).
+// `run` exits with the training command's own status (128+signal if killed).
+
+#include <string>
+
+#include "CLI/CLI.hpp"
+
+namespace trainwatch::cli {
+
+struct GlobalOptions {
+  std::string data_dir;  // --data; resolved with app::ResolveDataDir
+};
+
+// Adds "--data DIR" to a subcommand.
+void AddDataOption(CLI::App* cmd, GlobalOptions* options);
+
+void RegisterVersionCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+
+}  // namespace trainwatch::cli

@@ -1,0 +1,19 @@
+#include <cstdio>
+
+#include "cli/commands.h"
+
+#ifndef TW_VERSION
+#define TW_VERSION "unknown"
+#endif
+
+namespace trainwatch::cli {
+
+void RegisterVersionCommand(CLI::App& root, GlobalOptions* /*options*/, int* exit_code) {
+  CLI::App* cmd = root.add_subcommand("version", "print trainwatch's version");
+  cmd->callback([exit_code] {
+    std::printf("trainwatch %s\n", TW_VERSION);
+    *exit_code = 0;
+  });
+}
+
+}  // namespace trainwatch::cli

@@ -1,0 +1,113 @@
+#pragma once
+// JobRecord: one training job in SageMaker's shape (spec/aws-api.md §7). The
+// job layer writes it through a JobSink as the job moves through its
+// lifecycle; the store keeps it; the api and CLI render it.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainwatch::model {
+
+enum class JobStatus { kInProgress, kCompleted, kFailed, kStopping, kStopped };
+
+enum class SecondaryStatus {
+  kStarting,
+  kDownloading,
+  kTraining,
+  kUploading,
+  kStopping,
+  kStopped,
+  kMaxRuntimeExceeded,
+  kCompleted,
+  kFailed,
+  kInterrupted,
+};
+
+// AWS spellings ("InProgress", "MaxRuntimeExceeded").
+std::string_view JobStatusName(JobStatus status);
+std::string_view SecondaryStatusName(SecondaryStatus status);
+// nullopt for a spelling that is not one of the above.
+std::optional<JobStatus> ParseJobStatus(std::string_view name);
+std::optional<SecondaryStatus> ParseSecondaryStatus(std::string_view name);
+bool IsTerminal(JobStatus status);
+
+struct StatusTransition {
+  SecondaryStatus status;
+  int64_t start_ms;
+  std::optional<int64_t> end_ms;  // set when the status is left; terminal: = start_ms
+  std::string message;
+  friend bool operator==(const StatusTransition&, const StatusTransition&) = default;
+};
+
+// A SageMaker MetricDefinition: a name and an RE2 pattern with one capture group.
+struct MetricDefinition {
+  std::string name;
+  std::string regex;
+  friend bool operator==(const MetricDefinition&, const MetricDefinition&) = default;
+};
+
+struct FinalMetric {
+  std::string name;
+  double value;
+  int64_t t_ms;
+  friend bool operator==(const FinalMetric&, const FinalMetric&) = default;
+};
+
+// Who runs the job, so that a reader can tell a live runner from one that died
+// (kill -9, reboot) and record the job as Failed instead of InProgress forever.
+struct RunnerIdentity {
+  std::string hostname;
+  std::string boot_id;       // /proc/sys/kernel/random/boot_id
+  int64_t pid = 0;
+  uint64_t start_ticks = 0;  // field 22 of /proc/<pid>/stat: tells a reused pid apart
+  friend bool operator==(const RunnerIdentity&, const RunnerIdentity&) = default;
+};
+
+struct JobRecord {
+  std::string name;
+  std::string arn;
+  JobStatus status = JobStatus::kInProgress;
+  SecondaryStatus secondary_status = SecondaryStatus::kStarting;
+  std::string failure_reason;  // "AlgorithmError: ..." etc.; empty when none
+  int64_t creation_ms = 0;
+  std::optional<int64_t> training_start_ms;
+  std::optional<int64_t> training_end_ms;
+  int64_t last_modified_ms = 0;
+  std::vector<StatusTransition> transitions;
+  // Filled when the job reaches a terminal status (spec/aws-api.md §5.4).
+  std::vector<FinalMetric> final_metrics;
+
+  std::vector<MetricDefinition> metric_definitions;
+  int64_t max_runtime_s = 86400;
+  std::vector<std::string> command;  // argv of the training process
+  std::string working_dir;
+  std::map<std::string, std::string> hyperparameters;
+  std::map<std::string, std::string> environment;  // added to the process environment
+  // Profiler sampling interval; 0 = profiling off.
+  int64_t profiling_interval_ms = 1000;
+  // Instance (host) number: the Host dimension is "<name>/algo-<n>".
+  int host_index = 1;
+  // Log stream "<name>/algo-<n>-<epoch seconds>" in group /aws/sagemaker/TrainingJobs.
+  std::string log_stream;
+  std::optional<int> exit_code;    // set when the process exited normally
+  std::optional<int> exit_signal;  // set when the process was killed by a signal
+  RunnerIdentity runner;
+  // The CreateTrainingJob request as received (JSON), for the fields that
+  // DescribeTrainingJob echoes back; empty for jobs started with `trainwatch run`.
+  std::string request_json;
+
+  std::string HostName() const;  // "<name>/algo-<host_index>"
+  friend bool operator==(const JobRecord&, const JobRecord&) = default;
+};
+
+// "arn:aws:sagemaker:us-east-1:000000000000:training-job/<lower-cased name>"
+std::string TrainingJobArn(std::string_view name);
+
+// SageMaker's job-name rule: 1-63 characters, ^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}.
+bool IsValidJobName(std::string_view name);
+
+}  // namespace trainwatch::model

@@ -1,0 +1,103 @@
+#include "model/series.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+
+namespace trainwatch::model {
+namespace {
+
+void AppendEscaped(std::string* out, std::string_view s) {
+  for (char c : s) {
+    if (c == '|' || c == '=' || c == '\\') out->push_back('\\');
+    out->push_back(c);
+  }
+}
+
+}  // namespace
+
+std::string SeriesKey::Canonical() const {
+  std::string out;
+  out.reserve(ns.size() + metric.size() + unit.size() + 16 * dimensions.size());
+  AppendEscaped(&out, ns);
+  out.push_back('|');
+  AppendEscaped(&out, metric);
+  out.push_back('|');
+  AppendEscaped(&out, unit);
+  for (const Dimension& d : dimensions) {
+    out.push_back('|');
+    AppendEscaped(&out, d.name);
+    out.push_back('=');
+    AppendEscaped(&out, d.value);
+  }
+  return out;
+}
+
+std::string SeriesKey::ToString() const {
+  std::string out = absl::StrFormat("%s/%s{", ns, metric);
+  for (size_t i = 0; i < dimensions.size(); ++i) {
+    if (i > 0) out += ",";
+    out += absl::StrFormat("%s=\"%s\"", dimensions[i].name, dimensions[i].value);
+  }
+  out += "}";
+  if (unit != "None" && !unit.empty()) out += absl::StrFormat(" [%s]", unit);
+  return out;
+}
+
+const std::string* SeriesKey::FindDimension(std::string_view name) const {
+  for (const Dimension& d : dimensions) {
+    if (d.name == name) return &d.value;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
+                                        std::vector<Dimension> dimensions, std::string unit) {
+  if (ns.empty()) return absl::InvalidArgumentError("namespace is empty");
+  if (ns.size() > kMaxNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("namespace \"%s\" is longer than %d bytes", ns, kMaxNameBytes));
+  }
+  if (metric.empty()) return absl::InvalidArgumentError("metric name is empty");
+  if (metric.size() > kMaxNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("metric name \"%s\" is longer than %d bytes", metric, kMaxNameBytes));
+  }
+  if (dimensions.size() > kMaxDimensions) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "metric \"%s\" has %d dimensions; at most %d are allowed", metric, dimensions.size(),
+        kMaxDimensions));
+  }
+  std::sort(dimensions.begin(), dimensions.end());
+  for (size_t i = 0; i < dimensions.size(); ++i) {
+    const Dimension& d = dimensions[i];
+    if (d.name.empty() || d.name.size() > kMaxNameBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "metric \"%s\": dimension name \"%s\" must be 1 to %d bytes", metric, d.name,
+          kMaxNameBytes));
+    }
+    if (d.value.empty() || d.value.size() > kMaxDimensionValueBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "metric \"%s\": dimension \"%s\" needs a value of 1 to %d bytes", metric, d.name,
+          kMaxDimensionValueBytes));
+    }
+    if (i > 0 && dimensions[i - 1].name == d.name) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "metric \"%s\": dimension \"%s\" is given twice", metric, d.name));
+    }
+  }
+  if (unit.empty()) unit = "None";
+  return SeriesKey{std::move(ns), std::move(metric), std::move(dimensions), std::move(unit)};
+}
+
+bool StatisticSet::DescribesIdenticalValues() const {
+  return minimum == maximum && sum == minimum * sample_count;
+}
+
+size_t SampleBatch::SampleCount() const {
+  size_t n = 0;
+  for (const SeriesSamples& s : series) n += s.size();
+  return n;
+}
+
+}  // namespace trainwatch::model

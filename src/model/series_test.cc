@@ -1,0 +1,50 @@
+#include "model/series.h"
+
+#include <gtest/gtest.h>
+
+namespace trainwatch::model {
+namespace {
+
+TEST(MakeSeriesKey, SortsDimensionsSoOrderDoesNotMatter) {
+  auto a = MakeSeriesKey("ns", "loss", {{"b", "2"}, {"a", "1"}});
+  auto b = MakeSeriesKey("ns", "loss", {{"a", "1"}, {"b", "2"}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(a->Canonical(), b->Canonical());
+  EXPECT_EQ(a->dimensions.front().name, "a");
+  EXPECT_EQ(a->unit, "None");
+}
+
+TEST(MakeSeriesKey, RefusesWhatCloudWatchRefuses) {
+  EXPECT_FALSE(MakeSeriesKey("", "m", {}).ok());
+  EXPECT_FALSE(MakeSeriesKey("ns", "", {}).ok());
+  EXPECT_FALSE(MakeSeriesKey("ns", std::string(256, 'x'), {}).ok());
+  auto dup = MakeSeriesKey("ns", "m", {{"a", "1"}, {"a", "2"}});
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("\"a\" is given twice"), std::string::npos);
+  std::vector<Dimension> many;
+  for (int i = 0; i < 31; ++i) many.push_back({"d" + std::to_string(i), "v"});
+  EXPECT_FALSE(MakeSeriesKey("ns", "m", many).ok());
+  many.pop_back();
+  EXPECT_TRUE(MakeSeriesKey("ns", "m", many).ok());
+  EXPECT_FALSE(MakeSeriesKey("ns", "m", {{"a", ""}}).ok());
+}
+
+TEST(SeriesKey, CanonicalFormIsUnambiguous) {
+  // Without escaping these two would collide.
+  auto a = MakeSeriesKey("ns", "m", {{"a", "1|b=2"}});
+  auto b = MakeSeriesKey("ns", "m", {{"a", "1"}, {"b", "2"}});
+  EXPECT_NE(a->Canonical(), b->Canonical());
+  auto c = MakeSeriesKey("n|s", "m", {});
+  auto d = MakeSeriesKey("n", "s|m", {});
+  EXPECT_NE(c->Canonical(), d->Canonical());
+}
+
+TEST(StatisticSet, IdenticalValuesRule) {
+  EXPECT_TRUE((StatisticSet{0, 1, 5, 5, 5}).DescribesIdenticalValues());
+  EXPECT_TRUE((StatisticSet{0, 3, 15, 5, 5}).DescribesIdenticalValues());
+  EXPECT_FALSE((StatisticSet{0, 3, 15, 4, 6}).DescribesIdenticalValues());
+}
+
+}  // namespace
+}  // namespace trainwatch::model

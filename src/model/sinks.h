@@ -1,0 +1,53 @@
+#pragma once
+// The sink interfaces: how producers (capture/extract, the profiler, the job
+// runner, the api) hand data to whoever stores it, without knowing whether the
+// store is in this process (ingest) or across the network (the HTTP client).
+//
+// Contract for every Put*: it returns OK only once the data is durable (or,
+// for a remote sink, accepted by a durable spool); on error nothing of the
+// call is visible to readers, so the caller may retry the whole call.
+// Implementations are thread-safe.
+
+#include <optional>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "model/job_record.h"
+#include "model/log_event.h"
+#include "model/series.h"
+
+namespace trainwatch::model {
+
+class SampleSink {
+ public:
+  virtual ~SampleSink() = default;
+  // InvalidArgument (naming the series and sample) for NaN/±Inf values,
+  // timestamps outside the accepted window, or invalid keys; then nothing of
+  // the batch is written.
+  virtual absl::Status Put(const SampleBatch& batch) = 0;
+};
+
+class LogSink {
+ public:
+  virtual ~LogSink() = default;
+  // Appends events to the stream, creating group and stream as needed.
+  virtual absl::Status PutLogs(const LogBatch& batch) = 0;
+};
+
+class JobSink {
+ public:
+  virtual ~JobSink() = default;
+  // Creates the record; AlreadyExists when a job with that name exists
+  // (names compare case-insensitively, as SageMaker ARNs are lower-cased).
+  virtual absl::Status CreateJob(const JobRecord& job) = 0;
+  // Replaces the stored record of job.name; NotFound when there is none.
+  virtual absl::Status UpdateJob(const JobRecord& job) = 0;
+  // The stored record, or nullopt.
+  virtual absl::StatusOr<std::optional<JobRecord>> GetJob(std::string_view name) = 0;
+};
+
+// What a job runner writes to: all three.
+class TelemetrySink : public SampleSink, public LogSink, public JobSink {};
+
+}  // namespace trainwatch::model
