@@ -55,3 +55,12 @@ function(tw_binary name)
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS})
 endfunction()
+
+#   tw_benchmark(NAME SRCS a_bench.cc DEPS ...)
+#       Google Benchmark binary (bench/<layer>/), not run by ctest.
+function(tw_benchmark name)
+  cmake_parse_arguments(ARG "" "" "SRCS;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SRCS})
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} benchmark::benchmark benchmark::benchmark_main)
+endfunction()
