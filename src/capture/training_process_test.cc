@@ -62,9 +62,14 @@ class FdReader {
   std::thread thread_;
 };
 
-// Waits until the process exits, answering nothing else; returns Finish().
+// Waits until the process exits, answering nothing else; returns Finish(). After
+// 60 s the group is killed (the test fails on its status rather than hanging).
 ExitStatus RunToExit(TrainingProcess& process) {
-  while (process.Wait(1000) != Event::kExited) {
+  for (int i = 0; process.Wait(1000) != Event::kExited; ++i) {
+    if (i == 60) {
+      ADD_FAILURE() << "the process did not exit within 60 s";
+      process.SignalGroup(SIGKILL);
+    }
   }
   return process.Finish();
 }
@@ -365,13 +370,19 @@ class SignalTest : public TrainingProcessTest {
     options.signals = catcher_.get();
     return options;
   }
-  // Waits for the next event other than kTimeout.
+  // Waits (up to 20 s) for the next event other than kTimeout.
   Event NextEvent(TrainingProcess& process) {
-    for (;;) {
+    for (int i = 0; i < 20; ++i) {
       Event e = process.Wait(1000);
       if (e != Event::kTimeout) return e;
     }
+    return Event::kTimeout;
   }
+  void TearDown() override {
+    catcher_.reset();
+    TrainingProcessTest::TearDown();
+  }
+  testing::DefaultSignals default_signals_;  // before the catcher, which must not see SIG_IGN
   std::unique_ptr<SignalCatcher> catcher_;
 };
 
@@ -460,6 +471,7 @@ TEST(TrainingProcessStop, RequestStopFromAnotherThreadWakesWait) {
 }
 
 TEST(SignalCatcher, OneAtATimeAndPreviousDispositionsComeBack) {
+  testing::DefaultSignals default_signals;
   struct sigaction before;
   ::sigaction(SIGTERM, nullptr, &before);
   {
@@ -485,6 +497,7 @@ TEST(SignalCatcher, OneAtATimeAndPreviousDispositionsComeBack) {
 }
 
 TEST(SignalCatcher, IgnoredSignalsStayIgnored) {
+  testing::DefaultSignals default_signals;
   struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
   struct sigaction old;

@@ -2,6 +2,8 @@
 // Test helper: the argv that runs tests/e2e/fake_trainer.py with the given actions
 // (see the script's docstring), and a thread-safe collector of captured lines.
 
+#include <signal.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -22,6 +24,28 @@ inline std::vector<std::string> FakeTrainer(std::initializer_list<std::string> a
   argv.insert(argv.end(), actions.begin(), actions.end());
   return argv;
 }
+
+// Puts SIGINT, SIGTERM, SIGHUP and SIGQUIT at their default dispositions while alive.
+// A test binary started in the background by a non-interactive shell inherits SIGINT
+// and SIGQUIT ignored; runners (rightly) leave ignored signals alone, so Ctrl-C tests
+// need this to mean anything. The fake trainer inherits the defaults too.
+class DefaultSignals {
+ public:
+  DefaultSignals() {
+    struct sigaction dfl = {};
+    dfl.sa_handler = SIG_DFL;
+    for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], &dfl, &saved_[i]);
+  }
+  ~DefaultSignals() {
+    for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
+  }
+  DefaultSignals(const DefaultSignals&) = delete;
+  DefaultSignals& operator=(const DefaultSignals&) = delete;
+
+ private:
+  static constexpr int kSignals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  struct sigaction saved_[4];
+};
 
 struct CapturedLine {
   int64_t t_ms;

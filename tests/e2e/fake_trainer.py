@@ -9,7 +9,7 @@ Run it with /usr/bin/python3. Each argument is one action, done in order:
                   stdout and one "validation: val_loss=L val_acc=A" line per epoch;
                   the values are fixed functions of E and S (see below)
   bar:N           a tqdm-style progress bar on stderr: N redraws with "\\r", then "\\n"
-  bigline:BYTES   one stdout line of BYTES bytes (filler, then "loss=0.25") and "\\n"
+  bigline:BYTES   one stdout line of BYTES bytes (filler, then " loss=0.25") and "\\n"
   binary          a stdout line holding bytes that are not UTF-8, and NUL
   interleave:N    N pairs of lines, alternately on stdout and stderr
   flood:BYTES     BYTES bytes of numbered stdout lines (the last one shortened
@@ -24,6 +24,8 @@ Run it with /usr/bin/python3. Each argument is one action, done in order:
   wait-file:FILE  wait until FILE exists
   ignore-term     ignore SIGTERM from now on
   ignore-int      ignore SIGINT (Ctrl-C) from now on
+  default-term    SIGTERM back to its default action (processes forked before keep
+                  ignoring it)
   hang            sleep until killed
   orphan:MS       fork a child that keeps stdout and stderr open, writes "orphan
                   done" after MS ms and exits; the parent prints "orphan pid=PID"
@@ -108,7 +110,7 @@ def run(actions):
             do_bar(int(arg))
         elif name == "bigline":
             size = int(arg)
-            tail = b"loss=0.25"
+            tail = b" loss=0.25"
             write(sys.stdout, b"x" * (size - len(tail)) + tail + b"\n")
         elif name == "binary":
             write(sys.stdout, b"bytes \xff\xfe \xc3\x28 nul=\x00 end loss=0.5\n")
@@ -157,6 +159,8 @@ def run(actions):
                 time.sleep(0.005)
         elif name == "ignore-term":
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        elif name == "default-term":
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
         elif name == "ignore-int":
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         elif name == "hang":
