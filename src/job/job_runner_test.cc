@@ -590,6 +590,28 @@ TEST_F(JobRunnerSignalTest, SecondCtrlCKills) {
   EXPECT_EQ(result->job.status, JobStatus::kStopped);
 }
 
+// A sink whose GetJob (the name check, after signal handling is set up and before the
+// command starts) delivers Ctrl-C to this process.
+class InterruptingSink : public MemoryTelemetrySink {
+ public:
+  absl::StatusOr<std::optional<model::JobRecord>> GetJob(std::string_view name) override {
+    ::kill(::getpid(), SIGINT);
+    return MemoryTelemetrySink::GetJob(name);
+  }
+};
+
+TEST_F(JobRunnerSignalTest, CtrlCBeforeTheCommandStartsRunsNothing) {
+  InterruptingSink sink;
+  std::string marker = Path("ran");
+  auto runner = JobRunner::Create(SignalSpec({"touch:" + marker}), &sink);
+  ASSERT_TRUE(runner.ok());
+  auto result = (*runner)->Run();
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_FALSE(fs::exists(marker));
+  EXPECT_FALSE(sink.Job("test-job").has_value());
+}
+
 TEST_F(JobRunnerSignalTest, SigtermToTheRunnerIsAStopRequest) {
   auto runner = JobRunner::Create(SignalSpec({"out:ready\\n", "hang"}), &sink_);
   ASSERT_TRUE(runner.ok());

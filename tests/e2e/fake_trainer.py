@@ -19,6 +19,7 @@ Run it with /usr/bin/python3. Each argument is one action, done in order:
   isatty          print "stdout_tty=0|1 stderr_tty=0|1 cols=C rows=R"
   env:NAME        print "NAME=<value>" (or "NAME unset")
   cwd             print "cwd=<working directory>"
+  pid             print "pid=<its process id>"
   sleep:MS        sleep MS milliseconds
   touch:FILE      create FILE (tells a test that this point was reached)
   wait-file:FILE  wait until FILE exists
@@ -148,6 +149,8 @@ def run(actions):
             value = os.environ.get(arg)
             text = "%s unset\n" % arg if value is None else "%s=%s\n" % (arg, value)
             write(sys.stdout, text.encode())
+        elif name == "pid":
+            write(sys.stdout, b"pid=%d\n" % os.getpid())
         elif name == "cwd":
             write(sys.stdout, ("cwd=%s\n" % os.getcwd()).encode())
         elif name == "sleep":
