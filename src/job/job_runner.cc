@@ -166,7 +166,7 @@ void JobRunner::BeginStop(StopReason reason, bool send_sigterm) {
 void JobRunner::OnLine(const model::LogLine& line) {
   values_.clear();
   metrics_->Extract(line.t_ms, line.text, &values_);
-  writer_->Add(line.t_ms, line.text, values_);
+  batch_.AddLine(line.t_ms, line.text, values_);
   tail_.Add(line.stream, line.text);
 }
 
@@ -221,6 +221,7 @@ absl::StatusOr<RunResult> JobRunner::Run() {
   process_options.signals = signals.get();
   process_options.drain_after_exit_ms = spec_.drain_after_exit_ms;
   process_options.clock = options_.clock;
+  process_options.on_chunk_done = [this] { writer_->Add(&batch_); };
   auto started = capture::TrainingProcess::Start(
       std::move(process_options), [this](const model::LogLine& line) { OnLine(line); });
   if (!started.ok()) {

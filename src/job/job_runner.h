@@ -190,6 +190,7 @@ class JobRunner {
   std::unique_ptr<capture::TrainingProcess> process_;
   OutputTail tail_;                                  // line thread until the process ends
   std::vector<std::pair<size_t, double>> values_;   // line thread scratch
+  TelemetryWriter::Batch batch_;                     // line thread: lines of this read
   StopReason stop_reason_ = StopReason::kNone;
   bool sigterm_sent_ = false;
   bool sigkill_sent_ = false;

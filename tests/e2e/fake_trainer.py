@@ -12,6 +12,8 @@ Run it with /usr/bin/python3. Each argument is one action, done in order:
   bigline:BYTES   one stdout line of BYTES bytes (filler, then " loss=0.25") and "\\n"
   binary          a stdout line holding bytes that are not UTF-8, and NUL
   interleave:N    N pairs of lines, alternately on stdout and stderr
+  timed:N:MS      N lines "step=I t_us=T loss=L", T the time of printing in
+                  microseconds since the epoch, MS milliseconds apart (0: at once)
   flood:BYTES     BYTES bytes of numbered stdout lines (the last one shortened
                   to fit, still ending in "\\n"), as fast as possible
   cat-out:FILE    copy FILE to stdout in pieces of 7 bytes, flushing each
@@ -119,6 +121,12 @@ def run(actions):
             for i in range(int(arg)):
                 write(sys.stdout, b"out %d\n" % i)
                 write(sys.stderr, b"err %d\n" % i)
+        elif name == "timed":
+            count, _, ms = arg.partition(":")
+            for i in range(int(count)):
+                write(sys.stdout, b"step=%d t_us=%d loss=0.%04d\n" % (i, time.time_ns() // 1000, i % 10000))
+                if int(ms) > 0:
+                    time.sleep(int(ms) / 1000.0)
         elif name == "flood":
             left = int(arg)
             i = 0
