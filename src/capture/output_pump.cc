@@ -37,8 +37,11 @@ const char* StreamName(int stream) { return stream == 0 ? "stdout" : "stderr"; }
 }  // namespace
 
 OutputPump::OutputPump(Stream out, Stream err, const util::Clock* clock, size_t queue_chunks,
-                       LineHandler on_line)
-    : clock_(clock), on_line_(std::move(on_line)), queue_(queue_chunks) {
+                       LineHandler on_line, ChunkDoneHandler on_chunk_done)
+    : clock_(clock),
+      on_line_(std::move(on_line)),
+      on_chunk_done_(std::move(on_chunk_done)),
+      queue_(queue_chunks) {
   streams_[0] = std::move(out);
   streams_[1] = std::move(err);
   wake_fd_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -220,11 +223,13 @@ void OutputPump::LineLoop() {
     const int64_t t_ms = chunk->t_ms;
     last_t_ms[s] = t_ms;
     splitters[s].Feed(chunk->bytes, [&](std::string_view line) { emit(s, t_ms, line); });
+    if (on_chunk_done_) on_chunk_done_();
   }
   // A last segment without a terminator is still a line (spec/extraction.md).
   for (int s = 0; s < 2; ++s) {
     splitters[s].Finish([&](std::string_view line) { emit(s, last_t_ms[s], line); });
   }
+  if (on_chunk_done_) on_chunk_done_();
 }
 
 }  // namespace trainwatch::capture

@@ -42,6 +42,11 @@ namespace trainwatch::capture {
 // Receives each line; `line.text` is valid only during the call. Runs on the
 // "tw-cap-lines" thread; may block (that is back-pressure on the program).
 using LineHandler = std::function<void(const model::LogLine& line)>;
+// Called on the same thread after the lines that one read completed have all been
+// handed to the LineHandler (and once more at the end): where a consumer hands a
+// batch of lines on, so that a burst of output costs one hand-over per 64 KiB read
+// rather than one per line.
+using ChunkDoneHandler = std::function<void()>;
 
 struct CaptureStats {
   std::array<uint64_t, 2> bytes = {0, 0};  // [0] stdout, [1] stderr
@@ -62,8 +67,9 @@ class OutputPump {
     int passthrough_fd = -1; // where the bytes are copied at once; -1: nowhere
   };
 
+  // on_chunk_done may be empty.
   OutputPump(Stream out, Stream err, const util::Clock* clock, size_t queue_chunks,
-             LineHandler on_line);
+             LineHandler on_line, ChunkDoneHandler on_chunk_done = nullptr);
   ~OutputPump();  // BeginDrain(now) and Join() if still running
   OutputPump(const OutputPump&) = delete;
   OutputPump& operator=(const OutputPump&) = delete;
@@ -94,6 +100,7 @@ class OutputPump {
   std::array<Stream, 2> streams_;
   const util::Clock* clock_;
   LineHandler on_line_;
+  ChunkDoneHandler on_chunk_done_;
   util::BoundedQueue<Chunk> queue_;
   UniqueFd wake_fd_;  // eventfd: BeginDrain wakes the reader
 

@@ -81,7 +81,8 @@ absl::StatusOr<std::unique_ptr<TrainingProcess>> TrainingProcess::Start(
   OutputPump::Stream out{std::move(spawned->stdout_fd), options.passthrough_stdout_fd};
   OutputPump::Stream err{std::move(spawned->stderr_fd), options.passthrough_stderr_fd};
   process->pump_ = std::make_unique<OutputPump>(std::move(out), std::move(err), options.clock,
-                                                options.queue_chunks, std::move(on_line));
+                                                options.queue_chunks, std::move(on_line),
+                                                options.on_chunk_done);
   process->options_ = std::move(options);
   process->pump_->Start();
   return process;

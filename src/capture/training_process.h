@@ -74,6 +74,8 @@ struct TrainingProcessOptions {
   int64_t drain_after_exit_ms = 1000;
   // Chunks (at most 64 KiB each) read but not yet split into lines.
   size_t queue_chunks = 256;
+  // Called after the lines of each read (output_pump.h); may be empty.
+  ChunkDoneHandler on_chunk_done;
   // Line timestamps (t_ms of each LogLine) come from it. Must outlive the process.
   const util::Clock* clock = &util::SystemClock::Get();
 };

@@ -196,6 +196,20 @@ TEST_F(TrainingProcessTest, PtyPassthroughIsByteExactAndTheProgramSeesATerminal)
   ::close(master);
 }
 
+TEST_F(TrainingProcessTest, LostTerminalStopsThePassthroughNotTheCapture) {
+  int out_pipe[2];
+  ASSERT_EQ(::pipe2(out_pipe, O_CLOEXEC), 0);
+  ::close(out_pipe[0]);  // like `trainwatch run ... | head` after head exited
+  auto options = Options(FakeTrainer({"epochs:2"}));
+  options.passthrough_stdout_fd = out_pipe[1];
+  auto process = TrainingProcess::Start(options, lines_.Handler());
+  ASSERT_TRUE(process.ok());
+  EXPECT_TRUE(RunToExit(**process).success());  // no SIGPIPE for us or the program
+  ::close(out_pipe[1]);
+  EXPECT_EQ(lines_.Texts(OutputStream::kStdout).size(), 8u);
+  EXPECT_EQ((*process)->stats().passthrough_failures, 1u);
+}
+
 TEST_F(TrainingProcessTest, ForcedPtysWithoutPassthroughStillCapture) {
   auto options = Options(FakeTrainer({"isatty", "err:to stderr\\n"}));
   options.output_mode = OutputMode::kPty;

@@ -34,6 +34,14 @@ std::vector<std::string_view> SplitLogMessage(std::string_view line, size_t max_
   return out;
 }
 
+void TelemetryWriter::Batch::AddLine(int64_t t_ms, std::string_view line,
+                                     const std::vector<std::pair<size_t, double>>& values) {
+  for (std::string_view piece : SplitLogMessage(line)) {
+    events.push_back({t_ms, std::string(piece)});
+  }
+  for (const auto& [index, value] : values) samples.push_back({index, {t_ms, value}});
+}
+
 TelemetryWriter::TelemetryWriter(model::LogSink* logs, model::SampleSink* samples,
                                  model::LogStreamId stream, std::vector<model::SeriesKey> series,
                                  Options options)
@@ -42,42 +50,57 @@ TelemetryWriter::TelemetryWriter(model::LogSink* logs, model::SampleSink* sample
       stream_(std::move(stream)),
       series_(std::move(series)),
       options_(options) {
-  pending_.samples.resize(series_.size());
-  thread_ = std::thread([this] { Loop(); });
+  pending_samples_.resize(series_.size());
+  log_thread_ = std::thread([this] { LogLoop(); });
+  sample_thread_ = std::thread([this] { SampleLoop(); });
 }
 
 TelemetryWriter::~TelemetryWriter() { Stop(); }
 
 void TelemetryWriter::Add(int64_t t_ms, std::string_view line,
                           const std::vector<std::pair<size_t, double>>& values) {
+  Batch batch;
+  batch.AddLine(t_ms, line, values);
+  Add(&batch);
+}
+
+void TelemetryWriter::Add(Batch* batch) {
+  if (batch->empty()) return;
   std::unique_lock<std::mutex> lock(mu_);
-  if (pending_.bytes >= options_.max_pending_bytes && !stopping_) {
+  auto full = [&] {
+    return pending_log_bytes_ + pending_sample_bytes_ >= options_.max_pending_bytes;
+  };
+  if (full() && !stopping_) {
     ++stats_.backpressure_waits;
-    room_.wait(lock, [&] { return pending_.bytes < options_.max_pending_bytes || stopping_; });
+    room_.wait(lock, [&] { return !full() || stopping_; });
   }
   if (stopping_) {
-    stats_.events_dropped += SplitLogMessage(line).size();
-    stats_.samples_dropped += values.size();
-    return;
+    stats_.events_dropped += batch->events.size();
+    stats_.samples_dropped += batch->samples.size();
+  } else {
+    for (model::LogEvent& e : batch->events) {
+      pending_log_bytes_ += e.message.size() + kEventOverheadBytes;
+      pending_events_.push_back(std::move(e));
+    }
+    for (const auto& [index, sample] : batch->samples) {
+      if (index >= pending_samples_.size()) continue;
+      pending_samples_[index].push_back(sample);
+      pending_sample_bytes_ += kBytesPerSample;
+    }
+    ++added_seq_;
+    work_.notify_all();
   }
-  for (std::string_view piece : SplitLogMessage(line)) {
-    pending_.events.push_back({t_ms, std::string(piece)});
-    pending_.bytes += piece.size() + kEventOverheadBytes;
-  }
-  for (const auto& [index, value] : values) {
-    if (index >= pending_.samples.size()) continue;
-    pending_.samples[index].push_back({t_ms, value});
-    pending_.bytes += kBytesPerSample;
-    ++pending_.sample_count;
-  }
-  ++added_seq_;
-  work_.notify_one();
+  lock.unlock();
+  batch->events.clear();
+  batch->samples.clear();
 }
 
 void TelemetryWriter::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   const uint64_t target = added_seq_;
-  done_.wait(lock, [&] { return written_seq_ >= target || stopped_; });
+  done_.wait(lock, [&] {
+    return (logs_written_seq_ >= target && samples_written_seq_ >= target) || stopped_;
+  });
 }
 
 void TelemetryWriter::Stop() {
@@ -88,7 +111,8 @@ void TelemetryWriter::Stop() {
   }
   work_.notify_all();
   room_.notify_all();
-  thread_.join();
+  log_thread_.join();
+  sample_thread_.join();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
@@ -101,25 +125,51 @@ TelemetryWriter::Stats TelemetryWriter::stats() const {
   return stats_;
 }
 
-void TelemetryWriter::Loop() {
-  ::pthread_setname_np(::pthread_self(), "tw-job-write");
+void TelemetryWriter::LogLoop() {
+  ::pthread_setname_np(::pthread_self(), "tw-job-logs");
   for (;;) {
-    Pending batch;
+    std::vector<model::LogEvent> events;
     uint64_t seq;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      work_.wait(lock, [&] { return added_seq_ != written_seq_ || stopping_; });
-      if (added_seq_ == written_seq_) break;  // stopping with nothing pending
-      batch = std::move(pending_);
-      pending_ = Pending();
-      pending_.samples.resize(series_.size());
+      work_.wait(lock, [&] { return added_seq_ != logs_written_seq_ || stopping_; });
+      if (added_seq_ == logs_written_seq_) break;  // stopping with nothing pending
+      events.swap(pending_events_);
+      pending_log_bytes_ = 0;
       seq = added_seq_;
     }
     room_.notify_all();
-    Write(batch);
+    if (!events.empty()) WriteLogs(events);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      written_seq_ = seq;
+      logs_written_seq_ = seq;
+    }
+    done_.notify_all();
+  }
+}
+
+void TelemetryWriter::SampleLoop() {
+  ::pthread_setname_np(::pthread_self(), "tw-job-samples");
+  for (;;) {
+    std::vector<std::vector<model::Sample>> samples(series_.size());
+    uint64_t seq;
+    bool any;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_.wait(lock, [&] { return added_seq_ != samples_written_seq_ || stopping_; });
+      if (added_seq_ == samples_written_seq_) break;
+      any = pending_sample_bytes_ > 0;
+      if (any) samples.swap(pending_samples_);
+      pending_sample_bytes_ = 0;
+      seq = added_seq_;
+    }
+    if (any) {
+      room_.notify_all();
+      WriteSamples(samples);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      samples_written_seq_ = seq;
     }
     done_.notify_all();
   }
@@ -143,20 +193,14 @@ absl::Status TelemetryWriter::WithRetries(Fn&& fn) {
   return status;
 }
 
-void TelemetryWriter::Write(Pending& batch) {
-  // Datapoints first: they are what dashboards and rules wait for.
-  if (batch.sample_count > 0) WriteSamples(batch);
-  if (!batch.events.empty()) WriteLogs(batch.events);
-}
-
-void TelemetryWriter::WriteSamples(Pending& batch) {
+void TelemetryWriter::WriteSamples(std::vector<std::vector<model::Sample>>& samples) {
   model::SampleBatch put;
-  for (size_t i = 0; i < batch.samples.size(); ++i) {
-    if (batch.samples[i].empty()) continue;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (samples[i].empty()) continue;
     model::SeriesSamples s;
     s.key = series_[i];
     s.storage_resolution_s = 1;
-    s.samples = std::move(batch.samples[i]);
+    s.samples = std::move(samples[i]);
     put.series.push_back(std::move(s));
   }
   absl::Status status = WithRetries([&] { return samples_->Put(put); });

@@ -1,13 +1,13 @@
 #pragma once
 // TelemetryWriter: batches one job's log events and datapoints and writes them to
-// the sinks on its own thread ("tw-job-write"), so the line thread does not wait for
-// storage unless the backlog is full.
+// the sinks on two threads of its own ("tw-job-samples", "tw-job-logs"), so the line
+// thread does not wait for storage unless the backlog is full.
 //
-// Group commit: the writer thread wakes as soon as something is added and writes
-// everything pending in one PutLogs and one Put per batch (datapoints first); what
-// arrives while a write is in flight goes into the next one. With a fast sink every
-// line is written within about a millisecond; with a slow one batches grow and the
-// latency stays about one write.
+// Group commit: each thread wakes as soon as something is added and writes
+// everything pending in one call (Put, or PutLogs); what arrives while a write is in
+// flight goes into the next one. Datapoints and log events have separate threads so a
+// datapoint never waits behind a large log write: its latency is at most about two
+// Put calls. With a fast sink every line is written within about a millisecond.
 //
 // Back-pressure, not loss: Add blocks while the pending backlog exceeds
 // max_pending_bytes (the training process then blocks in write(), see
@@ -25,6 +25,7 @@
 // Thread-safe. Stop() (or the destructor) writes what is pending and joins.
 
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -33,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "model/log_event.h"
 #include "model/series.h"
 #include "model/sinks.h"
@@ -56,6 +58,16 @@ class TelemetryWriter {
     uint64_t samples_dropped = 0;
     uint64_t backpressure_waits = 0;
   };
+  // Lines gathered by the caller without locking, handed over with one Add.
+  struct Batch {
+    std::vector<model::LogEvent> events;
+    std::vector<std::pair<size_t, model::Sample>> samples;  // (series index, sample)
+    // One captured line and the datapoints extracted from it: (series index, value),
+    // all at t_ms.
+    void AddLine(int64_t t_ms, std::string_view line,
+                 const std::vector<std::pair<size_t, double>>& values);
+    bool empty() const { return events.empty() && samples.empty(); }
+  };
 
   // `series[i]` is the key of datapoints added with series index i. The sinks must
   // outlive the writer.
@@ -65,28 +77,22 @@ class TelemetryWriter {
   TelemetryWriter(const TelemetryWriter&) = delete;
   TelemetryWriter& operator=(const TelemetryWriter&) = delete;
 
-  // One captured line and the datapoints extracted from it: (series index, value),
-  // all at t_ms. May block (back-pressure).
+  // Takes the batch's contents (leaving it empty). May block (back-pressure).
+  void Add(Batch* batch);
+  // Add for a single line.
   void Add(int64_t t_ms, std::string_view line,
            const std::vector<std::pair<size_t, double>>& values);
   // Returns once everything added before the call is written (or dropped).
   void Flush();
-  // Writes what is pending, then stops the thread. Later Adds are dropped (counted).
+  // Writes what is pending, then stops the threads. Later Adds are dropped (counted).
   // Call from one thread (the owner).
   void Stop();
   Stats stats() const;
 
  private:
-  struct Pending {
-    std::vector<model::LogEvent> events;
-    std::vector<std::vector<model::Sample>> samples;  // by series index
-    size_t bytes = 0;
-    size_t sample_count = 0;
-  };
-
-  void Loop();
-  void Write(Pending& batch);
-  void WriteSamples(Pending& batch);
+  void LogLoop();
+  void SampleLoop();
+  void WriteSamples(std::vector<std::vector<model::Sample>>& samples);
   void WriteLogs(std::vector<model::LogEvent>& events);
   // Calls fn until it succeeds, fails with InvalidArgument, or attempts run out.
   template <typename Fn>
@@ -99,16 +105,21 @@ class TelemetryWriter {
   const Options options_;
 
   mutable std::mutex mu_;
-  std::condition_variable work_;   // writer thread: something to write, or stopping
-  std::condition_variable room_;   // Add: the backlog shrank
-  std::condition_variable done_;   // Flush: a batch was written
-  Pending pending_;
-  uint64_t added_seq_ = 0;    // batches of Add calls so far
-  uint64_t written_seq_ = 0;  // Add calls whose data is written or dropped
+  std::condition_variable work_;  // writer threads: something to write, or stopping
+  std::condition_variable room_;  // Add: the backlog shrank
+  std::condition_variable done_;  // Flush: a batch was written
+  std::vector<model::LogEvent> pending_events_;
+  std::vector<std::vector<model::Sample>> pending_samples_;  // by series index
+  size_t pending_log_bytes_ = 0;
+  size_t pending_sample_bytes_ = 0;
+  uint64_t added_seq_ = 0;           // Add calls so far
+  uint64_t logs_written_seq_ = 0;    // Add calls whose events are written (or dropped)
+  uint64_t samples_written_seq_ = 0;  // ... whose datapoints are
   bool stopping_ = false;
-  bool stopped_ = false;  // the thread is joined
+  bool stopped_ = false;  // both threads joined
   Stats stats_;
-  std::thread thread_;
+  std::thread log_thread_;
+  std::thread sample_thread_;
 };
 
 // Splits a line into CloudWatch-sized log event messages (see above). An empty line

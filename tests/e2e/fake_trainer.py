@@ -12,6 +12,8 @@ Run it with /usr/bin/python3. Each argument is one action, done in order:
   bigline:BYTES   one stdout line of BYTES bytes (filler, then " loss=0.25") and "\\n"
   binary          a stdout line holding bytes that are not UTF-8, and NUL
   interleave:N    N pairs of lines, alternately on stdout and stderr
+  timed:N:MS      N lines "step=I t_us=T loss=L", T the time of printing in
+                  microseconds since the epoch, MS milliseconds apart (0: at once)
   flood:BYTES     BYTES bytes of numbered stdout lines (the last one shortened
                   to fit, still ending in "\\n"), as fast as possible
   cat-out:FILE    copy FILE to stdout in pieces of 7 bytes, flushing each
@@ -19,6 +21,7 @@ Run it with /usr/bin/python3. Each argument is one action, done in order:
   isatty          print "stdout_tty=0|1 stderr_tty=0|1 cols=C rows=R"
   env:NAME        print "NAME=<value>" (or "NAME unset")
   cwd             print "cwd=<working directory>"
+  pid             print "pid=<its process id>"
   sleep:MS        sleep MS milliseconds
   touch:FILE      create FILE (tells a test that this point was reached)
   wait-file:FILE  wait until FILE exists
@@ -118,6 +121,12 @@ def run(actions):
             for i in range(int(arg)):
                 write(sys.stdout, b"out %d\n" % i)
                 write(sys.stderr, b"err %d\n" % i)
+        elif name == "timed":
+            count, _, ms = arg.partition(":")
+            for i in range(int(count)):
+                write(sys.stdout, b"step=%d t_us=%d loss=0.%04d\n" % (i, time.time_ns() // 1000, i % 10000))
+                if int(ms) > 0:
+                    time.sleep(int(ms) / 1000.0)
         elif name == "flood":
             left = int(arg)
             i = 0
@@ -148,6 +157,8 @@ def run(actions):
             value = os.environ.get(arg)
             text = "%s unset\n" % arg if value is None else "%s=%s\n" % (arg, value)
             write(sys.stdout, text.encode())
+        elif name == "pid":
+            write(sys.stdout, b"pid=%d\n" % os.getpid())
         elif name == "cwd":
             write(sys.stdout, ("cwd=%s\n" % os.getcwd()).encode())
         elif name == "sleep":

@@ -28,7 +28,7 @@
 
 namespace trainwatch::model::testing {
 
-class MemoryTelemetrySink final : public TelemetrySink {
+class MemoryTelemetrySink : public TelemetrySink {
  public:
   // --- TelemetrySink ---
   absl::Status Put(const SampleBatch& batch) override;
