@@ -345,6 +345,21 @@ TEST(QuantileSketch, DecodeRejectsDamageWithoutMisbehaving) {
   EXPECT_NE(wrong_version.status().message().find("version 7"), std::string_view::npos);
 }
 
+TEST(QuantileSketch, SumMayOverflowAndStillRoundTrips) {
+  for (int values : {3, 100}) {  // exact and bucketed forms
+    QuantileSketch s;
+    for (int i = 0; i < values; ++i) s.Add(-5e307 * (1 + i % 3) * (1 - 1e-3 * i), 16);
+    EXPECT_EQ(s.exact(), values == 3);
+    EXPECT_EQ(s.sum(), -std::numeric_limits<double>::infinity());
+    std::string bytes;
+    s.EncodeTo(&bytes);
+    auto decoded = QuantileSketch::Decode(bytes);
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_EQ(decoded->sum(), s.sum());
+    EXPECT_EQ(decoded->count(), s.count());
+  }
+}
+
 TEST(QuantileSketchDeathTest, RefusesNonFiniteValuesAndCounts) {
   QuantileSketch s;
   EXPECT_DEATH(s.Add(std::nan("")), "invariant violated");
