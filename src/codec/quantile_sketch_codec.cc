@@ -349,6 +349,13 @@ absl::Status QuantileSketch::DecodeBuckets(std::string_view* in, uint8_t flags) 
   }
   if (whole) count_ = total;
   if (!(count_ > 0)) return absl::DataLossError("sketch: a bucketed sketch holds no count");
+  // min and max must agree with the signs present.
+  const bool has_negative = !negative_.empty(), has_positive = !positive_.empty();
+  if (has_negative != (min_ < 0) || has_positive != (max_ > 0) ||
+      (zero_count_ > 0 && !(min_ <= 0 && max_ >= 0))) {
+    return absl::DataLossError(absl::StrFormat(
+        "sketch: min %g and max %g disagree with the buckets' signs", min_, max_));
+  }
   return absl::OkStatus();
 }
 
