@@ -36,6 +36,9 @@ std::vector<trainwatch::model::MetricDefinition> Definitions() {
       {"dot", "x.y=(.+)"},
       {"lazy", "Loss: (.*?)"},
       {"word", "\\bn=(\\d+)\\b"},
+      {"runs", "\\| epoch \\d+:\\s+\\d+ / \\d+ loss=([0-9.]+),"},
+      {"budget", "a([0-9]+)b[^x]*x"},
+      {"star_runs", "^\\s*(\\d*)[a-z]*=\\S+"},
   };
 }
 
