@@ -1,0 +1,114 @@
+#pragma once
+// ProcessTree: the training job's processes, followed as they fork, and their
+// resource use.
+//
+// Members are the root pid, every descendant found through
+// /proc/<pid>/task/<tid>/children (or, on kernels built without
+// CONFIG_PROC_CHILDREN, a scan of /proc's ppid links), and any process seen as
+// a member before that is still alive (a worker reparented to init after its
+// parent died stays a member).
+//
+// Counting CPU and I/O without losing short-lived children: each member's
+// cumulative counters include what its waited-for children used (stat's
+// cutime/cstime; /proc/<pid>/io folds reaped children in too). The job's
+// cumulative total is the sum over live members; when a member disappears
+// and its last-seen parent is a live member, its use has moved into that
+// parent's counters and the total stays continuous; when it was an orphan its
+// use leaves the total (at most one interval of that process is lost). So a
+// child that forks, burns CPU and is reaped between two ticks is still
+// counted. Call Refresh before the root is reaped (waitid WNOWAIT) to count
+// the root's last interval too.
+//
+// Cost per tick: one pread of stat and io per member and of children per
+// thread, one getdents64 per member; descriptors stay open while a process
+// lives (a reused pid gets fresh ones: the old descriptors answer ESRCH).
+// Thread safety: none.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "profiler/proc_file.h"
+#include "profiler/profiler_options.h"
+
+namespace trainwatch::profiler {
+
+// Cumulative use of the job, waited-for children included.
+struct JobCounters {
+  uint64_t user_ticks = 0;    // USER_HZ ticks
+  uint64_t system_ticks = 0;
+  uint64_t read_bytes = 0;    // storage
+  uint64_t write_bytes = 0;
+  uint64_t rchar = 0;         // every read()/write(), pipes and sockets included
+  uint64_t wchar = 0;
+};
+
+struct JobSnapshot {
+  int processes = 0;        // live members, zombies included
+  int64_t threads = 0;
+  int64_t rss_bytes = 0;    // sum of members' RSS (pages shared between them count twice)
+  JobCounters total;        // cumulative, as defined above
+  JobCounters delta;        // increase since the previous Refresh (all zero at the first)
+  bool io_available = true; // false when some member's /proc/<pid>/io was refused
+};
+
+class ProcessTree {
+ public:
+  // `degraded` must outlive the tree.
+  ProcessTree(std::string proc_root, int64_t root_pid, DegradedCounters* degraded);
+  ~ProcessTree();
+
+  void Refresh(JobSnapshot* out);
+
+  // Live members' pids, sorted; valid until the next Refresh.
+  const std::vector<int64_t>& pids() const { return pids_; }
+  bool uses_children_files() const { return children_files_; }
+  int64_t root_pid() const { return root_pid_; }
+
+ private:
+  struct Task {
+    int64_t tid;
+    ProcFile children;
+  };
+  struct Member {
+    int64_t pid = 0;
+    int64_t ppid = 0;
+    ProcFile stat;
+    ProcFile io;
+    bool io_ok = false;
+    DirReader task_dir;
+    std::vector<Task> tasks;  // sorted by tid
+    JobCounters last;         // cumulative at the last successful read
+    uint64_t seen_tick = 0;   // Refresh count when last read successfully
+  };
+
+  // Opens a member's files; nullptr when the process is already gone.
+  std::unique_ptr<Member> OpenMember(int64_t pid);
+  // Reads stat and io; false when the process has gone.
+  bool ReadMember(Member* m, JobSnapshot* out);
+  // Appends the pids of m's children (all its threads' children files).
+  void ListChildren(Member* m, std::vector<int64_t>* out);
+  // Without children files: appends non-member processes whose parent is a member.
+  void ScanForChildren(std::vector<int64_t>* out);
+
+  std::string proc_root_;
+  int64_t root_pid_;
+  DegradedCounters* degraded_;
+  bool children_files_ = true;
+  int64_t page_size_;
+  uint64_t tick_ = 0;
+  absl::flat_hash_map<int64_t, std::unique_ptr<Member>> members_;
+  JobCounters prev_total_;
+  bool have_prev_ = false;
+  // Scratch, reused every Refresh.
+  std::vector<int64_t> queue_;
+  std::vector<int64_t> tids_;
+  std::vector<int64_t> pids_;
+  std::vector<int64_t> gone_;
+  std::vector<std::pair<int64_t, int64_t>> scan_;  // (pid, ppid) in fallback mode
+  DirReader proc_dir_;
+};
+
+}  // namespace trainwatch::profiler
