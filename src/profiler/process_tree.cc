@@ -37,8 +37,12 @@ void SubtractFrom(JobCounters* a, const JobCounters& b) { *a = Diff(*a, b); }
 
 }  // namespace
 
-ProcessTree::ProcessTree(std::string proc_root, int64_t root_pid, DegradedCounters* degraded)
-    : proc_root_(std::move(proc_root)), root_pid_(root_pid), degraded_(degraded) {
+ProcessTree::ProcessTree(std::string proc_root, int64_t root_pid, DegradedCounters* degraded,
+                         int full_scan_every)
+    : proc_root_(std::move(proc_root)),
+      root_pid_(root_pid),
+      degraded_(degraded),
+      full_scan_every_(full_scan_every < 1 ? 1 : full_scan_every) {
   page_size_ = ::sysconf(_SC_PAGESIZE);
   std::string root_task = absl::StrFormat("%s/%d/task/%d", proc_root_, root_pid_, root_pid_);
   if (::access(root_task.c_str(), F_OK) == 0 &&
@@ -110,8 +114,14 @@ bool ProcessTree::ReadMember(Member* m, JobSnapshot* out) {
   return true;
 }
 
-void ProcessTree::ListChildren(Member* m, std::vector<int64_t>* out) {
+void ProcessTree::ListChildren(Member* m, bool full, std::vector<int64_t>* out) {
   if (!m->task_dir.is_open()) return;
+  if (!full && !m->tasks.empty()) {
+    auto leader = std::lower_bound(m->tasks.begin(), m->tasks.end(), m->pid,
+                                   [](const Task& t, int64_t tid) { return t.tid < tid; });
+    if (leader != m->tasks.end() && leader->tid == m->pid) ReadChildren(&*leader, out);
+    return;
+  }
   tids_.clear();
   if (!m->task_dir.ForEachNumber([&](int64_t tid) { tids_.push_back(tid); })) return;
   std::sort(tids_.begin(), tids_.end());
@@ -139,20 +149,22 @@ void ProcessTree::ListChildren(Member* m, std::vector<int64_t>* out) {
     }
     tasks.swap(merged);
   }
-  for (Task& t : tasks) {
-    absl::StatusOr<std::string_view> text = t.children.Read();
-    if (!text.ok()) continue;
-    // "pid pid pid " on one line.
-    std::string_view rest = *text;
-    while (true) {
-      while (!rest.empty() && IsBlank(rest.front())) rest.remove_prefix(1);
-      if (rest.empty()) break;
-      size_t end = 0;
-      while (end < rest.size() && !IsBlank(rest[end])) ++end;
-      int64_t pid;
-      if (ParseI64(rest.substr(0, end), &pid) && pid > 0) out->push_back(pid);
-      rest.remove_prefix(end);
-    }
+  for (Task& t : tasks) ReadChildren(&t, out);
+}
+
+void ProcessTree::ReadChildren(Task* t, std::vector<int64_t>* out) {
+  absl::StatusOr<std::string_view> text = t->children.Read();
+  if (!text.ok()) return;
+  // "pid pid pid " on one line.
+  std::string_view rest = *text;
+  while (true) {
+    while (!rest.empty() && IsBlank(rest.front())) rest.remove_prefix(1);
+    if (rest.empty()) break;
+    size_t end = 0;
+    while (end < rest.size() && !IsBlank(rest[end])) ++end;
+    int64_t pid;
+    if (ParseI64(rest.substr(0, end), &pid) && pid > 0) out->push_back(pid);
+    rest.remove_prefix(end);
   }
 }
 
@@ -197,6 +209,7 @@ void ProcessTree::Refresh(JobSnapshot* out) {
   queue_.clear();
   if (!members_.contains(root_pid_) && tick_ == 1) queue_.push_back(root_pid_);
   for (auto& [pid, m] : members_) queue_.push_back(pid);
+  const bool full = (tick_ - 1) % full_scan_every_ == 0;
   bool scanned = children_files_;
   for (size_t qi = 0; qi < queue_.size() || !scanned; ++qi) {
     if (qi == queue_.size()) {
@@ -217,7 +230,7 @@ void ProcessTree::Refresh(JobSnapshot* out) {
       if (m->seen_tick == tick_) continue;  // listed twice (a child seen before its turn)
     }
     if (!ReadMember(m, out)) continue;
-    if (children_files_) ListChildren(m, &queue_);
+    if (children_files_) ListChildren(m, full, &queue_);
   }
 
   // Members that did not answer have gone.

@@ -19,9 +19,14 @@
 // counted. Call Refresh before the root is reaped (waitid WNOWAIT) to count
 // the root's last interval too.
 //
-// Cost per tick: one pread of stat and io per member and of children per
-// thread, one getdents64 per member; descriptors stay open while a process
-// lives (a reused pid gets fresh ones: the old descriptors answer ESRCH).
+// Cost per tick: one pread of stat, io and the leader thread's children per
+// member. Other threads' children files (and the task listing) are read
+// every `full_scan_every` Refresh calls and at a member's first sighting:
+// most processes fork from their main thread, and a child of another thread
+// found late still has all its CPU counted (it is new, so all its use is in
+// the interval; reaped before it was seen, its use is in its parent's
+// cutime). Descriptors stay open while a process lives (a reused pid gets
+// fresh ones: the old descriptors answer ESRCH).
 // Thread safety: none.
 
 #include <cstdint>
@@ -57,7 +62,10 @@ struct JobSnapshot {
 class ProcessTree {
  public:
   // `degraded` must outlive the tree.
-  ProcessTree(std::string proc_root, int64_t root_pid, DegradedCounters* degraded);
+  // full_scan_every >= 1: see above (the Sampler makes it one second's worth
+  // of ticks).
+  ProcessTree(std::string proc_root, int64_t root_pid, DegradedCounters* degraded,
+              int full_scan_every = 1);
   ~ProcessTree();
 
   void Refresh(JobSnapshot* out);
@@ -88,8 +96,10 @@ class ProcessTree {
   std::unique_ptr<Member> OpenMember(int64_t pid);
   // Reads stat and io; false when the process has gone.
   bool ReadMember(Member* m, JobSnapshot* out);
-  // Appends the pids of m's children (all its threads' children files).
-  void ListChildren(Member* m, std::vector<int64_t>* out);
+  // Appends the pids of m's children: of all its threads when `full` (or
+  // never listed), else of its leader thread only.
+  void ListChildren(Member* m, bool full, std::vector<int64_t>* out);
+  void ReadChildren(Task* t, std::vector<int64_t>* out);
   // Without children files: appends non-member processes whose parent is a member.
   void ScanForChildren(std::vector<int64_t>* out);
 
@@ -97,6 +107,7 @@ class ProcessTree {
   int64_t root_pid_;
   DegradedCounters* degraded_;
   bool children_files_ = true;
+  int full_scan_every_;
   int64_t page_size_;
   uint64_t tick_ = 0;
   absl::flat_hash_map<int64_t, std::unique_ptr<Member>> members_;

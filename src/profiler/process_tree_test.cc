@@ -100,6 +100,27 @@ TEST_F(FixtureTreeTest, ChildForkedByASecondThreadIsFound) {
   EXPECT_EQ(snap.delta.system_ticks, 3u);
 }
 
+TEST_F(FixtureTreeTest, OtherThreadsChildrenAreReadEveryFullScanTheLeadersEveryTick) {
+  ProcessTree tree(proc_, 4242, &degraded_, /*full_scan_every=*/3);
+  JobSnapshot snap;
+  tree.Refresh(&snap);  // full
+  for (int pid : {4270, 4280}) {
+    std::filesystem::create_directories(P(std::to_string(pid) + "/task/" + std::to_string(pid)));
+    Rewrite(P(std::to_string(pid) + "/stat"),
+            StatLine(pid, "w", 4242, 30, 3, 0, 0, 1, 5300, 10));
+    Rewrite(P(std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"), "");
+  }
+  Rewrite(P("4242/task/4243/children"), "4270 ");  // forked by the second thread
+  Rewrite(P("4242/task/4242/children"), "4250 4280 ");  // forked by the leader
+  tree.Refresh(&snap);
+  EXPECT_THAT(tree.pids(), ElementsAre(4242, 4250, 4260, 4280));  // the leader's child at once
+  tree.Refresh(&snap);
+  EXPECT_THAT(tree.pids(), ElementsAre(4242, 4250, 4260, 4280));
+  tree.Refresh(&snap);  // full again
+  EXPECT_THAT(tree.pids(), ElementsAre(4242, 4250, 4260, 4270, 4280));
+  EXPECT_EQ(snap.delta.user_ticks, 30u);  // found late, but all its CPU counts
+}
+
 TEST(OldKernelTreeTest, WithoutChildrenFilesScansProcAndSaysSoOnce) {
   TempDir dir;
   std::string proc = CopyFixture(dir, "old") + "/proc";

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -59,7 +60,10 @@ absl::StatusOr<std::unique_ptr<Sampler>> Sampler::Create(const ProfilerOptions& 
                                             : options.disk_path;
   TW_ASSIGN_OR_RETURN(s->host_sampler_, HostSampler::Create(options, s->host_, s->disk_path_,
                                                              &s->table_, &s->degraded_));
-  s->tree_ = std::make_unique<ProcessTree>(options.proc_root, root_pid, &s->degraded_);
+  // Every thread's children files once a second; the leader's every tick.
+  int full_scan_every = static_cast<int>(std::max<int64_t>(1, 1000 / options.interval_ms));
+  s->tree_ = std::make_unique<ProcessTree>(options.proc_root, root_pid, &s->degraded_,
+                                           full_scan_every);
   s->cgroup_ =
       std::make_unique<CgroupReader>(options.proc_root, options.sys_root, root_pid, &s->degraded_);
 
