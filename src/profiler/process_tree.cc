@@ -75,7 +75,7 @@ std::unique_ptr<ProcessTree::Member> ProcessTree::OpenMember(int64_t pid) {
   }
   if (children_files_) {
     // A failure here (the process just exited) leaves the process childless.
-    m->task_dir.Open(dir + "/task").IgnoreError();
+    m->leader_children.Open(absl::StrFormat("%s/task/%d/children", dir, pid), 64).IgnoreError();
   }
   return m;
 }
@@ -115,48 +115,28 @@ bool ProcessTree::ReadMember(Member* m, JobSnapshot* out) {
 }
 
 void ProcessTree::ListChildren(Member* m, bool full, std::vector<int64_t>* out) {
-  if (!m->task_dir.is_open()) return;
-  if (!full && !m->tasks.empty()) {
-    auto leader = std::lower_bound(m->tasks.begin(), m->tasks.end(), m->pid,
-                                   [](const Task& t, int64_t tid) { return t.tid < tid; });
-    if (leader != m->tasks.end() && leader->tid == m->pid) ReadChildren(&*leader, out);
-    return;
+  if (m->leader_children.is_open()) {
+    absl::StatusOr<std::string_view> text = m->leader_children.Read();
+    if (text.ok()) ParseChildren(*text, out);
   }
-  tids_.clear();
-  if (!m->task_dir.ForEachNumber([&](int64_t tid) { tids_.push_back(tid); })) return;
-  std::sort(tids_.begin(), tids_.end());
-  // Merge the listing into m->tasks (both sorted): keep descriptors of live
-  // threads, open new ones, drop those of exited threads.
-  std::vector<Task>& tasks = m->tasks;
-  size_t i = 0;
-  bool changed = tasks.size() != tids_.size();
-  for (size_t k = 0; !changed && k < tids_.size(); ++k) changed = tasks[k].tid != tids_[k];
-  if (changed) {
-    std::vector<Task> merged;
-    merged.reserve(tids_.size());
-    for (int64_t tid : tids_) {
-      while (i < tasks.size() && tasks[i].tid < tid) ++i;
-      if (i < tasks.size() && tasks[i].tid == tid) {
-        merged.push_back(std::move(tasks[i]));
-      } else {
-        Task t{tid, ProcFile()};
-        if (t.children
-                .Open(absl::StrFormat("%s/%d/task/%d/children", proc_root_, m->pid, tid), 64)
-                .ok()) {
-          merged.push_back(std::move(t));
-        }
-      }
+  if (!full && m->listed) return;
+  m->listed = true;
+  if (!task_dir_.Open(absl::StrFormat("%s/%d/task", proc_root_, m->pid)).ok()) return;
+  task_dir_.ForEachNumber([&](int64_t tid) {
+    if (tid == m->pid) return;  // the leader's, read above
+    if (!thread_children_
+             .Open(absl::StrFormat("%s/%d/task/%d/children", proc_root_, m->pid, tid), 64)
+             .ok()) {
+      return;  // the thread has exited
     }
-    tasks.swap(merged);
-  }
-  for (Task& t : tasks) ReadChildren(&t, out);
+    absl::StatusOr<std::string_view> text = thread_children_.Read();
+    if (text.ok()) ParseChildren(*text, out);
+  });
+  thread_children_.Close();
 }
 
-void ProcessTree::ReadChildren(Task* t, std::vector<int64_t>* out) {
-  absl::StatusOr<std::string_view> text = t->children.Read();
-  if (!text.ok()) return;
-  // "pid pid pid " on one line.
-  std::string_view rest = *text;
+void ProcessTree::ParseChildren(std::string_view text, std::vector<int64_t>* out) {
+  std::string_view rest = text;
   while (true) {
     while (!rest.empty() && IsBlank(rest.front())) rest.remove_prefix(1);
     if (rest.empty()) break;

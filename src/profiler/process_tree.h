@@ -20,13 +20,14 @@
 // the root's last interval too.
 //
 // Cost per tick: one pread of stat, io and the leader thread's children per
-// member. Other threads' children files (and the task listing) are read
-// every `full_scan_every` Refresh calls and at a member's first sighting:
-// most processes fork from their main thread, and a child of another thread
-// found late still has all its CPU counted (it is new, so all its use is in
-// the interval; reaped before it was seen, its use is in its parent's
-// cutime). Descriptors stay open while a process lives (a reused pid gets
-// fresh ones: the old descriptors answer ESRCH).
+// member, on descriptors kept open while the process lives (three per
+// process; a reused pid gets fresh ones: the old descriptors answer ESRCH).
+// Other threads' children files (opened, read and closed, so that a job with
+// thousands of threads does not hold thousands of descriptors) are read every
+// `full_scan_every` Refresh calls and at a member's first sighting: most
+// processes fork from their main thread, and a child of another thread found
+// late still has all its CPU counted (it is new, so all its use is in the
+// interval; reaped before it was seen, its use is in its parent's cutime).
 // Thread safety: none.
 
 #include <cstdint>
@@ -76,18 +77,14 @@ class ProcessTree {
   int64_t root_pid() const { return root_pid_; }
 
  private:
-  struct Task {
-    int64_t tid;
-    ProcFile children;
-  };
   struct Member {
     int64_t pid = 0;
     int64_t ppid = 0;
     ProcFile stat;
     ProcFile io;
     bool io_ok = false;
-    DirReader task_dir;
-    std::vector<Task> tasks;  // sorted by tid
+    ProcFile leader_children;  // task/<pid>/children
+    bool listed = false;       // all threads' children read at least once
     JobCounters last;         // cumulative at the last successful read
     uint64_t seen_tick = 0;   // Refresh count when last read successfully
   };
@@ -99,7 +96,8 @@ class ProcessTree {
   // Appends the pids of m's children: of all its threads when `full` (or
   // never listed), else of its leader thread only.
   void ListChildren(Member* m, bool full, std::vector<int64_t>* out);
-  void ReadChildren(Task* t, std::vector<int64_t>* out);
+  // Appends the pids in a children file's text ("pid pid pid ").
+  static void ParseChildren(std::string_view text, std::vector<int64_t>* out);
   // Without children files: appends non-member processes whose parent is a member.
   void ScanForChildren(std::vector<int64_t>* out);
 
@@ -115,7 +113,8 @@ class ProcessTree {
   bool have_prev_ = false;
   // Scratch, reused every Refresh.
   std::vector<int64_t> queue_;
-  std::vector<int64_t> tids_;
+  DirReader task_dir_;         // scratch: <proc>/<pid>/task of the member being listed
+  ProcFile thread_children_;   // scratch: a non-leader thread's children file
   std::vector<int64_t> pids_;
   std::vector<int64_t> gone_;
   std::vector<std::pair<int64_t, int64_t>> scan_;  // (pid, ppid) in fallback mode

@@ -18,6 +18,11 @@ namespace m = metric;
 
 uint64_t Delta(uint64_t now, uint64_t prev) { return now >= prev ? now - prev : 0; }
 
+// How often every thread of the job is asked for its children (the leader
+// thread is asked every tick). Listing a job's threads is the profiler's
+// largest cost on jobs with hundreds of threads (BENCHMARKS.md).
+constexpr int64_t kAllThreadsScanMs = 5000;
+
 // readlink <proc_root>/<pid>/cwd, or "" when unknown.
 std::string WorkingDirectory(const std::string& proc_root, pid_t pid) {
   std::string link = absl::StrFormat("%s/%d/cwd", proc_root, pid);
@@ -60,8 +65,10 @@ absl::StatusOr<std::unique_ptr<Sampler>> Sampler::Create(const ProfilerOptions& 
                                             : options.disk_path;
   TW_ASSIGN_OR_RETURN(s->host_sampler_, HostSampler::Create(options, s->host_, s->disk_path_,
                                                              &s->table_, &s->degraded_));
-  // Every thread's children files once a second; the leader's every tick.
-  int full_scan_every = static_cast<int>(std::max<int64_t>(1, 1000 / options.interval_ms));
+  // The leader thread's children every tick; every thread's every 5 s (a
+  // child found late still has all its CPU counted; see process_tree.h).
+  int full_scan_every =
+      static_cast<int>(std::max<int64_t>(1, kAllThreadsScanMs / options.interval_ms));
   s->tree_ = std::make_unique<ProcessTree>(options.proc_root, root_pid, &s->degraded_,
                                            full_scan_every);
   s->cgroup_ =

@@ -343,12 +343,14 @@ nv::Return nvmlGpmQueryDeviceSupport(nv::Device device, nv::GpmSupport* support)
 }
 
 nv::Return nvmlGpmSampleAlloc(nv::GpmSample* sample) {
+  std::lock_guard<std::mutex> lock(S().mu);
   Count("nvmlGpmSampleAlloc");
   sample->handle = reinterpret_cast<nv::GpmSampleSt*>(new FakeGpmSample());
   return nv::kSuccess;
 }
 
 nv::Return nvmlGpmSampleFree(nv::GpmSample sample) {
+  std::lock_guard<std::mutex> lock(S().mu);
   Count("nvmlGpmSampleFree");
   delete reinterpret_cast<FakeGpmSample*>(sample.handle);
   return nv::kSuccess;
