@@ -22,5 +22,6 @@ struct GlobalOptions {
 void AddDataOption(CLI::App* cmd, GlobalOptions* options);
 
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterExtractCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 
 }  // namespace trainwatch::cli
