@@ -5,11 +5,10 @@
 // prints key=value lines:
 //
 //   profiler_cpu_s         CPU time of the sampling thread (CLOCK_THREAD_CPUTIME_ID)
-//   process_cpu_s          CPU time of this whole process (getrusage), the idle main thread included
-//   percent_of_core        100 * profiler_cpu_s / wall seconds
-//   peak_rss_mib           VmHWM of this process: the binary, libraries and the profiler
-//   profiler_rss_mib       VmRSS after Stop minus VmRSS before Start: the profiler's own growth
-//   ticks late_ticks samples max_tick_ms gpus
+//   process_cpu_s          CPU time of this whole process (getrusage), the idle main thread
+//   included percent_of_core        100 * profiler_cpu_s / wall seconds peak_rss_mib VmHWM of this
+//   process: the binary, libraries and the profiler profiler_rss_mib       VmRSS after Stop minus
+//   VmRSS before Start: the profiler's own growth ticks late_ticks samples max_tick_ms gpus
 //
 //   build/release/bench/profiler/profiler_overhead --seconds 60 --interval-ms 100
 
@@ -44,7 +43,8 @@ double StatusMib(const char* key) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0) return std::strtod(line.c_str() + std::strlen(key), nullptr) / 1024;
+    if (line.rfind(key, 0) == 0)
+      return std::strtod(line.c_str() + std::strlen(key), nullptr) / 1024;
   }
   return 0;
 }
@@ -73,12 +73,17 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     int v = std::atoi(argv[i + 1]);
-    if (flag == "--seconds") seconds = v;
-    else if (flag == "--interval-ms") interval_ms = v;
-    else if (flag == "--workers") workers = v;
-    else if (flag == "--threads") threads = v;
+    if (flag == "--seconds")
+      seconds = v;
+    else if (flag == "--interval-ms")
+      interval_ms = v;
+    else if (flag == "--workers")
+      workers = v;
+    else if (flag == "--threads")
+      threads = v;
     else {
-      std::fprintf(stderr, "usage: %s [--seconds N] [--interval-ms MS] [--workers N] [--threads N]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--seconds N] [--interval-ms MS] [--workers N] [--threads N]\n",
                    argv[0]);
       return 2;
     }
@@ -119,8 +124,8 @@ int main(int argc, char** argv) {
   trainwatch::profiler::ProfilerStats stats = (*profiler)->stats();
   struct rusage self {};
   ::getrusage(RUSAGE_SELF, &self);
-  double process_cpu_s = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 +
-                         self.ru_stime.tv_sec + self.ru_stime.tv_usec / 1e6;
+  double process_cpu_s = self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 + self.ru_stime.tv_sec +
+                         self.ru_stime.tv_usec / 1e6;
   ::close(hold[1]);
   ::waitpid(root, nullptr, 0);
 

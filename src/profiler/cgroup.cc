@@ -22,13 +22,13 @@ CgroupReader::CgroupReader(const std::string& proc_root, const std::string& sys_
   if (!cg.has_unified || !unified_mount || cg.v1_cpu_or_memory) {
     if (cg.has_v1) {
       ++degraded_->cgroup_v1;
-      util::LogOnce(
-          "profiler.cgroup-v1",
-          absl::StrFormat("profiler: the job runs under cgroup v1 (%s): container CPU "
-                          "throttling, memory limit and OOM-kill series are off; the process-tree "
-                          "series still cover the job (boot with systemd.unified_cgroup_hierarchy=1 "
-                          "for cgroup v2)",
-                          path));
+      util::LogOnce("profiler.cgroup-v1",
+                    absl::StrFormat(
+                        "profiler: the job runs under cgroup v1 (%s): container CPU "
+                        "throttling, memory limit and OOM-kill series are off; the process-tree "
+                        "series still cover the job (boot with systemd.unified_cgroup_hierarchy=1 "
+                        "for cgroup v2)",
+                        path));
     }
     return;
   }

@@ -76,14 +76,15 @@ absl::StatusOr<std::unique_ptr<HostSampler>> HostSampler::Create(const ProfilerO
   for (auto [file, name] : {std::pair{&h->stat_, "stat"}, std::pair{&h->meminfo_, "meminfo"}}) {
     absl::Status s = file->Open(proc + "/" + name, 16384);
     if (!s.ok()) {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "profiler: %s; the profiler needs a Linux /proc (proc root \"%s\")",
-          std::string(s.message()), proc));
+      return absl::FailedPreconditionError(
+          absl::StrFormat("profiler: %s; the profiler needs a Linux /proc (proc root \"%s\")",
+                          std::string(s.message()), proc));
     }
   }
   // Optional files: their series are left out when absent.
-  for (auto [file, name] : {std::pair{&h->diskstats_, "diskstats"},
-                            std::pair{&h->netdev_, "net/dev"}, std::pair{&h->loadavg_, "loadavg"}}) {
+  for (auto [file, name] :
+       {std::pair{&h->diskstats_, "diskstats"}, std::pair{&h->netdev_, "net/dev"},
+        std::pair{&h->loadavg_, "loadavg"}}) {
     absl::Status s = file->Open(proc + "/" + name, 8192);
     if (!s.ok()) {
       ++degraded->proc_read_errors;
@@ -184,8 +185,8 @@ void HostSampler::EmitCpu(const TickContext& ctx, CpuSlots* s, const CpuTimes& n
   if (s->have_prev && ctx.has_rates()) {
     const CpuTimes& p = s->prev;
     uint64_t user = Delta(now.user, p.user) + Delta(now.nice, p.nice);
-    uint64_t system = Delta(now.system, p.system) + Delta(now.irq, p.irq) +
-                      Delta(now.softirq, p.softirq);
+    uint64_t system =
+        Delta(now.system, p.system) + Delta(now.irq, p.irq) + Delta(now.softirq, p.softirq);
     uint64_t idle = Delta(now.idle, p.idle);
     uint64_t iowait = Delta(now.iowait, p.iowait);
     uint64_t steal = Delta(now.steal, p.steal);
@@ -463,9 +464,9 @@ void HostSampler::SampleFilesystem(const TickContext& ctx, HostResult* out) {
   struct statvfs fs;
   if (::statvfs(disk_path_.c_str(), &fs) != 0 || fs.f_blocks == 0) {
     ++degraded_->disk_path_unavailable;
-    util::LogOnce("profiler.statvfs",
-                  absl::StrFormat("profiler: cannot statvfs \"%s\"; DiskUtilization is off",
-                                  disk_path_));
+    util::LogOnce(
+        "profiler.statvfs",
+        absl::StrFormat("profiler: cannot statvfs \"%s\"; DiskUtilization is off", disk_path_));
     return;
   }
   // As df(1): used = blocks - free; percent of what users may fill (used + avail).

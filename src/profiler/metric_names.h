@@ -15,9 +15,9 @@ inline constexpr std::string_view kSageMakerNamespace = "/aws/sagemaker/Training
 inline constexpr std::string_view kProfilerNamespace = "trainwatch/Profiler";
 
 // Dimensions.
-inline constexpr std::string_view kHostDim = "Host";            // "<job>/algo-<n>"
-inline constexpr std::string_view kCoreDim = "Core";            // "0", "1", ... (cpuN of /proc/stat)
-inline constexpr std::string_view kDeviceDim = "Device";        // block device, e.g. "nvme0n1"
+inline constexpr std::string_view kHostDim = "Host";      // "<job>/algo-<n>"
+inline constexpr std::string_view kCoreDim = "Core";      // "0", "1", ... (cpuN of /proc/stat)
+inline constexpr std::string_view kDeviceDim = "Device";  // block device, e.g. "nvme0n1"
 inline constexpr std::string_view kInterfaceDim = "Interface";  // e.g. "eth0"
 inline constexpr std::string_view kGpuDim = "GPU";              // NVML index when first seen
 

@@ -71,8 +71,7 @@ absl::StatusOr<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Load(const std::string
   if (r != nvml::kSuccess) {
     std::string err = lib->ErrorString(r);
     lib->shutdown_ = nullptr;
-    return absl::UnavailableError(
-        absl::StrFormat("NVML \"%s\": nvmlInit failed: %s", path, err));
+    return absl::UnavailableError(absl::StrFormat("NVML \"%s\": nvmlInit failed: %s", path, err));
   }
   return lib;
 }
@@ -93,7 +92,7 @@ std::string NvmlLibrary::ErrorString(nvml::Return r) const {
 struct GpuSampler::Gpu {
   std::string uuid;
   std::string name;
-  std::string label;  // "GPU 0 (NVIDIA H100 80GB HBM3)" for messages
+  std::string label;       // "GPU 0 (NVIDIA H100 80GB HBM3)" for messages
   unsigned int index = 0;  // NVML index when first seen: the GPU dimension
   nvml::Device handle = nullptr;
   uint32_t unsupported = 0;  // Field bits answered NOT_SUPPORTED
@@ -135,15 +134,24 @@ void GpuSampler::FreeGpm(Gpu& g) {
 namespace {
 const char* FieldName(uint32_t field) {
   switch (field) {
-    case 1u << 0: return "utilization";
-    case 1u << 1: return "memory info";
-    case 1u << 2: return "power usage";
-    case 1u << 3: return "temperature";
-    case 1u << 4: return "SM clock";
-    case 1u << 5: return "throttle reasons";
-    case 1u << 6: return "PCIe throughput";
-    case 1u << 7: return "running processes";
-    case 1u << 8: return "GPM metrics";
+    case 1u << 0:
+      return "utilization";
+    case 1u << 1:
+      return "memory info";
+    case 1u << 2:
+      return "power usage";
+    case 1u << 3:
+      return "temperature";
+    case 1u << 4:
+      return "SM clock";
+    case 1u << 5:
+      return "throttle reasons";
+    case 1u << 6:
+      return "PCIe throughput";
+    case 1u << 7:
+      return "running processes";
+    case 1u << 8:
+      return "GPM metrics";
   }
   return "field";
 }
@@ -175,8 +183,8 @@ bool GpuSampler::Check(Gpu& gpu, Field field, nvml::Return r) {
   }
   ++degraded_->gpu_read_errors;
   util::LogOnce("profiler.gpu-read-error",
-                absl::StrFormat("profiler: %s: reading %s failed: %s", gpu.label,
-                                FieldName(field), lib_->ErrorString(r)));
+                absl::StrFormat("profiler: %s: reading %s failed: %s", gpu.label, FieldName(field),
+                                lib_->ErrorString(r)));
   return false;
 }
 
@@ -253,8 +261,8 @@ void GpuSampler::Rescan() {
     if (lib_->device_get_handle_by_index(i, &handle) != nvml::kSuccess) continue;
     char uuid[96] = {0};
     if (lib_->device_get_uuid(handle, uuid, sizeof(uuid)) != nvml::kSuccess) continue;
-    auto it = std::find_if(gpus_.begin(), gpus_.end(),
-                           [&](const auto& g) { return g->uuid == uuid; });
+    auto it =
+        std::find_if(gpus_.begin(), gpus_.end(), [&](const auto& g) { return g->uuid == uuid; });
     if (it != gpus_.end()) {
       (*it)->handle = handle;
       (*it)->seen_in_scan = true;
@@ -409,14 +417,15 @@ void GpuSampler::SampleGpm(const TickContext& ctx, Gpu& g) {
     g.gpm_have_prev = true;
     return;
   }
-  static constexpr unsigned int kIds[] = {nvml::kGpmSmUtil,       nvml::kGpmSmOccupancy,
+  static constexpr unsigned int kIds[] = {nvml::kGpmSmUtil,        nvml::kGpmSmOccupancy,
                                           nvml::kGpmAnyTensorUtil, nvml::kGpmDramBwUtil,
                                           nvml::kGpmPcieTxPerSec,  nvml::kGpmPcieRxPerSec};
   const Slot slots[] = {g.sm_activity, g.sm_occupancy, g.tensor, g.dram, g.pcie_tx, g.pcie_rx};
   const double scale[] = {1, 1, 1, 1, 1048576.0, 1048576.0};  // MiB/s -> bytes/s
   nvml::GpmMetricsGet& req = *gpm_request_;
   constexpr unsigned int n = sizeof(kIds) / sizeof(kIds[0]);
-  std::memset(static_cast<void*>(&req), 0, offsetof(nvml::GpmMetricsGet, metrics) + n * sizeof(nvml::GpmMetric));
+  std::memset(static_cast<void*>(&req), 0,
+              offsetof(nvml::GpmMetricsGet, metrics) + n * sizeof(nvml::GpmMetric));
   req.version = nvml::kGpmMetricsGetVersion;
   req.num_metrics = n;
   req.sample1 = g.gpm_prev;

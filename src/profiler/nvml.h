@@ -65,9 +65,9 @@ class NvmlLibrary {
 
 // Per-tick sums over GPUs, for SageMaker's GPUUtilization and GPUMemoryUtilization.
 struct GpuTotals {
-  int gpus = 0;                 // GPUs that answered this tick
+  int gpus = 0;  // GPUs that answered this tick
   bool has_utilization = false;
-  double utilization_sum = 0;   // 0 .. 100 x GPUs
+  double utilization_sum = 0;  // 0 .. 100 x GPUs
   bool has_memory = false;
   double memory_utilization_sum = 0;
 };
@@ -117,8 +117,8 @@ class GpuSampler {
   // True when r is success. Otherwise records what it means: NOT_SUPPORTED
   // stops asking for `field`; GPU_IS_LOST marks the GPU lost; others count.
   bool Check(Gpu& gpu, Field field, nvml::Return r);
-  void SampleGpu(const TickContext& ctx, Gpu& gpu, const std::vector<int64_t>& job_pids,
-                 bool slow, bool pcie_turn, GpuTotals* out);
+  void SampleGpu(const TickContext& ctx, Gpu& gpu, const std::vector<int64_t>& job_pids, bool slow,
+                 bool pcie_turn, GpuTotals* out);
   void SampleGpm(const TickContext& ctx, Gpu& gpu);
   void SampleProcesses(const TickContext& ctx, Gpu& gpu, const std::vector<int64_t>& job_pids);
 

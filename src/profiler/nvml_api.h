@@ -27,7 +27,7 @@ inline constexpr Return kErrorUnknown = 999;
 struct DeviceSt;
 using Device = DeviceSt*;  // nvmlDevice_t
 
-struct Utilization {  // nvmlUtilization_t
+struct Utilization {    // nvmlUtilization_t
   unsigned int gpu;     // % of time a kernel ran (past 1/6 s .. 1 s, product-dependent)
   unsigned int memory;  // % of time device memory was read or written
 };
@@ -52,8 +52,8 @@ struct ProcessInfoV1 {
 };
 inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
 
-inline constexpr unsigned int kTemperatureGpu = 0;  // nvmlTemperatureSensors_t
-inline constexpr unsigned int kClockSm = 1;         // nvmlClockType_t
+inline constexpr unsigned int kTemperatureGpu = 0;   // nvmlTemperatureSensors_t
+inline constexpr unsigned int kClockSm = 1;          // nvmlClockType_t
 inline constexpr unsigned int kPcieUtilTxBytes = 0;  // nvmlPcieUtilCounter_t, KB/s
 inline constexpr unsigned int kPcieUtilRxBytes = 1;
 
@@ -73,7 +73,7 @@ struct GpmMetric {  // nvmlGpmMetric_t
   } metric_info;
 };
 inline constexpr int kGpmMetricMax = 98;  // NVML_GPM_METRIC_MAX of NVML 12.0
-struct GpmMetricsGet {  // nvmlGpmMetricsGet_t
+struct GpmMetricsGet {                    // nvmlGpmMetricsGet_t
   unsigned int version;
   unsigned int num_metrics;
   GpmSample sample1;
@@ -95,15 +95,15 @@ inline constexpr unsigned int kGpmPcieTxPerSec = 20;  // MiB/s
 inline constexpr unsigned int kGpmPcieRxPerSec = 21;  // MiB/s
 
 // Function types, by the exported names they are looked up under.
-using InitFn = Return (*)();                                 // nvmlInit_v2
-using ShutdownFn = Return (*)();                             // nvmlShutdown
-using ErrorStringFn = const char* (*)(Return);               // nvmlErrorString
-using DeviceGetCountFn = Return (*)(unsigned int*);          // nvmlDeviceGetCount_v2
+using InitFn = Return (*)();                                         // nvmlInit_v2
+using ShutdownFn = Return (*)();                                     // nvmlShutdown
+using ErrorStringFn = const char* (*)(Return);                       // nvmlErrorString
+using DeviceGetCountFn = Return (*)(unsigned int*);                  // nvmlDeviceGetCount_v2
 using DeviceGetHandleByIndexFn = Return (*)(unsigned int, Device*);  // ..._v2
 using DeviceGetStringFn = Return (*)(Device, char*, unsigned int);   // UUID, Name
 using DeviceGetUtilizationRatesFn = Return (*)(Device, Utilization*);
 using DeviceGetMemoryInfoFn = Return (*)(Device, Memory*);
-using DeviceGetPowerUsageFn = Return (*)(Device, unsigned int*);     // milliwatts
+using DeviceGetPowerUsageFn = Return (*)(Device, unsigned int*);  // milliwatts
 using DeviceGetTemperatureFn = Return (*)(Device, unsigned int, unsigned int*);
 using DeviceGetClockInfoFn = Return (*)(Device, unsigned int, unsigned int*);
 using DeviceGetThrottleReasonsFn = Return (*)(Device, unsigned long long*);

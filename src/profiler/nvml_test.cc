@@ -15,8 +15,8 @@
 namespace trainwatch::profiler {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::CopyFixture;
+using ::testing::HasSubstr;
 using testing::TempDir;
 using testing::ValueIn;
 using Dims = std::map<std::string, std::string>;
@@ -47,7 +47,8 @@ class FakeNvmlTest : public ::testing::Test {
     // The same library the profiler dlopens; this handle keeps its state alive.
     handle_ = ::dlopen(TW_FAKE_NVML, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(handle_, nullptr) << ::dlerror();
-    set_scenario_ = reinterpret_cast<int (*)(const char*)>(::dlsym(handle_, "fake_nvml_set_scenario"));
+    set_scenario_ =
+        reinterpret_cast<int (*)(const char*)>(::dlsym(handle_, "fake_nvml_set_scenario"));
     calls_ = reinterpret_cast<long (*)(const char*)>(::dlsym(handle_, "fake_nvml_calls"));
     reset_calls_ = reinterpret_cast<void (*)()>(::dlsym(handle_, "fake_nvml_reset_calls"));
     ASSERT_NE(set_scenario_, nullptr);
@@ -124,12 +125,11 @@ TEST_F(FakeNvmlTest, JobsOwnGpuMemoryCountsOnlyTheJobsProcesses) {
   const model::SampleBatch& b = Tick(*s, 0);
   EXPECT_EQ(ValueIn(b, kTw, metric::kJobGpuMemUsed, G("0")), 1073741824.0 + 536870912.0);
   EXPECT_EQ(ValueIn(b, kTw, metric::kJobGpuMemUsed, G("1")), 1048576.0);  // the grandchild's
-  EXPECT_EQ(ValueIn(b, kTw, metric::kJobGpuMemUsed, H()),
-            1073741824.0 + 536870912.0 + 1048576.0);
+  EXPECT_EQ(ValueIn(b, kTw, metric::kJobGpuMemUsed, H()), 1073741824.0 + 536870912.0 + 1048576.0);
   // Process lists are a slow query: not read again within a second...
-  EXPECT_FALSE(ValueIn(s->SampleOnce(kT0 + 100, kSecondNs + 100000000), kTw,
-                       metric::kJobGpuMemUsed, H())
-                   .has_value());
+  EXPECT_FALSE(
+      ValueIn(s->SampleOnce(kT0 + 100, kSecondNs + 100000000), kTw, metric::kJobGpuMemUsed, H())
+          .has_value());
   // ...but again after one.
   EXPECT_TRUE(ValueIn(Tick(*s, 1), kTw, metric::kJobGpuMemUsed, H()).has_value());
 }
@@ -207,8 +207,8 @@ TEST_F(FakeNvmlTest, DisappearingAndAppearingGpus) {
   EXPECT_EQ(s->degraded().gpu_lost, 1);
 
   // A new GPU appears; it is found at the next rescan, not before.
-  std::string two_new = one +
-                        "device uuid=GPU-new name=L4 gpm=0 util=33 mem_total=1000 mem_used=10\n";
+  std::string two_new =
+      one + "device uuid=GPU-new name=L4 gpm=0 util=33 mem_total=1000 mem_used=10\n";
   Scenario(two_new.c_str());
   EXPECT_FALSE(ValueIn(Tick(*s, 12), kTw, metric::kGpuUtil, G("1")).has_value());
   const model::SampleBatch& later = Tick(*s, 22);
@@ -236,8 +236,7 @@ TEST_F(FakeNvmlTest, DriverNotLoadedIsOneNotice) {
 
 TEST_F(FakeNvmlTest, MissingLibraryIsOneClearNoticeAndCounted) {
   std::vector<std::string> messages;
-  util::SetLogSinkForTest(
-      [&](util::LogLevel, std::string_view m) { messages.emplace_back(m); });
+  util::SetLogSinkForTest([&](util::LogLevel, std::string_view m) { messages.emplace_back(m); });
   options_.nvml_library = dir_.path() + "/libnvidia-ml.so.1";
   int64_t before = util::LogOnceCount("profiler.nvml-unavailable");
   auto s = Make();

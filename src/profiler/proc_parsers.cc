@@ -20,8 +20,8 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 
 // Parses the numeric columns of a "cpu" line; returns how many of the 8 were present.
 int ParseCpuColumns(const std::string_view* f, int n, CpuTimes* t) {
-  uint64_t* dst[8] = {&t->user, &t->nice,    &t->system,  &t->idle,
-                      &t->iowait, &t->irq, &t->softirq, &t->steal};
+  uint64_t* dst[8] = {&t->user,   &t->nice, &t->system,  &t->idle,
+                      &t->iowait, &t->irq,  &t->softirq, &t->steal};
   int got = 0;
   for (int i = 0; i < 8; ++i) {
     *dst[i] = 0;
@@ -133,7 +133,8 @@ absl::Status ParseDiskstats(std::string_view text, std::vector<DiskStat>* out,
       ++*missing_fields;
       continue;
     }
-    // major minor name | reads merged sectors ms | writes merged sectors ms | in_flight io_ticks ...
+    // major minor name | reads merged sectors ms | writes merged sectors ms | in_flight io_ticks
+    // ...
     DiskStat d;
     d.name = f[2];
     uint64_t ignored;
@@ -141,16 +142,14 @@ absl::Status ParseDiskstats(std::string_view text, std::vector<DiskStat>* out,
         !ParseU64(f[5], &d.read_sectors) || !ParseU64(f[7], &d.writes) ||
         !ParseU64(f[9], &d.write_sectors) || !ParseU64(f[12], &d.io_ticks_ms)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "/proc/diskstats line \"%s\": want \"major minor name\" and 11+ counters",
-          Quote(line)));
+          "/proc/diskstats line \"%s\": want \"major minor name\" and 11+ counters", Quote(line)));
     }
     out->push_back(d);
   }
   return absl::OkStatus();
 }
 
-absl::Status ParseNetDev(std::string_view text, std::vector<NetDevStat>* out,
-                         int* missing_fields) {
+absl::Status ParseNetDev(std::string_view text, std::vector<NetDevStat>* out, int* missing_fields) {
   out->clear();
   *missing_fields = 0;
   LineIterator lines(text);
@@ -169,10 +168,9 @@ absl::Status ParseNetDev(std::string_view text, std::vector<NetDevStat>* out,
     }
     NetDevStat s;
     s.name = name;
-    uint64_t* dst[16] = {&s.rx_bytes, &s.rx_packets, &s.rx_errors, &s.rx_drops,
-                         nullptr,     nullptr,       nullptr,       nullptr,
-                         &s.tx_bytes, &s.tx_packets, &s.tx_errors, &s.tx_drops,
-                         nullptr,     nullptr,       nullptr,       nullptr};
+    uint64_t* dst[16] = {
+        &s.rx_bytes, &s.rx_packets, &s.rx_errors, &s.rx_drops, nullptr, nullptr, nullptr, nullptr,
+        &s.tx_bytes, &s.tx_packets, &s.tx_errors, &s.tx_drops, nullptr, nullptr, nullptr, nullptr};
     for (int i = 0; i < 16; ++i) {
       uint64_t v;
       if (!ParseU64(f[i], &v)) {
@@ -192,8 +190,8 @@ absl::Status ParseLoadavg(std::string_view text, LoadAvg* out) {
   std::string_view line;
   if (!lines.Next(&line) || SplitFields(line, f, 4) < 4 || !ParseDouble(f[0], &out->load1) ||
       !ParseDouble(f[1], &out->load5) || !ParseDouble(f[2], &out->load15)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "/proc/loadavg \"%s\": want \"1.00 0.50 0.25 2/300 1234\"", Quote(line)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("/proc/loadavg \"%s\": want \"1.00 0.50 0.25 2/300 1234\"", Quote(line)));
   }
   size_t slash = f[3].find('/');
   out->runnable = out->total_tasks = 0;
@@ -248,8 +246,8 @@ absl::Status ParsePidStat(std::string_view text, PidStat* out) {
   int n = SplitFields(text.substr(close + 1), f, 22);
   // f[0] is field 3 (state); field k of proc(5) is f[k - 3].
   if (n < 22) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "/proc/<pid>/stat \"%s\": want at least 24 fields", Quote(text)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("/proc/<pid>/stat \"%s\": want at least 24 fields", Quote(text)));
   }
   out->state = f[0].empty() ? '?' : f[0][0];
   bool ok = ParseI64(f[1], &out->ppid) && ParseU64(f[11], &out->utime) &&
@@ -362,11 +360,16 @@ absl::Status ParseCgroupMemoryEvents(std::string_view text, CgroupMemoryEvents* 
   bool any = false;
   ForEachFlatKeyed(text, [&](std::string_view key, uint64_t v) {
     any = true;
-    if (key == "low") out->low = v;
-    else if (key == "high") out->high = v;
-    else if (key == "max") out->max = v;
-    else if (key == "oom") out->oom = v;
-    else if (key == "oom_kill") out->oom_kill = v;
+    if (key == "low")
+      out->low = v;
+    else if (key == "high")
+      out->high = v;
+    else if (key == "max")
+      out->max = v;
+    else if (key == "oom")
+      out->oom = v;
+    else if (key == "oom_kill")
+      out->oom_kill = v;
   });
   if (!any) return absl::InvalidArgumentError("cgroup memory.events has no \"key N\" lines");
   return absl::OkStatus();

@@ -23,18 +23,17 @@ namespace trainwatch::profiler {
 // Cumulative CPU time in USER_HZ ticks (sysconf(_SC_CLK_TCK)). guest and
 // guest_nice are already included in user and nice by the kernel.
 struct CpuTimes {
-  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
-           steal = 0;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
   uint64_t Total() const { return user + nice + system + idle + iowait + irq + softirq + steal; }
   // Time not idle and not waiting for I/O.
   uint64_t Busy() const { return Total() - idle - iowait; }
 };
 
 struct ProcStat {
-  CpuTimes total;                 // the "cpu" line
-  std::vector<int> core_ids;      // N of each "cpuN" line, in file order (offline cores absent)
-  std::vector<CpuTimes> cores;    // parallel to core_ids
-  int missing_fields = 0;         // cpu lines shorter than the 8 columns above (kernels < 2.6.11)
+  CpuTimes total;               // the "cpu" line
+  std::vector<int> core_ids;    // N of each "cpuN" line, in file order (offline cores absent)
+  std::vector<CpuTimes> cores;  // parallel to core_ids
+  int missing_fields = 0;       // cpu lines shorter than the 8 columns above (kernels < 2.6.11)
 };
 
 // InvalidArgument when there is no "cpu " line.
@@ -62,9 +61,9 @@ absl::Status ParseMeminfo(std::string_view text, MemInfo* out);
 // ---- /proc/diskstats --------------------------------------------------------
 
 struct DiskStat {
-  std::string_view name;     // points into the parsed text
-  uint64_t reads = 0;        // completed
-  uint64_t read_sectors = 0; // always 512-byte units
+  std::string_view name;      // points into the parsed text
+  uint64_t reads = 0;         // completed
+  uint64_t read_sectors = 0;  // always 512-byte units
   uint64_t writes = 0;
   uint64_t write_sectors = 0;
   uint64_t io_ticks_ms = 0;  // time the device had I/O in flight
@@ -113,7 +112,7 @@ struct PidStat {
   uint64_t utime = 0, stime = 0;    // ticks, this process (all its threads, live and exited)
   uint64_t cutime = 0, cstime = 0;  // ticks, children it has waited for (recursively)
   int64_t num_threads = 0;
-  uint64_t start_time = 0;          // ticks after boot
+  uint64_t start_time = 0;  // ticks after boot
   int64_t rss_pages = 0;
 };
 
@@ -121,8 +120,8 @@ struct PidStat {
 absl::Status ParsePidStat(std::string_view text, PidStat* out);
 
 struct PidIo {
-  uint64_t rchar = 0, wchar = 0;              // all read()/write() bytes (pipes, sockets too)
-  uint64_t read_bytes = 0, write_bytes = 0;   // bytes fetched from / sent to storage
+  uint64_t rchar = 0, wchar = 0;             // all read()/write() bytes (pipes, sockets too)
+  uint64_t read_bytes = 0, write_bytes = 0;  // bytes fetched from / sent to storage
 };
 
 absl::Status ParsePidIo(std::string_view text, PidIo* out);
@@ -131,9 +130,9 @@ absl::Status ParsePidIo(std::string_view text, PidIo* out);
 
 // /proc/<pid>/cgroup. Lines are "hierarchy-id:controllers:path".
 struct ProcCgroup {
-  bool has_unified = false;     // a "0::<path>" line
-  std::string unified_path;     // its path
-  bool has_v1 = false;          // any v1 hierarchy line with controllers
+  bool has_unified = false;       // a "0::<path>" line
+  std::string unified_path;       // its path
+  bool has_v1 = false;            // any v1 hierarchy line with controllers
   bool v1_cpu_or_memory = false;  // a v1 hierarchy holds the cpu or memory controller
 };
 

@@ -34,9 +34,9 @@ TEST(ProcStatTest, OldKernelWithoutStealColumnIsCountedNotRefused) {
 
 TEST(ProcStatTest, OfflineCoresAreAbsentNotRenumbered) {
   ProcStat st;
-  ASSERT_TRUE(ParseProcStat("cpu  1 0 1 1 0 0 0 0\ncpu0 1 0 1 1 0 0 0 0\ncpu5 0 0 0 0 0 0 0 0\n",
-                            &st)
-                  .ok());
+  ASSERT_TRUE(
+      ParseProcStat("cpu  1 0 1 1 0 0 0 0\ncpu0 1 0 1 1 0 0 0 0\ncpu5 0 0 0 0 0 0 0 0\n", &st)
+          .ok());
   EXPECT_THAT(st.core_ids, ::testing::ElementsAre(0, 5));
 }
 

@@ -28,9 +28,9 @@ void Add(JobCounters* a, const JobCounters& b) {
 uint64_t Sub0(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 JobCounters Diff(const JobCounters& a, const JobCounters& b) {
-  return JobCounters{Sub0(a.user_ticks, b.user_ticks),   Sub0(a.system_ticks, b.system_ticks),
-                     Sub0(a.read_bytes, b.read_bytes),   Sub0(a.write_bytes, b.write_bytes),
-                     Sub0(a.rchar, b.rchar),             Sub0(a.wchar, b.wchar)};
+  return JobCounters{Sub0(a.user_ticks, b.user_ticks), Sub0(a.system_ticks, b.system_ticks),
+                     Sub0(a.read_bytes, b.read_bytes), Sub0(a.write_bytes, b.write_bytes),
+                     Sub0(a.rchar, b.rchar),           Sub0(a.wchar, b.wchar)};
 }
 
 void SubtractFrom(JobCounters* a, const JobCounters& b) { *a = Diff(*a, b); }
@@ -166,8 +166,8 @@ void ProcessTree::ScanForChildren(std::vector<int64_t>* out) {
     grew = false;
     for (auto& [pid, ppid] : scan_) {
       if (pid == 0) continue;
-      bool parent_in = members_.contains(ppid) ||
-                       std::find(added.begin(), added.end(), ppid) != added.end();
+      bool parent_in =
+          members_.contains(ppid) || std::find(added.begin(), added.end(), ppid) != added.end();
       if (parent_in) {
         added.push_back(pid);
         out->push_back(pid);

@@ -43,21 +43,21 @@ namespace trainwatch::profiler {
 
 // Cumulative use of the job, waited-for children included.
 struct JobCounters {
-  uint64_t user_ticks = 0;    // USER_HZ ticks
+  uint64_t user_ticks = 0;  // USER_HZ ticks
   uint64_t system_ticks = 0;
-  uint64_t read_bytes = 0;    // storage
+  uint64_t read_bytes = 0;  // storage
   uint64_t write_bytes = 0;
-  uint64_t rchar = 0;         // every read()/write(), pipes and sockets included
+  uint64_t rchar = 0;  // every read()/write(), pipes and sockets included
   uint64_t wchar = 0;
 };
 
 struct JobSnapshot {
-  int processes = 0;        // live members, zombies included
+  int processes = 0;  // live members, zombies included
   int64_t threads = 0;
-  int64_t rss_bytes = 0;    // sum of members' RSS (pages shared between them count twice)
-  JobCounters total;        // cumulative, as defined above
-  JobCounters delta;        // increase since the previous Refresh (all zero at the first)
-  bool io_available = true; // false when some member's /proc/<pid>/io was refused
+  int64_t rss_bytes = 0;     // sum of members' RSS (pages shared between them count twice)
+  JobCounters total;         // cumulative, as defined above
+  JobCounters delta;         // increase since the previous Refresh (all zero at the first)
+  bool io_available = true;  // false when some member's /proc/<pid>/io was refused
 };
 
 class ProcessTree {
@@ -85,8 +85,8 @@ class ProcessTree {
     bool io_ok = false;
     ProcFile leader_children;  // task/<pid>/children
     bool listed = false;       // all threads' children read at least once
-    JobCounters last;         // cumulative at the last successful read
-    uint64_t seen_tick = 0;   // Refresh count when last read successfully
+    JobCounters last;          // cumulative at the last successful read
+    uint64_t seen_tick = 0;    // Refresh count when last read successfully
   };
 
   // Opens a member's files; nullptr when the process is already gone.
@@ -113,8 +113,8 @@ class ProcessTree {
   bool have_prev_ = false;
   // Scratch, reused every Refresh.
   std::vector<int64_t> queue_;
-  DirReader task_dir_;         // scratch: <proc>/<pid>/task of the member being listed
-  ProcFile thread_children_;   // scratch: a non-leader thread's children file
+  DirReader task_dir_;        // scratch: <proc>/<pid>/task of the member being listed
+  ProcFile thread_children_;  // scratch: a non-leader thread's children file
   std::vector<int64_t> pids_;
   std::vector<int64_t> gone_;
   std::vector<std::pair<int64_t, int64_t>> scan_;  // (pid, ppid) in fallback mode

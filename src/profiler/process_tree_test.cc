@@ -15,8 +15,8 @@
 namespace trainwatch::profiler {
 namespace {
 
-using ::testing::ElementsAre;
 using testing::CopyFixture;
+using ::testing::ElementsAre;
 using testing::Rewrite;
 using testing::StatLine;
 using testing::TempDir;
@@ -106,11 +106,10 @@ TEST_F(FixtureTreeTest, OtherThreadsChildrenAreReadEveryFullScanTheLeadersEveryT
   tree.Refresh(&snap);  // full
   for (int pid : {4270, 4280}) {
     std::filesystem::create_directories(P(std::to_string(pid) + "/task/" + std::to_string(pid)));
-    Rewrite(P(std::to_string(pid) + "/stat"),
-            StatLine(pid, "w", 4242, 30, 3, 0, 0, 1, 5300, 10));
+    Rewrite(P(std::to_string(pid) + "/stat"), StatLine(pid, "w", 4242, 30, 3, 0, 0, 1, 5300, 10));
     Rewrite(P(std::to_string(pid) + "/task/" + std::to_string(pid) + "/children"), "");
   }
-  Rewrite(P("4242/task/4243/children"), "4270 ");  // forked by the second thread
+  Rewrite(P("4242/task/4243/children"), "4270 ");       // forked by the second thread
   Rewrite(P("4242/task/4242/children"), "4250 4280 ");  // forked by the leader
   tree.Refresh(&snap);
   EXPECT_THAT(tree.pids(), ElementsAre(4242, 4250, 4260, 4280));  // the leader's child at once

@@ -75,11 +75,16 @@ int main(int argc, char** argv) {
       break;
     }
     if (i + 1 >= argc) return Usage(argv[0]);
-    if (a == "--interval-ms") options.interval_ms = std::atoll(argv[++i]);
-    else if (a == "--job") options.job_name = argv[++i];
-    else if (a == "--nvml") options.nvml_library = argv[++i];
-    else if (a == "--only") only = argv[++i];
-    else return Usage(argv[0]);
+    if (a == "--interval-ms")
+      options.interval_ms = std::atoll(argv[++i]);
+    else if (a == "--job")
+      options.job_name = argv[++i];
+    else if (a == "--nvml")
+      options.nvml_library = argv[++i];
+    else if (a == "--only")
+      only = argv[++i];
+    else
+      return Usage(argv[0]);
   }
   if (i >= argc) return Usage(argv[0]);
 
@@ -118,14 +123,14 @@ int main(int argc, char** argv) {
               static_cast<long long>(st.samples), static_cast<long long>(st.put_errors), st.gpus);
   std::printf("# profiler_cpu_ms=%.1f max_tick_ms=%.2f nvml_init_ms=%.1f\n", st.own_cpu_ns / 1e6,
               st.max_tick_ns / 1e6, st.nvml_init_ns / 1e6);
-  std::printf("# degraded: nvml_unavailable=%lld cgroup_v1=%lld psi_unavailable=%lld "
-              "gpu_lost=%lld gpu_field_unsupported=%lld gpu_read_errors=%lld "
-              "gpu_process_list_invalid=%lld\n",
-              static_cast<long long>(d.nvml_unavailable), static_cast<long long>(d.cgroup_v1),
-              static_cast<long long>(d.psi_unavailable), static_cast<long long>(d.gpu_lost),
-              static_cast<long long>(d.gpu_field_unsupported),
-              static_cast<long long>(d.gpu_read_errors),
-              static_cast<long long>(d.gpu_process_list_invalid));
+  std::printf(
+      "# degraded: nvml_unavailable=%lld cgroup_v1=%lld psi_unavailable=%lld "
+      "gpu_lost=%lld gpu_field_unsupported=%lld gpu_read_errors=%lld "
+      "gpu_process_list_invalid=%lld\n",
+      static_cast<long long>(d.nvml_unavailable), static_cast<long long>(d.cgroup_v1),
+      static_cast<long long>(d.psi_unavailable), static_cast<long long>(d.gpu_lost),
+      static_cast<long long>(d.gpu_field_unsupported), static_cast<long long>(d.gpu_read_errors),
+      static_cast<long long>(d.gpu_process_list_invalid));
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

@@ -28,10 +28,9 @@ GridStep NextGridSlot(int64_t origin_ns, int64_t interval_ns, int64_t slot, int6
   return GridStep{ahead, ahead - slot - 1};
 }
 
-absl::StatusOr<std::unique_ptr<Profiler>> Profiler::Start(ProfilerOptions options,
-                                                          pid_t root_pid,
+absl::StatusOr<std::unique_ptr<Profiler>> Profiler::Start(ProfilerOptions options, pid_t root_pid,
                                                           model::SampleSink* sink,
-                                                          util::Clock* clock) {
+                                                          const util::Clock* clock) {
   if (sink == nullptr || clock == nullptr) {
     return absl::InvalidArgumentError("profiler: Start needs a sink and a clock");
   }
@@ -42,7 +41,7 @@ absl::StatusOr<std::unique_ptr<Profiler>> Profiler::Start(ProfilerOptions option
 }
 
 Profiler::Profiler(ProfilerOptions options, std::unique_ptr<Sampler> sampler,
-                   model::SampleSink* sink, util::Clock* clock)
+                   model::SampleSink* sink, const util::Clock* clock)
     : options_(std::move(options)), sampler_(std::move(sampler)), sink_(sink), clock_(clock) {}
 
 Profiler::~Profiler() { Stop(); }
@@ -77,9 +76,9 @@ void Profiler::Tick() {
   const model::SampleBatch& batch = sampler_->SampleOnce(clock_->NowMs(), start_ns);
   absl::Status put = batch.empty() ? absl::OkStatus() : sink_->Put(batch);
   if (!put.ok()) {
-    util::LogOnce("profiler.put-failed",
-                  absl::StrFormat("profiler: writing samples failed: %s (that tick is lost)",
-                                  put.message()));
+    util::LogOnce(
+        "profiler.put-failed",
+        absl::StrFormat("profiler: writing samples failed: %s (that tick is lost)", put.message()));
   }
   int64_t tick_ns = clock_->MonotonicNs() - start_ns;
   std::lock_guard<std::mutex> lock(mu_);

@@ -53,7 +53,7 @@ class Profiler {
   // clock->NowMs() at each reading; the grid runs on clock->MonotonicNs().
   static absl::StatusOr<std::unique_ptr<Profiler>> Start(ProfilerOptions options, pid_t root_pid,
                                                          model::SampleSink* sink,
-                                                         util::Clock* clock);
+                                                         const util::Clock* clock);
   // Stops (see Stop).
   ~Profiler();
   Profiler(const Profiler&) = delete;
@@ -67,7 +67,7 @@ class Profiler {
 
  private:
   Profiler(ProfilerOptions options, std::unique_ptr<Sampler> sampler, model::SampleSink* sink,
-           util::Clock* clock);
+           const util::Clock* clock);
   void Run();
   // Samples, writes and accounts one tick.
   void Tick();
@@ -77,7 +77,7 @@ class Profiler {
   const ProfilerOptions options_;
   std::unique_ptr<Sampler> sampler_;
   model::SampleSink* sink_;
-  util::Clock* clock_;
+  const util::Clock* clock_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

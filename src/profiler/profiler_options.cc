@@ -34,9 +34,9 @@ absl::StatusOr<int64_t> ParseProfileInterval(std::string_view text) {
   if (lower == "off") return 0;
   absl::StatusOr<int64_t> ms = util::ParseDurationMs(text);
   if (!ms.ok() || !Allowed(*ms)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--profile-interval \"%s\": want %s (SageMaker's profiling intervals)", std::string(text),
-        kAllowedText));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--profile-interval \"%s\": want %s (SageMaker's profiling intervals)",
+                        std::string(text), kAllowedText));
   }
   return *ms;
 }

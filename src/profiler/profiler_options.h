@@ -51,32 +51,32 @@ struct ProfilerOptions {
 // Degraded modes: each is logged once (util::LogOnce, key "profiler.<name>")
 // and counted here every time it occurs.
 struct DegradedCounters {
-  int64_t nvml_unavailable = 0;        // library absent or nvmlInit failed: no GPU series
-  int64_t cgroup_v1 = 0;               // v1 or hybrid hierarchy: no throttling / memory events
-  int64_t cgroup_unreadable = 0;       // a cgroup v2 file could not be read
-  int64_t psi_unavailable = 0;         // /proc/pressure/<resource> absent (no PSI in the kernel)
-  int64_t proc_fields_missing = 0;     // a /proc line lacked fields (old kernel), per occurrence
-  int64_t proc_read_errors = 0;        // a host file could not be read or parsed
-  int64_t no_children_files = 0;       // no /proc/<pid>/task/<tid>/children: /proc scanned instead
-  int64_t pid_io_unreadable = 0;       // /proc/<pid>/io refused (another user's process)
-  int64_t disk_path_unavailable = 0;   // no working directory to measure DiskUtilization on
-  int64_t gpu_lost = 0;                // GPUs dropped (NVML_ERROR_GPU_IS_LOST or gone)
-  int64_t gpu_field_unsupported = 0;   // (GPU, field) pairs answering NOT_SUPPORTED
-  int64_t gpu_read_errors = 0;         // other NVML errors on a field, per occurrence
+  int64_t nvml_unavailable = 0;       // library absent or nvmlInit failed: no GPU series
+  int64_t cgroup_v1 = 0;              // v1 or hybrid hierarchy: no throttling / memory events
+  int64_t cgroup_unreadable = 0;      // a cgroup v2 file could not be read
+  int64_t psi_unavailable = 0;        // /proc/pressure/<resource> absent (no PSI in the kernel)
+  int64_t proc_fields_missing = 0;    // a /proc line lacked fields (old kernel), per occurrence
+  int64_t proc_read_errors = 0;       // a host file could not be read or parsed
+  int64_t no_children_files = 0;      // no /proc/<pid>/task/<tid>/children: /proc scanned instead
+  int64_t pid_io_unreadable = 0;      // /proc/<pid>/io refused (another user's process)
+  int64_t disk_path_unavailable = 0;  // no working directory to measure DiskUtilization on
+  int64_t gpu_lost = 0;               // GPUs dropped (NVML_ERROR_GPU_IS_LOST or gone)
+  int64_t gpu_field_unsupported = 0;  // (GPU, field) pairs answering NOT_SUPPORTED
+  int64_t gpu_read_errors = 0;        // other NVML errors on a field, per occurrence
   int64_t gpu_process_list_invalid = 0;  // a process list NVML returned made no sense
-  int64_t series_capped = 0;           // devices/interfaces beyond max_devices
-  int64_t nonfinite_dropped = 0;       // NaN/Inf values not written
+  int64_t series_capped = 0;             // devices/interfaces beyond max_devices
+  int64_t nonfinite_dropped = 0;         // NaN/Inf values not written
 };
 
 struct ProfilerStats {
-  int64_t ticks = 0;           // samplings taken, the first and the final included
-  int64_t late_ticks = 0;      // grid slots skipped because a tick overran its slot
-  int64_t samples = 0;         // values handed to the sink
-  int64_t put_errors = 0;      // sink Put failures (that tick's batch is lost)
-  int64_t own_cpu_ns = 0;      // CPU time of the sampling thread
-  int64_t max_tick_ns = 0;     // longest tick, wall time (sampling + Put)
-  int64_t nvml_init_ns = 0;    // time nvmlInit took (0 without NVML)
-  int gpus = 0;                // GPUs sampled at the last tick
+  int64_t ticks = 0;         // samplings taken, the first and the final included
+  int64_t late_ticks = 0;    // grid slots skipped because a tick overran its slot
+  int64_t samples = 0;       // values handed to the sink
+  int64_t put_errors = 0;    // sink Put failures (that tick's batch is lost)
+  int64_t own_cpu_ns = 0;    // CPU time of the sampling thread
+  int64_t max_tick_ns = 0;   // longest tick, wall time (sampling + Put)
+  int64_t nvml_init_ns = 0;  // time nvmlInit took (0 without NVML)
+  int gpus = 0;              // GPUs sampled at the last tick
   DegradedCounters degraded;
 };
 

@@ -94,8 +94,7 @@ TEST(ProfilerEndToEndTest, BurnThenSleepAt100Ms) {
 
   ProfilerStats stats = (*p)->stats();
   Dims host = {{"Host", "burn/algo-1"}};
-  std::vector<model::Sample> cpu =
-      sink.Series(kSageMakerNamespace, metric::kCPUUtilization, host);
+  std::vector<model::Sample> cpu = sink.Series(kSageMakerNamespace, metric::kCPUUtilization, host);
   std::vector<model::Sample> rss = sink.Series(kProfilerNamespace, metric::kJobRSS, host);
   std::vector<model::Sample> mem =
       sink.Series(kSageMakerNamespace, metric::kMemoryUtilization, host);
@@ -175,8 +174,7 @@ class SlowSink : public model::SampleSink {
 
 TEST(ProfilerTest, LateTicksAreCountedNotBunched) {
   SlowSink sink;
-  auto p = Profiler::Start(RealOptions("slow", 100), ::getpid(), &sink,
-                           &util::SystemClock::Get());
+  auto p = Profiler::Start(RealOptions("slow", 100), ::getpid(), &sink, &util::SystemClock::Get());
   ASSERT_TRUE(p.ok()) << p.status();
   while ((*p)->stats().ticks < 5) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   (*p)->Stop();
@@ -189,8 +187,8 @@ TEST(ProfilerTest, LateTicksAreCountedNotBunched) {
 TEST(ProfilerTest, FailingSinkIsCountedAndSamplingGoesOn) {
   MemorySampleSink sink;
   sink.set_fail(true);
-  auto p = Profiler::Start(RealOptions("failing", 100), ::getpid(), &sink,
-                           &util::SystemClock::Get());
+  auto p =
+      Profiler::Start(RealOptions("failing", 100), ::getpid(), &sink, &util::SystemClock::Get());
   ASSERT_TRUE(p.ok());
   while ((*p)->stats().ticks < 3) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   (*p)->Stop();
@@ -202,8 +200,8 @@ TEST(ProfilerTest, FailingSinkIsCountedAndSamplingGoesOn) {
 
 TEST(ProfilerTest, ThreadIsNamedAndStopIsIdempotentWithAFinalSample) {
   MemorySampleSink sink;
-  auto p = Profiler::Start(RealOptions("named", 1000), ::getpid(), &sink,
-                           &util::SystemClock::Get());
+  auto p =
+      Profiler::Start(RealOptions("named", 1000), ::getpid(), &sink, &util::SystemClock::Get());
   ASSERT_TRUE(p.ok());
   bool found = false;
   for (int attempt = 0; attempt < 100 && !found; ++attempt) {

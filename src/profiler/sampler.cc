@@ -61,22 +61,24 @@ absl::StatusOr<std::unique_ptr<Sampler>> Sampler::Create(const ProfilerOptions& 
         absl::StrFormat("profiler: root pid %d: want the training process's pid", root_pid));
   }
   std::unique_ptr<Sampler> s(new Sampler(options, root_pid));
-  s->disk_path_ = options.disk_path.empty() ? WorkingDirectory(options.proc_root, root_pid)
-                                            : options.disk_path;
+  s->disk_path_ =
+      options.disk_path.empty() ? WorkingDirectory(options.proc_root, root_pid) : options.disk_path;
   TW_ASSIGN_OR_RETURN(s->host_sampler_, HostSampler::Create(options, s->host_, s->disk_path_,
-                                                             &s->table_, &s->degraded_));
+                                                            &s->table_, &s->degraded_));
   // The leader thread's children every tick; every thread's every 5 s (a
   // child found late still has all its CPU counted; see process_tree.h).
   int full_scan_every =
       static_cast<int>(std::max<int64_t>(1, kAllThreadsScanMs / options.interval_ms));
-  s->tree_ = std::make_unique<ProcessTree>(options.proc_root, root_pid, &s->degraded_,
-                                           full_scan_every);
+  s->tree_ =
+      std::make_unique<ProcessTree>(options.proc_root, root_pid, &s->degraded_, full_scan_every);
   s->cgroup_ =
       std::make_unique<CgroupReader>(options.proc_root, options.sys_root, root_pid, &s->degraded_);
 
   SeriesTable& t = s->table_;
   const std::vector<model::Dimension> host_dim = {{std::string(kHostDim), s->host_}};
-  auto sm = [&](std::string_view name) { return t.Add(kSageMakerNamespace, name, host_dim, kPercent); };
+  auto sm = [&](std::string_view name) {
+    return t.Add(kSageMakerNamespace, name, host_dim, kPercent);
+  };
   s->sm_cpu_ = sm(m::kCPUUtilization);
   s->sm_memory_ = sm(m::kMemoryUtilization);
   s->sm_gpu_ = sm(m::kGPUUtilization);
@@ -165,15 +167,15 @@ void Sampler::SampleJob(const TickContext& ctx, JobResult* out) {
     const CgroupSnapshot& p = cgroup_prev_;
     if (cg.has_cpu && p.has_cpu) {
       table_.Emit(cg_cpu_, t,
-                   Delta(cg.cpu.usage_usec, p.cpu.usage_usec) * 100.0 / (ctx.dt_s * 1e6));
+                  Delta(cg.cpu.usage_usec, p.cpu.usage_usec) * 100.0 / (ctx.dt_s * 1e6));
       if (cg.cpu.has_throttling && p.cpu.has_throttling) {
         uint64_t periods = Delta(cg.cpu.nr_periods, p.cpu.nr_periods);
         uint64_t throttled = Delta(cg.cpu.nr_throttled, p.cpu.nr_throttled);
         table_.Emit(cg_thr_periods_, t, static_cast<double>(throttled));
         table_.Emit(cg_thr_percent_, t,
-                     periods > 0 ? 100.0 * static_cast<double>(throttled) / periods : 0.0);
+                    periods > 0 ? 100.0 * static_cast<double>(throttled) / periods : 0.0);
         table_.Emit(cg_thr_time_, t,
-                     static_cast<double>(Delta(cg.cpu.throttled_usec, p.cpu.throttled_usec)));
+                    static_cast<double>(Delta(cg.cpu.throttled_usec, p.cpu.throttled_usec)));
       }
     }
     if (cg.has_events && p.has_events) {
@@ -181,7 +183,7 @@ void Sampler::SampleJob(const TickContext& ctx, JobResult* out) {
       table_.Emit(cg_max_, t, static_cast<double>(Delta(cg.events.max, p.events.max)));
       table_.Emit(cg_oom_, t, static_cast<double>(Delta(cg.events.oom, p.events.oom)));
       table_.Emit(cg_oom_kill_, t,
-                   static_cast<double>(Delta(cg.events.oom_kill, p.events.oom_kill)));
+                  static_cast<double>(Delta(cg.events.oom_kill, p.events.oom_kill)));
     }
   }
   cgroup_prev_ = cg;

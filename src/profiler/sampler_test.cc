@@ -15,9 +15,9 @@
 namespace trainwatch::profiler {
 namespace {
 
+using testing::CopyFixture;
 using ::testing::DoubleNear;
 using ::testing::HasSubstr;
-using testing::CopyFixture;
 using testing::Rewrite;
 using testing::StatLine;
 using testing::TempDir;
@@ -31,9 +31,7 @@ const std::string kTw(kProfilerNamespace);
 const std::string kSm(kSageMakerNamespace);
 
 Dims H() { return {{"Host", kHost}}; }
-Dims H(const std::string& dim, const std::string& value) {
-  return {{"Host", kHost}, {dim, value}};
-}
+Dims H(const std::string& dim, const std::string& value) { return {{"Host", kHost}, {dim, value}}; }
 
 std::set<std::string> MetricNames(const model::SampleBatch& b) {
   std::set<std::string> names;
@@ -78,18 +76,23 @@ class V2SamplerTest : public ::testing::Test {
             " 252       0 zram0 5 0 40 0 5 0 40 0 0 0 0 0 0 0 0 0 0\n");
     Rewrite(p + "net/dev",
             "Inter-|   Receive |  Transmit\n face |bytes packets|bytes\n"
-            "    lo:    4319      40    0    0    0     0          0         0     4319      40    0    0    0     0       0          0\n"
-            "  eth0:1001000000    6000    3    0    0     0          0         0  2500000    1500    0    0    0     0       0          0\n"
+            "    lo:    4319      40    0    0    0     0          0         0     4319      40    "
+            "0    0    0     0       0          0\n"
+            "  eth0:1001000000    6000    3    0    0     0          0         0  2500000    1500  "
+            "  0    0    0     0       0          0\n"
             "  ib0: 5000 50 0 0 0 0 0 0 6000 60 0 0 0 0 0 0\n");
-    Rewrite(p + "pressure/cpu", "some avg10=1.0 avg60=0.9 avg300=3.2 total=30100000\n"
-                                "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
-    Rewrite(p + "pressure/io", "some avg10=0.0 avg60=0.0 avg300=0.0 total=6500000\n"
-                               "full avg10=0.0 avg60=0.0 avg300=0.0 total=5250000\n");
+    Rewrite(p + "pressure/cpu",
+            "some avg10=1.0 avg60=0.9 avg300=3.2 total=30100000\n"
+            "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+    Rewrite(p + "pressure/io",
+            "some avg10=0.0 avg60=0.0 avg300=0.0 total=6500000\n"
+            "full avg10=0.0 avg60=0.0 avg300=0.0 total=5250000\n");
     Rewrite(p + "4242/stat", StatLine(4242, "python3", 1, 150, 30, 0, 0, 2, 5000, 25600));
     Rewrite(p + "4250/stat", StatLine(4250, "pt_data_worker", 4242, 100, 20, 0, 0, 1, 5100, 12800));
     std::string cg = root_ + "/sys/fs/cgroup/system.slice/train.scope/";
-    Rewrite(cg + "cpu.stat", "usage_usec 6500000\nuser_usec 5000000\nsystem_usec 1500000\n"
-                             "nr_periods 110\nnr_throttled 15\nthrottled_usec 300000\n");
+    Rewrite(cg + "cpu.stat",
+            "usage_usec 6500000\nuser_usec 5000000\nsystem_usec 1500000\n"
+            "nr_periods 110\nnr_throttled 15\nthrottled_usec 300000\n");
     Rewrite(cg + "memory.events", "low 0\nhigh 0\nmax 5\noom 2\noom_kill 2\noom_group_kill 0\n");
   }
 
@@ -111,7 +114,8 @@ TEST_F(V2SamplerTest, FirstTickPublishesGaugesButNoRates) {
   EXPECT_EQ(ValueIn(b, kTw, metric::kSwapUsed, H()), 500000.0 * 1024);
   EXPECT_EQ(ValueIn(b, kTw, metric::kJobProcesses, H()), 3);
   EXPECT_EQ(ValueIn(b, kTw, metric::kJobThreads, H()), 4);
-  EXPECT_EQ(ValueIn(b, kTw, metric::kJobRSS, H()), (25600.0 + 12800 + 256) * ::sysconf(_SC_PAGESIZE));
+  EXPECT_EQ(ValueIn(b, kTw, metric::kJobRSS, H()),
+            (25600.0 + 12800 + 256) * ::sysconf(_SC_PAGESIZE));
   EXPECT_EQ(ValueIn(b, kTw, metric::kCgroupMemoryUsed, H()), 4294967296.0);
   EXPECT_EQ(ValueIn(b, kTw, metric::kCgroupMemoryLimit, H()), 8589934592.0);
   ASSERT_TRUE(ValueIn(b, kSm, metric::kDiskUtilization, H()).has_value());
@@ -277,7 +281,9 @@ TEST(OldKernelSamplerTest, DegradedModesAreCountedAndTheRestStillWorks) {
           "cpu  2100 0 1050 16050 400 0 0\ncpu0 1100 0 550 8000 200 0 0\n"
           "cpu1 1000 0 500 8050 200 0 0\n");
   const model::SampleBatch& b = (*s)->SampleOnce(kT0 + 1000, kMono0 + 1000000000);
-  EXPECT_EQ(ValueIn(b, kTw, metric::kHostCPUUtilization, Dims{{"Host", "old-job/algo-1"}, {"Core", "0"}}), 100);
+  EXPECT_EQ(
+      ValueIn(b, kTw, metric::kHostCPUUtilization, Dims{{"Host", "old-job/algo-1"}, {"Core", "0"}}),
+      100);
   EXPECT_EQ(ValueIn(b, kTw, metric::kCPUSteal, h), 0);
   for (const auto& series : b.series) {
     EXPECT_THAT(series.key.metric, ::testing::Not(::testing::StartsWith("Pressure")));

@@ -3,9 +3,8 @@
 // values handed out as a model::SampleBatch without allocating in steady state.
 //
 //   SeriesTable table;
-//   Slot busy = table.Add(kProfilerNamespace, "CPUUtilization", {{"Host", h}, {"Core", "0"}}, "Percent");
-//   table.Begin();                       // each tick
-//   table.Emit(busy, t_ms, 37.5);
+//   Slot busy = table.Add(kProfilerNamespace, "CPUUtilization", {{"Host", h}, {"Core", "0"}},
+//   "Percent"); table.Begin();                       // each tick table.Emit(busy, t_ms, 37.5);
 //   sink->Put(table.Finish());           // the batch holds only the series emitted this tick
 //
 // Thread safety: none; the sampler thread owns it.
@@ -46,8 +45,8 @@ class SeriesTable {
 
  private:
   std::vector<model::SeriesSamples> slots_;
-  std::vector<Slot> emitted_;     // slots with samples this tick, in first-emit order
-  std::vector<Slot> lent_;        // slots whose SeriesSamples sit in batch_
+  std::vector<Slot> emitted_;  // slots with samples this tick, in first-emit order
+  std::vector<Slot> lent_;     // slots whose SeriesSamples sit in batch_
   model::SampleBatch batch_;
   int64_t nonfinite_dropped_ = 0;
 };

@@ -43,7 +43,8 @@ class MemorySampleSink : public model::SampleSink {
     std::vector<model::Sample> out;
     for (const auto& b : batches_) {
       for (const auto& s : b.series) {
-        if (Matches(s.key, ns, metric, dims)) out.insert(out.end(), s.samples.begin(), s.samples.end());
+        if (Matches(s.key, ns, metric, dims))
+          out.insert(out.end(), s.samples.begin(), s.samples.end());
       }
     }
     return out;

@@ -23,14 +23,14 @@
 // by nvmlInit_v2 when no scenario was set. fake_nvml_calls(name) counts calls
 // per function.
 
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
-#include <cstdlib>
-#include <cstring>
 
 #include "profiler/nvml_api.h"
 
@@ -43,8 +43,8 @@ struct FakeDevice {
   std::string name = "Fake GPU";
   bool gpm = false;
   bool lost = false;
-  std::map<std::string, double> values;           // util, mem_used, ...
-  std::map<std::string, nv::Return> failures;     // field -> error
+  std::map<std::string, double> values;        // util, mem_used, ...
+  std::map<std::string, nv::Return> failures;  // field -> error
   std::vector<std::pair<unsigned int, unsigned long long>> procs;
 };
 
@@ -218,13 +218,20 @@ nv::Return nvmlShutdown() {
 
 const char* nvmlErrorString(nv::Return r) {
   switch (r) {
-    case nv::kSuccess: return "Success";
-    case nv::kErrorNotSupported: return "Not Supported";
-    case nv::kErrorNoPermission: return "Insufficient Permissions";
-    case nv::kErrorInsufficientSize: return "Insufficient Size";
-    case nv::kErrorDriverNotLoaded: return "Driver Not Loaded";
-    case nv::kErrorGpuIsLost: return "GPU is lost";
-    default: return "Unknown Error";
+    case nv::kSuccess:
+      return "Success";
+    case nv::kErrorNotSupported:
+      return "Not Supported";
+    case nv::kErrorNoPermission:
+      return "Insufficient Permissions";
+    case nv::kErrorInsufficientSize:
+      return "Insufficient Size";
+    case nv::kErrorDriverNotLoaded:
+      return "Driver Not Loaded";
+    case nv::kErrorGpuIsLost:
+      return "GPU is lost";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -246,12 +253,12 @@ nv::Return nvmlDeviceGetHandleByIndex_v2(unsigned int index, nv::Device* device)
   return nv::kSuccess;
 }
 
-#define FAKE_LOOKUP(fn, field)                    \
-  State& s = S();                                 \
-  std::lock_guard<std::mutex> lock(s.mu);         \
-  Count(fn);                                      \
-  nv::Return r;                                   \
-  FakeDevice* d = Lookup(device, field, &r);      \
+#define FAKE_LOOKUP(fn, field)               \
+  State& s = S();                            \
+  std::lock_guard<std::mutex> lock(s.mu);    \
+  Count(fn);                                 \
+  nv::Return r;                              \
+  FakeDevice* d = Lookup(device, field, &r); \
   if (d == nullptr) return r
 
 static nv::Return CopyString(const std::string& v, char* out, unsigned int length) {
@@ -373,8 +380,8 @@ nv::Return nvmlGpmMetricsGet(nv::GpmMetricsGet* request) {
   if (request->version != nv::kGpmMetricsGetVersion) return nv::kErrorInvalidArgument;
   auto* a = reinterpret_cast<FakeGpmSample*>(request->sample1.handle);
   auto* b = reinterpret_cast<FakeGpmSample*>(request->sample2.handle);
-  if (a == nullptr || b == nullptr || a->device < 0 || a->device != b->device ||
-      a->seq >= b->seq || static_cast<size_t>(a->device) >= s.devices.size()) {
+  if (a == nullptr || b == nullptr || a->device < 0 || a->device != b->device || a->seq >= b->seq ||
+      static_cast<size_t>(a->device) >= s.devices.size()) {
     return nv::kErrorInvalidArgument;  // NVML wants two samples of one GPU, oldest first
   }
   const FakeDevice& d = s.devices[a->device];
@@ -382,12 +389,24 @@ nv::Return nvmlGpmMetricsGet(nv::GpmMetricsGet* request) {
     nv::GpmMetric& m = request->metrics[i];
     const char* key = nullptr;
     switch (m.metric_id) {
-      case nv::kGpmSmUtil: key = "sm_util"; break;
-      case nv::kGpmSmOccupancy: key = "sm_occupancy"; break;
-      case nv::kGpmAnyTensorUtil: key = "tensor_util"; break;
-      case nv::kGpmDramBwUtil: key = "dram_util"; break;
-      case nv::kGpmPcieTxPerSec: key = "gpm_pcie_tx_mib"; break;
-      case nv::kGpmPcieRxPerSec: key = "gpm_pcie_rx_mib"; break;
+      case nv::kGpmSmUtil:
+        key = "sm_util";
+        break;
+      case nv::kGpmSmOccupancy:
+        key = "sm_occupancy";
+        break;
+      case nv::kGpmAnyTensorUtil:
+        key = "tensor_util";
+        break;
+      case nv::kGpmDramBwUtil:
+        key = "dram_util";
+        break;
+      case nv::kGpmPcieTxPerSec:
+        key = "gpm_pcie_tx_mib";
+        break;
+      case nv::kGpmPcieRxPerSec:
+        key = "gpm_pcie_rx_mib";
+        break;
     }
     if (key == nullptr || d.values.find(key) == d.values.end()) {
       m.nvml_return = nv::kErrorNotSupported;
