@@ -60,7 +60,7 @@ absl::Status ParseProcStat(std::string_view text, ProcStat* out) {
       out->total = t;
       have_total = true;
     } else {
-      uint64_t id;
+      uint64_t id = 0;
       if (!ParseU64(f[0].substr(3), &id)) continue;
       out->core_ids.push_back(static_cast<int>(id));
       out->cores.push_back(t);
@@ -81,7 +81,7 @@ absl::Status ParseMeminfo(std::string_view text, MemInfo* out) {
   std::string_view f[3];
   while (lines.Next(&line)) {
     if (SplitFields(line, f, 3) < 2) continue;
-    uint64_t v;
+    uint64_t v = 0;
     if (!ParseU64(f[1], &v)) continue;
     uint64_t bytes = v * 1024;  // the kernel writes kB (KiB) for every field we read
     std::string_view key = f[0];
@@ -137,7 +137,7 @@ absl::Status ParseDiskstats(std::string_view text, std::vector<DiskStat>* out,
     // ...
     DiskStat d;
     d.name = f[2];
-    uint64_t ignored;
+    uint64_t ignored = 0;
     if (!ParseU64(f[0], &ignored) || !ParseU64(f[3], &d.reads) ||
         !ParseU64(f[5], &d.read_sectors) || !ParseU64(f[7], &d.writes) ||
         !ParseU64(f[9], &d.write_sectors) || !ParseU64(f[12], &d.io_ticks_ms)) {
@@ -172,7 +172,7 @@ absl::Status ParseNetDev(std::string_view text, std::vector<NetDevStat>* out, in
         &s.rx_bytes, &s.rx_packets, &s.rx_errors, &s.rx_drops, nullptr, nullptr, nullptr, nullptr,
         &s.tx_bytes, &s.tx_packets, &s.tx_errors, &s.tx_drops, nullptr, nullptr, nullptr, nullptr};
     for (int i = 0; i < 16; ++i) {
-      uint64_t v;
+      uint64_t v = 0;
       if (!ParseU64(f[i], &v)) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "/proc/net/dev line \"%s\": want \"iface: \" and 16 counters", Quote(line)));
@@ -215,7 +215,7 @@ absl::Status ParsePressure(std::string_view text, Pressure* out) {
     bool found = false;
     for (int i = 1; i < n; ++i) {
       if (StartsWith(f[i], "total=")) {
-        uint64_t v;
+        uint64_t v = 0;
         if (!ParseU64(f[i].substr(6), &v)) break;
         (some ? out->some_total_us : out->full_total_us) = v;
         (some ? out->has_some : out->has_full) = true;
@@ -269,7 +269,7 @@ absl::Status ParsePidIo(std::string_view text, PidIo* out) {
   std::string_view f[2];
   while (lines.Next(&line)) {
     if (SplitFields(line, f, 2) != 2) continue;
-    uint64_t v;
+    uint64_t v = 0;
     if (!ParseU64(f[1], &v)) continue;
     if (f[0] == "rchar:") {
       out->rchar = v;

@@ -177,7 +177,7 @@ void ForEachFlatKeyed(std::string_view text, Fn&& fn) {
   std::string_view f[2];
   while (lines.Next(&line)) {
     if (SplitFields(line, f, 2) != 2) continue;
-    uint64_t v;
+    uint64_t v = 0;
     if (ParseU64(f[1], &v)) fn(f[0], v);
   }
 }

@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ParseCgroupCpuStat(text, &cpu).IgnoreError();
   CgroupMemoryEvents ev;
   ParseCgroupMemoryEvents(text, &ev).IgnoreError();
-  uint64_t limit;
+  uint64_t limit = 0;
   ParseCgroupLimit(text, &limit).IgnoreError();
   return 0;
 }

@@ -142,7 +142,7 @@ void ProcessTree::ParseChildren(std::string_view text, std::vector<int64_t>* out
     if (rest.empty()) break;
     size_t end = 0;
     while (end < rest.size() && !IsBlank(rest[end])) ++end;
-    int64_t pid;
+    int64_t pid = 0;
     if (ParseI64(rest.substr(0, end), &pid) && pid > 0) out->push_back(pid);
     rest.remove_prefix(end);
   }
