@@ -52,8 +52,10 @@ class ChunkBuilder {
   size_t size() const { return t_ms_.size(); }  // samples appended
   int64_t first_t_ms() const { return t_ms_.front(); }  // valid when size() > 0
   int64_t last_t_ms() const { return t_ms_.back(); }
-  // Cheap running estimate of Finish().size(), to decide when to cut a chunk;
-  // typically within 15 % (see bench/codec/chunk_size_report.cc).
+  // Cheap running estimate of Finish().size(), to decide when to cut a chunk:
+  // within about 15 % for series whose values change every sample; it may
+  // underestimate rarely changing ones by half, whose chunks are small anyway
+  // (bench/codec/chunk_size_report.cc prints it per metric).
   size_t EstimatedBytes() const;
   // Encodes all appended samples; picks the smallest value encoding per chunk:
   // the smallest of constant, XOR, raw and the IntSequence codings it tries,
