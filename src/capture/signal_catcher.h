@@ -1,7 +1,8 @@
 #pragma once
 // SignalCatcher: turns the signals a runner must react to into readable events.
 //
-// While a SignalCatcher is alive, SIGINT, SIGTERM, SIGHUP and SIGWINCH are caught
+// While a SignalCatcher is alive, SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP and SIGCONT
+// are caught
 // (each one that was not ignored when the catcher was created: under `nohup`, SIGHUP
 // stays ignored) and queued; fd() becomes readable and TakePending() returns them in
 // arrival order. The handler only writes one byte to a non-blocking self-pipe, so it
@@ -51,6 +52,6 @@ class SignalCatcher {
 };
 
 // Signals handled by SignalCatcher, in this order.
-inline constexpr int kCaughtSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
+inline constexpr int kCaughtSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP, SIGCONT};
 
 }  // namespace trainwatch::capture
