@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   RegisterVersionCommand(root, &options, &exit_code);
   RegisterExtractCommand(root, &options, &exit_code);
+  RegisterImportCommand(root, &options, &exit_code);
   try {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
