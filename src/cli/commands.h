@@ -24,5 +24,6 @@ void AddDataOption(CLI::App* cmd, GlobalOptions* options);
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterExtractCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterImportCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterAdminCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 
 }  // namespace trainwatch::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   RegisterVersionCommand(root, &options, &exit_code);
   RegisterExtractCommand(root, &options, &exit_code);
   RegisterImportCommand(root, &options, &exit_code);
+  RegisterAdminCommand(root, &options, &exit_code);
   try {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
