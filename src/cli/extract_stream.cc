@@ -60,11 +60,40 @@ class StringSource : public ByteSource {
   size_t at_ = 0;
 };
 
+// A byte buffer that grows without zero-filling (std::string::resize would
+// write every byte of each block once more before read() does).
+class Buffer {
+ public:
+  char* data() { return data_.get(); }
+  size_t size() const { return size_; }
+  std::string_view view() const { return std::string_view(data_.get(), size_); }
+  // Room for `n` bytes, keeping the contents.
+  void Reserve(size_t n) {
+    if (n <= capacity_) return;
+    std::unique_ptr<char[]> bigger(new char[n]);
+    if (size_ > 0) std::memcpy(bigger.get(), data_.get(), size_);
+    data_ = std::move(bigger);
+    capacity_ = n;
+  }
+  void set_size(size_t n) { size_ = n; }
+  void Assign(const char* p, size_t n) {
+    size_ = 0;
+    Reserve(n);
+    if (n > 0) std::memcpy(data_.get(), p, n);
+    size_ = n;
+  }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
 // Where a block may end: right after the last "\n", else right after the
 // last "\r" that is not the final byte (so it cannot be the first half of a
 // "\r\n"). npos when buf[from, size) has neither.
-size_t FindCut(const std::string& buf, size_t from) {
-  if (from >= buf.size()) return std::string::npos;
+size_t FindCut(std::string_view buf, size_t from) {
+  if (from >= buf.size()) return std::string_view::npos;
   const char* base = buf.data();
   const void* nl = memrchr(base + from, '\n', buf.size() - from);
   if (nl != nullptr) return static_cast<size_t>(static_cast<const char*>(nl) - base) + 1;
@@ -72,7 +101,7 @@ size_t FindCut(const std::string& buf, size_t from) {
     const void* cr = memrchr(base + from, '\r', buf.size() - from - 1);
     if (cr != nullptr) return static_cast<size_t>(static_cast<const char*>(cr) - base) + 1;
   }
-  return std::string::npos;
+  return std::string_view::npos;
 }
 
 // Cuts a byte stream into blocks that end at line ends (except the last).
@@ -81,38 +110,34 @@ class BlockReader {
   BlockReader(ByteSource& source, size_t block_bytes)
       : source_(source), block_bytes_(std::max<size_t>(block_bytes, 1)) {}
 
-  // The next block; false at the end of the input.
-  absl::StatusOr<bool> Next(std::string* block) {
-    std::string buf = std::move(carry_);
-    carry_ = std::string();
-    size_t target = std::max(block_bytes_, buf.size() + 1);
-    size_t searched = 0;  // buf[0, searched) holds no cut
+  // Fills *block with the next block; false at the end of the input.
+  absl::StatusOr<bool> Next(Buffer* block) {
+    block->Assign(carry_.data(), carry_.size());
+    carry_.set_size(0);
+    size_t target = std::max(block_bytes_, block->size() + 1);
+    size_t searched = 0;  // block[0, searched) holds no cut
     for (;;) {
       bool short_read = false;
-      while (!eof_ && buf.size() < target && !short_read) {
-        size_t old = buf.size();
-        buf.resize(target);
-        TW_ASSIGN_OR_RETURN(size_t n, source_.Read(buf.data() + old, target - old));
-        buf.resize(old + n);
+      while (!eof_ && block->size() < target && !short_read) {
+        block->Reserve(target);
+        size_t want = target - block->size();
+        TW_ASSIGN_OR_RETURN(size_t n, source_.Read(block->data() + block->size(), want));
+        block->set_size(block->size() + n);
         bytes_ += n;
         if (n == 0) eof_ = true;
         // A pipe returns what is there: hand it on rather than wait for a
         // full block, so that a live stream is not held back.
-        short_read = n > 0 && n < target - old;
+        short_read = n > 0 && n < want;
       }
-      if (eof_) {
-        *block = std::move(buf);
-        return !block->empty();
-      }
-      size_t cut = FindCut(buf, searched == 0 ? 0 : searched - 1);
-      if (cut != std::string::npos) {
-        carry_.assign(buf, cut, std::string::npos);
-        buf.resize(cut);
-        *block = std::move(buf);
+      if (eof_) return block->size() > 0;
+      size_t cut = FindCut(block->view(), searched == 0 ? 0 : searched - 1);
+      if (cut != std::string_view::npos) {
+        carry_.Assign(block->data() + cut, block->size() - cut);
+        block->set_size(cut);
         return true;
       }
-      searched = buf.size();
-      if (buf.size() >= target) target *= 2;  // a line longer than a block
+      searched = block->size();
+      if (block->size() >= target) target *= 2;  // a line longer than a block
     }
   }
 
@@ -121,13 +146,13 @@ class BlockReader {
  private:
   ByteSource& source_;
   size_t block_bytes_;
-  std::string carry_;
+  Buffer carry_;
   bool eof_ = false;
   uint64_t bytes_ = 0;
 };
 
 // Matches one block with `x`, into `out`.
-void ProcessBlock(extract::Extractor& x, const std::string& data, const StreamOptions& options,
+void ProcessBlock(extract::Extractor& x, std::string_view data, const StreamOptions& options,
                   ExtractedBlock* out) {
   x.ClearRejectedSamples();
   capture::LineSplitter splitter;
@@ -150,7 +175,7 @@ class Pipeline {
  public:
   struct Job {
     uint64_t seq;
-    std::string data;
+    Buffer data;
   };
 
   void Push(Job job) {
@@ -182,6 +207,18 @@ class Pipeline {
     done_.erase(it);
     return true;
   }
+  // Buffers go round: the reader fills one, a worker hands it back.
+  void Recycle(Buffer buffer) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(buffer));
+  }
+  Buffer FreeBuffer() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.empty()) return Buffer();
+    Buffer b = std::move(free_.back());
+    free_.pop_back();
+    return b;
+  }
   // Workers finish the jobs queued and stop; with `drop`, queued jobs are dropped.
   void Close(bool drop) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -196,6 +233,7 @@ class Pipeline {
   std::condition_variable block_done_;
   std::deque<Job> jobs_;
   std::map<uint64_t, ExtractedBlock> done_;
+  std::vector<Buffer> free_;
   bool closed_ = false;
 };
 
@@ -258,7 +296,7 @@ absl::StatusOr<StreamResult> ExtractStream(
   BlockReader reader(source, stream_options.block_bytes);
   absl::Status status;
   if (threads == 1) {
-    std::string data;
+    Buffer data;
     for (;;) {
       absl::StatusOr<bool> more = reader.Next(&data);
       if (!more.ok()) {
@@ -267,7 +305,7 @@ absl::StatusOr<StreamResult> ExtractStream(
       }
       if (!*more) break;
       ExtractedBlock block;
-      ProcessBlock(*extractors[0], data, stream_options, &block);
+      ProcessBlock(*extractors[0], data.view(), stream_options, &block);
       status = hand_over(block);
       if (!status.ok()) break;
     }
@@ -280,7 +318,8 @@ absl::StatusOr<StreamResult> ExtractStream(
         Pipeline::Job job;
         while (pipeline.Pop(&job)) {
           ExtractedBlock block;
-          ProcessBlock(*x, job.data, stream_options, &block);
+          ProcessBlock(*x, job.data.view(), stream_options, &block);
+          pipeline.Recycle(std::move(job.data));
           pipeline.Done(job.seq, std::move(block));
         }
       });
@@ -297,7 +336,7 @@ absl::StatusOr<StreamResult> ExtractStream(
         ++next_emit;
       }
       if (!status.ok()) break;
-      std::string data;
+      Buffer data = pipeline.FreeBuffer();
       absl::StatusOr<bool> got = reader.Next(&data);
       if (!got.ok()) {
         status = got.status();

@@ -65,9 +65,12 @@ std::span<const ExtractedValue> Extractor::Extract(std::string_view line) {
     candidates &= candidates - 1;
     std::string_view group;
     bool participated = true;
+    SimpleMatcher::Result fast = SimpleMatcher::Result::kGaveUp;
     if (simple_[i] != nullptr) {
-      if (!simple_[i]->Match(text, &group)) continue;
-    } else {
+      fast = simple_[i]->Match(text, &group);
+      if (fast == SimpleMatcher::Result::kNoMatch) continue;
+    }
+    if (fast == SimpleMatcher::Result::kGaveUp) {
       re2::StringPiece sub[2];
       if (!regexes_[i]->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(),
                               RE2::UNANCHORED, sub, 2)) {

@@ -231,8 +231,13 @@ TEST(ExtractorAgreementTest, FastEqualsReference) {
       {"alt", "(?:acc|loss)=([0-9.]+)"},
       {"lazy", "Loss: (.*?)"},
       {"word", "\\bval=(\\d+)\\b"},
+      {"runs", "\\| epoch \\d+:\\s+\\d+ / \\d+ loss=([0-9.]+),"},
+      {"budget", "v=([0-9]+)x[^|]*\\|"},
   };
-  const char* pieces[] = {"step ",
+  const char* pieces[] = {"| epoch 3:  ",
+                          " / 9 loss=",
+                          "| epoch ",
+                          "step ",
                           "12",
                           " loss: ",
                           "0.5",
@@ -308,7 +313,8 @@ TEST(ExtractorAgreementTest, FastEqualsReference) {
     // The common shapes do take the fast path.
     EXPECT_TRUE(fast->uses_simple_matcher(1));
     EXPECT_TRUE(fast->uses_simple_matcher(7));
-    EXPECT_FALSE(fast->uses_simple_matcher(0));
+    EXPECT_TRUE(fast->uses_simple_matcher(0));
+    EXPECT_FALSE(fast->uses_simple_matcher(6));
   }
 }
 

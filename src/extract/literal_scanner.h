@@ -1,17 +1,20 @@
 #pragma once
-// LiteralScanner: which of a fixed set of byte strings occur in a text. ASCII
-// letters compare case-insensitively, because RE2's prefilter atoms are
-// lower-cased; finding more than is there only costs a regex search, finding
-// less would lose datapoints, so the scanner errs one way only.
+// LiteralScanner: which of a fixed set of byte strings occur in a text, as a
+// prefilter: it may report a literal that is not there (which only costs a
+// regex search) but never misses one that is. Bytes compare with bit 0x20
+// set on both sides, so ASCII letters compare case-insensitively (RE2's
+// prefilter atoms are lower-cased) and a few other pairs ('@' and '`', ...)
+// compare equal too.
 //
-// How: at every position the next four bytes, with bit 0x20 set in each (a
-// cheap superset of ASCII case folding), are hashed into a 64 Ki-bit set of
-// the literals' first four bytes; only on a hit are the literals in that
-// hash bucket compared. The per-position work does not depend on the previous
-// position, so the loop runs at one or two cycles a byte, several times faster
-// than an automaton whose every step waits for the one before, and it stops
-// only where a literal (almost always) starts. Literals of two or three bytes
-// get the same treatment with a two-byte key, literals of one byte a table.
+// How: the next four bytes at a position are hashed into a 64 Ki-bit set of
+// the literals' four-byte windows; only on a hit are the literals in that
+// hash bucket compared. The positions do not depend on each other, so the
+// loop runs at a cycle or two per position, several times faster than an
+// automaton whose every step waits for the one before. When every literal is
+// at least S + 3 bytes long, only every S-th position is looked at (S <= 4),
+// each literal being indexed under its first S windows (Wu and Manber's
+// idea). Literals of two or three bytes are found the same way with a
+// two-byte key at every position, literals of one byte with a byte table.
 //
 // Immutable after construction; Scan is thread-safe.
 
@@ -28,34 +31,42 @@ class LiteralScanner {
   explicit LiteralScanner(const std::vector<std::string>& literals);
 
   // Sets bit i (word i / 64, bit i % 64) of `found` for every literal i that
-  // occurs in `text`; leaves other bits as they are. `found` has words() words.
+  // occurs in `text` (see above); leaves other bits as they are. `found` has
+  // words() words.
   void Scan(std::string_view text, uint64_t* found) const;
 
   size_t literal_count() const { return literals_.size(); }
   size_t words() const { return (literals_.size() + 63) / 64; }
+  // Positions skipped between two looked at, plus one (benchmarks, tests).
+  size_t stride() const { return stride_; }
 
  private:
-  // Literals whose key hashes to one value: ids_[begin .. end).
+  // A literal indexed under the window `offset` bytes from its start.
+  struct Entry {
+    uint32_t id;
+    uint32_t offset;
+  };
+  // Entries whose key hashes to one value: entries[begin .. end).
   struct Bucket {
     uint32_t begin = 0;
     uint32_t end = 0;
   };
-  // A set of literals found through a hashed key of their first bytes.
+  // A set of literals found through a hashed key of some of their bytes.
   struct KeyedSet {
     std::vector<uint64_t> bits;       // 65536 bits, by hash
     std::vector<uint32_t> bucket_of;  // hash -> index into buckets
     std::vector<Bucket> buckets;
-    std::vector<uint32_t> ids;
+    std::vector<Entry> entries;
     bool empty() const { return buckets.empty(); }
   };
 
-  void Verify(const KeyedSet& set, uint32_t hash, const unsigned char* p, size_t left,
+  static void Build(const std::vector<std::pair<uint32_t, Entry>>& keyed, KeyedSet* set);
+  void Verify(const KeyedSet& set, uint32_t hash, const unsigned char* text, size_t n, size_t at,
               uint64_t* found) const;
-  static void Build(const std::vector<std::pair<uint32_t, uint32_t>>& hash_and_id, KeyedSet* set);
 
-  std::vector<std::string> literals_;  // folded to lower case
-  uint8_t fold_[256];
-  KeyedSet long_;   // literals of 4+ bytes, keyed by their first four
+  std::vector<std::string> literals_;  // each byte with 0x20 set
+  size_t stride_ = 1;
+  KeyedSet long_;   // literals of 4+ bytes, keyed by four-byte windows
   KeyedSet short_;  // literals of 2-3 bytes, keyed by their first two
   // Literals of one byte b: single_ids_[single_begin_[b] .. single_begin_[b + 1]).
   std::vector<uint32_t> single_begin_;  // 257 entries, or none

@@ -17,10 +17,9 @@ std::vector<bool> Found(const LiteralScanner& s, std::string_view text) {
   return out;
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+// The scanner's notion of equal bytes: equal once bit 0x20 is set.
+std::string Fold(std::string s) {
+  for (char& c : s) c = static_cast<char>(c | 0x20);
   return s;
 }
 
@@ -50,27 +49,45 @@ TEST(LiteralScannerTest, ManyLiteralsUseSeveralWords) {
 TEST(LiteralScannerTest, AgreesWithNaiveSearch) {
   std::mt19937 rng(7);
   const char alphabet[] = "abAB:- \xC3\xA9\0";
-  auto random_string = [&](size_t max_len) {
+  auto random_string = [&](size_t min_len, size_t max_len) {
     std::string s;
-    size_t n = rng() % max_len;
+    size_t n = min_len + rng() % (max_len - min_len + 1);
     for (size_t i = 0; i < n; ++i) s.push_back(alphabet[rng() % (sizeof(alphabet) - 1)]);
     return s;
   };
-  for (int round = 0; round < 200; ++round) {
+  std::vector<size_t> strides_seen(5, 0);
+  for (int round = 0; round < 400; ++round) {
+    // Some rounds only long literals (stride 2 to 4), some all lengths.
+    size_t min_len = round % 2 == 0 ? 1 : 5 + round % 4;
     std::vector<std::string> lits;
     for (int i = 0, n = 1 + static_cast<int>(rng() % 8); i < n; ++i) {
-      std::string l = random_string(5);
-      if (l.empty()) l = "a";
-      lits.push_back(l);
+      lits.push_back(random_string(min_len, min_len + 6));
     }
     LiteralScanner s(lits);
-    for (int t = 0; t < 50; ++t) {
-      std::string text = random_string(30);
+    ++strides_seen[s.stride()];
+    for (int t = 0; t < 40; ++t) {
+      std::string text = random_string(0, 40);
       std::vector<bool> want;
-      for (const std::string& l : lits)
-        want.push_back(Lower(text).find(Lower(l)) != std::string::npos);
+      for (const std::string& l : lits) {
+        want.push_back(Fold(text).find(Fold(l)) != std::string::npos);
+      }
       ASSERT_EQ(Found(s, text), want) << "text " << text;
     }
+  }
+  for (size_t stride = 1; stride <= 4; ++stride) EXPECT_GT(strides_seen[stride], 0u) << stride;
+}
+
+TEST(LiteralScannerTest, StrideFromTheShortestLongLiteral) {
+  EXPECT_EQ(LiteralScanner({"loss: ", "val_accuracy: "}).stride(), 3u);
+  EXPECT_EQ(LiteralScanner({" lr: ", "'learning_rate': "}).stride(), 2u);
+  EXPECT_EQ(LiteralScanner({"abcd", "'learning_rate': "}).stride(), 1u);
+  EXPECT_EQ(LiteralScanner({"'learning_rate': "}).stride(), 4u);
+  // A literal at any offset is found whatever the stride.
+  LiteralScanner s({"'learning_rate': "});
+  for (size_t pad = 0; pad < 9; ++pad) {
+    std::string text = std::string(pad, 'x') + "{'learning_rate': 3e-4}";
+    EXPECT_EQ(Found(s, text), std::vector<bool>{true}) << pad;
+    EXPECT_EQ(Found(s, text.substr(0, text.size() - 8)), std::vector<bool>{false}) << pad;
   }
 }
 

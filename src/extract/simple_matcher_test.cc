@@ -22,7 +22,7 @@ TEST(SimpleMatcherTest, TakesTheCommonShapes) {
 }
 
 TEST(SimpleMatcherTest, LeavesOtherShapesToRe2) {
-  for (const char* p : {"step [0-9]+ loss: ([0-9.]+)",
+  for (const char* p : {"^\\s+\\d+/\\d+\\s+\\S+G\\s+([0-9.]+)",  // \S+ would swallow the G
                         ".*loss: ([0-9.]+)",
                         "loss: ([0-9.]+?)",
                         "loss: (.*?),",
@@ -33,7 +33,10 @@ TEST(SimpleMatcherTest, LeavesOtherShapesToRe2) {
                         "x([0-9]+)+",
                         "x([0-9]+)(y)",
                         "l\\dss: ([0-9]+)",
-                        "x=([0-9.]+)5",  // tail starts inside the class
+                        "x=([0-9.]+)5",  // what follows starts inside the class
+                        "x=\\d+(\\d+)",
+                        "a([0-9]+):([0-9.]+)",
+                        "x\\S+(\\d+)",
                         "x=(\\S+)=",
                         "x=([[:digit:]]+)",
                         "x=([^\xC3\xA9]+)",
@@ -77,7 +80,9 @@ TEST(SimpleMatcherTest, AgreesWithRe2) {
       re2::StringPiece sub[2];
       bool want = (*re)->Match(text, 0, text.size(), RE2::UNANCHORED, sub, 2);
       std::string_view got_group;
-      bool got = m->Match(text, &got_group);
+      SimpleMatcher::Result r = m->Match(text, &got_group);
+      ASSERT_NE(r, SimpleMatcher::Result::kGaveUp) << p << " on \"" << text << "\"";
+      bool got = r == SimpleMatcher::Result::kMatch;
       ASSERT_EQ(got, want) << p << " on \"" << text << "\"";
       if (want) {
         ASSERT_EQ(got_group, std::string_view(sub[1].data(), sub[1].size()))
@@ -95,10 +100,23 @@ TEST(SimpleMatcherTest, LinearOnAdversarialText) {
   ASSERT_NE(m, nullptr);
   std::string text(100000, 'a');
   std::string_view g;
-  EXPECT_FALSE(m->Match(text, &g));
+  EXPECT_EQ(m->Match(text, &g), SimpleMatcher::Result::kNoMatch);
   text += "x";
-  ASSERT_TRUE(m->Match(text, &g));
+  ASSERT_EQ(m->Match(text, &g), SimpleMatcher::Result::kMatch);
   EXPECT_EQ(g.size(), 99999u);
+}
+
+TEST(SimpleMatcherTest, GivesUpRatherThanGoQuadratic) {
+  // Every "a1b" starts an attempt whose [^x]* run walks to the end of the
+  // text: quadratic (10^9 steps here) without the work budget.
+  auto m = SimpleMatcher::Compile("a([0-9]+)b[^x]*x");
+  ASSERT_NE(m, nullptr);
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "a1b";
+  std::string_view g;
+  EXPECT_EQ(m->Match(text, &g), SimpleMatcher::Result::kGaveUp);
+  EXPECT_EQ(m->Match("a1b a2bx", &g), SimpleMatcher::Result::kMatch);
+  EXPECT_EQ(g, "1");
 }
 
 }  // namespace
