@@ -35,6 +35,7 @@ void RegisterJobsCommand(CLI::App& root, GlobalOptions* options, int* exit_code)
 void RegisterLogsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterStopCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterImportCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterAdminCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterMetricsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 

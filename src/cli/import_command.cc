@@ -95,6 +95,8 @@ int RunImport(const ImportFlags& flags, const GlobalOptions& global) {
   store::DbOptions db_options;
   db_options.data_dir = app::ResolveDataDir(global.data_dir);
   db_options.mode = store::OpenMode::kWriter;
+  db_options.bulk_load = true;  // compactions: --compact, or the next writer
+  db_options.background_thread = false;
   absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(db_options);
   if (!db.ok()) {
     std::fprintf(stderr, "trainwatch import: %s\n", std::string(db.status().message()).c_str());

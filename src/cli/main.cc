@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   RegisterJobsCommand(root, &options, &exit_code);
   RegisterLogsCommand(root, &options, &exit_code);
   RegisterMetricsCommand(root, &options, &exit_code);
+  RegisterAdminCommand(root, &options, &exit_code);
   RegisterStopCommand(root, &options, &exit_code);
   // CLI11 prints footers without a final newline.
   root.footer(root.get_footer() + "\n");

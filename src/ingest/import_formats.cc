@@ -112,6 +112,17 @@ class Json {
 
   bool Int64(int64_t* v) {
     Ws();
+    // Fast path: up to 18 plain digits (epoch milliseconds are 13).
+    {
+      const char* q = p_;
+      uint64_t acc = 0;
+      while (q < end_ && q - p_ < 18 && *q >= '0' && *q <= '9') acc = acc * 10 + (*q++ - '0');
+      if (q > p_ && (q >= end_ || (*q != '.' && *q != 'e' && *q != 'E' && !(*q >= '0' && *q <= '9')))) {
+        *v = static_cast<int64_t>(acc);
+        p_ = q;
+        return true;
+      }
+    }
     auto r = std::from_chars(p_, end_, *v);
     if (r.ec != std::errc() || r.ptr == p_) return false;
     if (r.ptr < end_ && (*r.ptr == '.' || *r.ptr == 'e' || *r.ptr == 'E')) {

@@ -142,16 +142,28 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
   absl::Status read_error;         // guarded by mu
   std::atomic<bool> stop{false};
 
+  // Block buffers are recycled: no fresh pages to fault in for every block,
+  // and at most this many blocks exist at once.
+  util::BoundedQueue<std::string> free_buffers(static_cast<size_t>(threads) * 2 + 2);
+  for (size_t i = 0; i < free_buffers.capacity(); ++i) {
+    std::string b;
+    b.reserve(options.block_bytes + (64 << 10));
+    free_buffers.TryPush(std::move(b));
+  }
+
   std::thread reader([&] {
     int64_t seq = 0;
     int64_t line = data_line;
     uint64_t offset = data_start;
     std::string carry;
-    std::string buf;
     while (!stop.load()) {
-      const size_t want = options.block_bytes;
-      buf.resize(want);
-      ssize_t n = ReadAt(fd.get(), buf.data(), want, offset);
+      std::optional<std::string> buffer = free_buffers.PopFor(std::chrono::milliseconds(50));
+      if (!buffer) continue;
+      std::string& buf = *buffer;
+      buf.assign(carry);
+      const size_t have = buf.size();
+      buf.resize(have + options.block_bytes);
+      ssize_t n = ReadAt(fd.get(), buf.data() + have, options.block_bytes, offset);
       if (n < 0) {
         std::lock_guard<std::mutex> lock(mu);
         read_error = absl::InternalError(
@@ -160,22 +172,22 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
       }
       offset += static_cast<uint64_t>(n);
       const bool eof = n == 0 || offset >= size;
-      buf.resize(static_cast<size_t>(n));
+      buf.resize(have + static_cast<size_t>(n));
       size_t cut = eof ? buf.size() : buf.rfind('\n');
-      if (cut == std::string::npos) {  // a line longer than a block
-        carry += buf;
+      if (cut == std::string::npos) {  // a line longer than a block: read on
+        carry.assign(buf);
+        free_buffers.TryPush(std::move(buf));
         continue;
       }
       if (!eof) ++cut;  // keep the newline with its line
+      carry.assign(buf, cut, std::string::npos);
+      buf.resize(cut);
       Block b;
       b.seq = seq++;
       b.first_line = line;
-      b.end_offset = offset - (buf.size() - cut);
-      b.data.reserve(carry.size() + cut);
-      b.data.append(carry);
-      b.data.append(buf, 0, cut);
-      carry.assign(buf, cut, std::string::npos);
-      line += std::count(b.data.begin(), b.data.end(), '\n');
+      b.end_offset = offset - carry.size();
+      line += std::count(buf.begin(), buf.end(), '\n');
+      b.data = std::move(buf);
       if (!b.data.empty() && !work.Push(std::move(b))) break;
       if (eof) break;
     }
@@ -199,6 +211,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
         Parsed p;
         p.end_offset = b->end_offset;
         p.status = parser->ParseBlock(b->data, b->first_line, &p.runs);
+        free_buffers.TryPush(std::move(b->data));
         std::lock_guard<std::mutex> lock(mu);
         done.emplace(b->seq, std::move(p));
         cv.notify_all();
@@ -262,6 +275,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
 
   stop = true;
   work.Close();
+  free_buffers.Close();
   reader.join();
   for (auto& w : workers) w.join();
 

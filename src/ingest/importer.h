@@ -41,7 +41,7 @@ struct ImportOptions {
   // (store::kForever for "forever"), persisted in retention.conf.
   std::optional<int64_t> keep_ms;
   int parse_threads = 0;  // 0: one per CPU
-  size_t block_bytes = 4 << 20;
+  size_t block_bytes = 1 << 20;
   // Called from the calling thread about every `progress_interval_ms`.
   std::function<void(const ImportProgress&)> progress;
   int64_t progress_interval_ms = 250;

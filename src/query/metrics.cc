@@ -108,8 +108,31 @@ absl::StatusOr<std::vector<model::Dimension>> SortedDimensions(
   return dims;
 }
 
+// The rollup columns a set of statistics reads.
+uint8_t ColumnsFor(const std::vector<Statistic>& stats) {
+  uint8_t c = 0;
+  for (const Statistic& s : stats) {
+    if (!s.plain) return store::kAllColumns;
+    switch (*s.plain) {
+      case PlainStatistic::kSampleCount:
+        break;
+      case PlainStatistic::kAverage:
+      case PlainStatistic::kSum:
+        c |= store::kSumColumn;
+        break;
+      case PlainStatistic::kMinimum:
+        c |= store::kMinColumn;
+        break;
+      case PlainStatistic::kMaximum:
+        c |= store::kMaxColumn;
+        break;
+    }
+  }
+  return c;
+}
+
 absl::Status AggregateAll(const store::ReadView& view, const std::vector<store::SeriesRef>& series,
-                          const Plan& plan, int64_t end_ms, bool sketch,
+                          const Plan& plan, int64_t end_ms, bool sketch, uint8_t columns,
                           std::vector<store::Aggregate>* buckets) {
   store::AggregateRequest req;
   req.start_ms = plan.start_ms;
@@ -121,6 +144,7 @@ absl::Status AggregateAll(const store::ReadView& view, const std::vector<store::
                      : plan.source == store::Tier::kRaw ? store::Distribution::kExact
                                                         : store::Distribution::kSketch;
   req.high_resolution_only = plan.high_resolution_only;
+  req.columns = columns;
   for (const store::SeriesRef& s : series) {
     TW_RETURN_IF_ERROR(view.AggregateSeries(s.id, req, buckets));
   }
@@ -222,7 +246,8 @@ absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
                                      req.unit ? &*req.unit : nullptr, &series));
   for (const store::SeriesRef& s : series) {
     std::vector<store::Aggregate> buckets(plan.buckets);
-    TW_RETURN_IF_ERROR(AggregateAll(view, {s}, plan, req.end_ms, percentiles, &buckets));
+    TW_RETURN_IF_ERROR(
+        AggregateAll(view, {s}, plan, req.end_ms, percentiles, ColumnsFor(stats), &buckets));
     for (int64_t k = 0; k < plan.buckets; ++k) {
       const store::Aggregate& a = buckets[k];
       if (a.empty()) continue;
@@ -380,7 +405,8 @@ absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
       TW_RETURN_IF_ERROR(
           view.FindSeries(q.ns, q.metric, dims, q.unit ? &*q.unit : nullptr, &series));
       std::vector<store::Aggregate> buckets(plan.buckets);
-      TW_RETURN_IF_ERROR(AggregateAll(view, series, plan, req.end_ms, percentile, &buckets));
+      TW_RETURN_IF_ERROR(AggregateAll(view, series, plan, req.end_ms, percentile,
+                                      ColumnsFor({stats[i]}), &buckets));
       for (int64_t k = 0; k < plan.buckets; ++k) {
         std::optional<double> v = Evaluate(stats[i], buckets[k]);
         if (!v) continue;

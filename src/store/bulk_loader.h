@@ -1,8 +1,9 @@
 #pragma once
 // BulkLoader: the fast path for history (`trainwatch import`). Samples go
-// straight into raw chunks and rollups, written without the WAL and with
-// RocksDB's automatic compactions off; Finish() seals what is open, records
-// last values and flushes, after which everything is durable.
+// straight into raw chunks and rollups, written without the WAL; Finish()
+// seals what is open, records last values and flushes, after which
+// everything is durable. Open the Db with DbOptions::bulk_load for speed
+// (no compactions meanwhile).
 //
 // Unlike Db::PutSamples, timestamps are not limited to CloudWatch's window
 // (history may be years old); retention still applies (see docs/store.md:
@@ -10,10 +11,13 @@
 // An import that dies before Finish() leaves what was flushed so far.
 //
 // Not thread-safe: one thread calls Add and Finish. The Db stays usable by
-// other writers meanwhile.
+// other writers meanwhile. Threads: `seal_threads` sealers (encoding and
+// writing chunks and rollups), joined by Finish() or the destructor.
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -22,13 +26,14 @@
 #include "model/series.h"
 #include "store/db.h"
 #include "store/head.h"
+#include "util/bounded_queue.h"
 
 namespace trainwatch::store {
 
 struct BulkLoadOptions {
   // Larger chunks than the live head's: fewer records, fewer bytes.
-  HeadOptions chunks = {.max_chunk_rows = 8192,
-                        .max_chunk_bytes = 64 << 10,
+  HeadOptions chunks = {.max_chunk_rows = 16384,
+                        .max_chunk_bytes = 128 << 10,
                         .max_chunk_span_ms = kMaxChunkSpanMs,
                         .max_open_ms = 0,
                         .idle_ms = 0,
@@ -37,7 +42,10 @@ struct BulkLoadOptions {
   size_t batch_bytes = 4 << 20;
   // Open chunks are sealed, least recently appended first, while they hold
   // more than this (the codec keeps 16 bytes per open sample).
-  size_t max_open_bytes = 48 << 20;
+  size_t max_open_bytes = 16 << 20;
+  // Threads that encode sealed chunks and write them (0: one per CPU;
+  // negative: none, seal in the calling thread).
+  int seal_threads = 1;
 };
 
 class BulkLoader {
@@ -66,7 +74,16 @@ class BulkLoader {
     bool has_last = false;
     LastValue last;
   };
+  struct SealTask {
+    SeriesId id = 0;
+    TierRetention retention;
+    SeriesHead head;
+    uint64_t first_seq = 0;  // kSeqsPerSeal reserved from here
+  };
+  static constexpr uint64_t kSeqsPerSeal = 64;
   BulkLoader(Db* db, BulkLoadOptions options) : db_(db), options_(options) {}
+  void SealerLoop();
+  absl::Status StopSealers();
   absl::StatusOr<Series*> Lookup(const model::SeriesKey& key);
   absl::Status SealSeries(Series* s);
   absl::Status MaybeWrite(bool force);
@@ -86,6 +103,10 @@ class BulkLoader {
   size_t open_rows_ = 0;  // rows in open chunks
   bool finished_ = false;
   std::vector<Row> rows_;  // scratch
+  std::unique_ptr<util::BoundedQueue<SealTask>> tasks_;  // null: seal inline
+  std::vector<std::thread> sealers_;
+  std::mutex seal_mu_;
+  absl::Status seal_error_;  // guarded by seal_mu_
 };
 
 }  // namespace trainwatch::store

@@ -93,6 +93,7 @@ absl::Status Db::OpenKv(bool writer) {
   ko.block_cache_bytes = options_.block_cache_bytes;
   ko.write_buffer_bytes = options_.write_buffer_bytes;
   ko.head_write_buffer_bytes = options_.head_write_buffer_bytes;
+  ko.bulk_load = options_.bulk_load && writer;
   if (writer) {
     ko.mode = kv::OpenMode::kPrimary;
     ko.create_if_missing = true;
@@ -516,11 +517,6 @@ absl::Status Db::WriteUnlogged(kv::WriteBatch* batch) {
   kv::WriteOptions wo;
   wo.disable_wal = true;
   return kv_->Write(batch, wo);
-}
-
-absl::Status Db::SetBulkLoad(bool on) {
-  TW_RETURN_IF_ERROR(RequireWriter());
-  return kv_->SetBulkLoad(on);
 }
 
 absl::Status Db::SealAll() {

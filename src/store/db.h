@@ -89,6 +89,10 @@ struct DbOptions {
   int64_t wal_sync_interval_ms = 1000;  // 0 = never (leave it to the OS)
   // Run the maintenance thread (tests drive Maintain() themselves).
   bool background_thread = true;
+  // No automatic compactions while this Db is open (`trainwatch import`:
+  // a bulk load followed by CompactAll() or by the next writer's own
+  // compactions).
+  bool bulk_load = false;
   // A reader catches up with the writer in View() at most this often.
   int64_t catch_up_min_interval_ms = 0;
 
@@ -161,8 +165,6 @@ class Db {
   // Writes a batch without the WAL: durable only after Flush(). For raw and
   // rollup records with reserved sequence numbers.
   absl::Status WriteUnlogged(kv::WriteBatch* batch);
-  // Turns RocksDB's automatic compactions off (bulk load) or on.
-  absl::Status SetBulkLoad(bool on);
   // The retention of a namespace as this Db applies it.
   TierRetention RetentionOf(std::string_view ns) const { return retention()->For(ns); }
   // Writer: adds a retention rule (store/retention.h), persists it in

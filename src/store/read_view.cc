@@ -16,7 +16,16 @@ ReadView::ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot,
       retention_(std::move(retention)),
       now_ms_(now_ms) {}
 
-ReadView::~ReadView() = default;
+ReadView::~ReadView() {
+  // Iterators go before the snapshot they read.
+  for (auto& it : cached_) it.reset();
+}
+
+kv::Iterator* ReadView::Cached(kv::Cf cf) const {
+  auto& it = cached_[static_cast<int>(cf)];
+  if (!it) it = NewIterator(cf, "", "");
+  return it.get();
+}
 
 absl::StatusOr<std::optional<std::string>> ReadView::Get(kv::Cf cf, std::string_view key) const {
   return kv_->Get(cf, key, snapshot_.get());

@@ -9,6 +9,7 @@
 // may be used concurrently.
 
 #include <cstdint>
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -54,6 +55,10 @@ struct AggregateRequest {
   Distribution distribution = Distribution::kNone;
   // Leave out standard-resolution data (periods under 60 s).
   bool high_resolution_only = false;
+  // Statistics the caller reads besides the count (RollupColumns of
+  // store/rollup.h): rollup columns not asked for are not decoded, and those
+  // fields of the result are meaningless.
+  uint8_t columns = 7;
 };
 
 class ReadView {
@@ -128,7 +133,15 @@ class ReadView {
 
  private:
   const kv::Kv* kv_;
+  // An unbounded iterator per column family, made on first use and reused
+  // (creating RocksDB iterators costs more than seeking them).
+  kv::Iterator* Cached(kv::Cf cf) const;
+  // Visits [lower, upper) with the cached iterator of `cf`.
+  template <typename Fn>
+  absl::Status Range(kv::Cf cf, std::string_view lower, std::string_view upper, Fn fn) const;
+
   std::unique_ptr<kv::Snapshot> snapshot_;
+  mutable std::array<std::unique_ptr<kv::Iterator>, kv::kCfCount> cached_;
   std::shared_lock<std::shared_mutex> catch_up_lock_;
   std::shared_ptr<const RetentionPolicy> retention_;
   int64_t now_ms_;

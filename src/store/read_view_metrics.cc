@@ -18,20 +18,31 @@ int64_t BucketIndex(int64_t t, int64_t origin, int64_t period) {
 
 }  // namespace
 
+template <typename Fn>
+absl::Status ReadView::Range(kv::Cf cf, std::string_view lower, std::string_view upper,
+                             Fn fn) const {
+  kv::Iterator* it = Cached(cf);
+  for (it->Seek(lower); it->Valid() && it->key() < upper; it->Next()) {
+    absl::Status s = fn(it->key(), it->value());
+    if (!s.ok()) return s;
+  }
+  return it->status();
+}
+
 absl::Status ReadView::FindSeries(std::string_view ns, std::string_view metric,
                                   const std::vector<model::Dimension>& dims,
                                   const std::string* unit, std::vector<SeriesRef>* out) const {
   std::string prefix = indexkeys::ListingPrefix(ns, metric, dims);
   if (unit != nullptr) coding::PutOrderedString(&prefix, *unit);
-  auto it = NewIterator(kv::Cf::kIndex, prefix, coding::PrefixSuccessor(prefix));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    SeriesRef ref;
-    if (!indexkeys::DecodeListing(it->key(), &ref.key, &ref.id)) {
-      return absl::DataLossError("a series listing record is damaged");
-    }
-    out->push_back(std::move(ref));
-  }
-  return it->status();
+  return Range(kv::Cf::kIndex, prefix, coding::PrefixSuccessor(prefix),
+               [&](std::string_view key, std::string_view) {
+                 SeriesRef ref;
+                 if (!indexkeys::DecodeListing(key, &ref.key, &ref.id)) {
+                   return absl::DataLossError("a series listing record is damaged");
+                 }
+                 out->push_back(std::move(ref));
+                 return absl::OkStatus();
+               });
 }
 
 absl::Status ReadView::ForEachSeries(
@@ -79,18 +90,18 @@ absl::StatusOr<std::optional<LastValue>> ReadView::GetLastValue(SeriesId id) con
 
 absl::Status ReadView::ScanHeadRows(SeriesId id, int64_t start_ms, int64_t end_ms,
                                     const std::function<void(uint8_t, const Row&)>& fn) const {
-  auto it = NewIterator(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id));
   std::vector<LaneRows> lanes;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    lanes.clear();
-    TW_RETURN_IF_ERROR(DecodeHeadRecord(it->value(), &lanes));
-    for (const LaneRows& l : lanes) {
-      for (const Row& r : l.rows) {
-        if (r.t_ms >= start_ms && r.t_ms < end_ms) fn(l.lane, r);
-      }
-    }
-  }
-  return it->status();
+  return Range(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id),
+               [&](std::string_view, std::string_view value) {
+                 lanes.clear();
+                 TW_RETURN_IF_ERROR(DecodeHeadRecord(value, &lanes));
+                 for (const LaneRows& l : lanes) {
+                   for (const Row& r : l.rows) {
+                     if (r.t_ms >= start_ms && r.t_ms < end_ms) fn(l.lane, r);
+                   }
+                 }
+                 return absl::OkStatus();
+               });
 }
 
 absl::Status ReadView::ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,
@@ -98,24 +109,24 @@ absl::Status ReadView::ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,
   if (end_ms <= start_ms) return absl::OkStatus();
   const int64_t lower_t =
       start_ms > INT64_MIN + kMaxChunkSpanMs ? start_ms - kMaxChunkSpanMs : INT64_MIN;
-  auto it = NewIterator(kv::Cf::kRaw, rawkeys::Key(id, lower_t, 0), rawkeys::Key(id, end_ms, 0));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    uint64_t sid;
-    int64_t first;
-    RawChunkHeader header;
-    if (!rawkeys::DecodeKey(it->key(), &sid, &first) || !DecodeRawHeader(it->value(), &header)) {
-      return absl::DataLossError(absl::StrFormat("a raw chunk of series %d is damaged", id));
-    }
-    if (first + header.span_ms < start_ms) continue;
-    TW_ASSIGN_OR_RETURN(RawChunkReader reader, RawChunkReader::Open(it->value()));
-    Row row;
-    while (reader.Next(&row)) {
-      if (row.t_ms >= end_ms) break;
-      if (row.t_ms >= start_ms) fn(header.lane, row);
-    }
-    TW_RETURN_IF_ERROR(reader.status());
-  }
-  TW_RETURN_IF_ERROR(it->status());
+  TW_RETURN_IF_ERROR(Range(
+      kv::Cf::kRaw, rawkeys::Key(id, lower_t, 0), rawkeys::Key(id, end_ms, 0),
+      [&](std::string_view key, std::string_view value) -> absl::Status {
+        uint64_t sid;
+        int64_t first;
+        RawChunkHeader header;
+        if (!rawkeys::DecodeKey(key, &sid, &first) || !DecodeRawHeader(value, &header)) {
+          return absl::DataLossError(absl::StrFormat("a raw chunk of series %d is damaged", id));
+        }
+        if (first + header.span_ms < start_ms) return absl::OkStatus();
+        TW_ASSIGN_OR_RETURN(RawChunkReader reader, RawChunkReader::Open(value));
+        Row row;
+        while (reader.Next(&row)) {
+          if (row.t_ms >= end_ms) break;
+          if (row.t_ms >= start_ms) fn(header.lane, row);
+        }
+        return reader.status();
+      }));
   return ScanHeadRows(id, start_ms, end_ms, fn);
 }
 
@@ -136,22 +147,21 @@ absl::Status ReadView::AggregateSeries(SeriesId id, const AggregateRequest& req,
   if (req.source == Tier::kRaw) return ScanRows(id, req.start_ms, req.end_ms, add_row);
 
   const int64_t window = kTierWindowMs[static_cast<int>(req.source)];
-  auto it = NewIterator(TierCf(req.source),
-                        rollupkeys::Key(id, AlignDown(req.start_ms, window), 0),
-                        rollupkeys::Key(id, req.end_ms, 0));
   std::vector<RollupBucket> record;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    record.clear();
-    TW_RETURN_IF_ERROR(
-        DecodeRollupRecord(it->value(), req.distribution != Distribution::kNone, &record));
-    for (const RollupBucket& b : record) {
-      if (b.t_ms < req.start_ms || b.t_ms >= req.end_ms) continue;
-      int64_t k = BucketIndex(b.t_ms, req.origin_ms, req.period_ms);
-      if (k < 0 || k >= n) continue;
-      (*buckets)[k].Merge(b.agg);
-    }
-  }
-  TW_RETURN_IF_ERROR(it->status());
+  TW_RETURN_IF_ERROR(Range(
+      TierCf(req.source), rollupkeys::Key(id, AlignDown(req.start_ms, window), 0),
+      rollupkeys::Key(id, req.end_ms, 0), [&](std::string_view, std::string_view value) {
+        record.clear();
+        TW_RETURN_IF_ERROR(DecodeRollupRecord(value, req.distribution != Distribution::kNone,
+                                              &record, req.columns));
+        for (const RollupBucket& b : record) {
+          if (b.t_ms < req.start_ms || b.t_ms >= req.end_ms) continue;
+          int64_t k = BucketIndex(b.t_ms, req.origin_ms, req.period_ms);
+          if (k < 0 || k >= n) continue;
+          (*buckets)[k].Merge(b.agg);
+        }
+        return absl::OkStatus();
+      }));
   return ScanHeadRows(id, req.start_ms, req.end_ms, add_row);
 }
 

@@ -1,5 +1,7 @@
 #include "store/rollup.h"
 
+#include <cmath>
+
 #include "absl/strings/str_format.h"
 #include "codec/chunk.h"
 #include "store/coding.h"
@@ -84,7 +86,7 @@ std::string EncodeRollupRecord(const std::vector<RollupBucket>& buckets, bool wi
 }
 
 absl::Status DecodeRollupRecord(std::string_view value, bool want_sketches,
-                                std::vector<RollupBucket>* out) {
+                                std::vector<RollupBucket>* out, uint8_t columns) {
   auto damaged = [](std::string_view what) {
     return absl::DataLossError(absl::StrFormat("a rollup record is damaged: %s", what));
   };
@@ -98,9 +100,13 @@ absl::Status DecodeRollupRecord(std::string_view value, bool want_sketches,
   for (int c = 0; c < 4; ++c) {
     std::string_view bytes;
     if (!coding::GetLengthPrefixed(&value, &bytes)) return damaged("missing column");
+    if (c > 0 && (columns & (1 << (c - 1))) == 0) continue;  // not needed: skip the bytes
     absl::Status s = codec::DecodeChunk(bytes, &t[c], &v[c]);
     if (!s.ok()) return damaged(std::string(s.message()));
     if (t[c].size() != n || v[c].size() != n) return damaged("column length");
+  }
+  for (int c = 1; c < 4; ++c) {
+    if (v[c].empty()) v[c].assign(n, c == 1 ? 0.0 : c == 2 ? INFINITY : -INFINITY);
   }
   std::string_view bitmap;
   if (flags & 2) {
@@ -143,6 +149,10 @@ RollupBuilder::RollupBuilder(const TierRetention& retention) {
 void RollupBuilder::Add(uint8_t lane, const Row& row) {
   const int64_t b = AlignDown(row.t_ms, kTierPeriodMs[static_cast<int>(Tier::k60)]);
   m1_[b].AddRow(lane, row, track_ ? Distribution::kSketch : Distribution::kNone);
+}
+
+void RollupBuilder::AddMinute(int64_t minute_start_ms, const Aggregate& agg) {
+  m1_[minute_start_ms].Merge(agg);
 }
 
 void RollupBuilder::Finish(const std::function<void(Tier, int64_t, std::string)>& emit) {

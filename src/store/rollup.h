@@ -55,19 +55,28 @@ std::string SeriesPrefix(uint64_t series_id);
 bool DecodeKey(std::string_view key, uint64_t* series_id, int64_t* window_start_ms);
 }  // namespace rollupkeys
 
+// Which statistics a reader needs besides SampleCount (always decoded).
+enum RollupColumns : uint8_t { kSumColumn = 1, kMinColumn = 2, kMaxColumn = 4, kAllColumns = 7 };
+
 // `buckets` sorted by t_ms; sketches are written when `with_sketches` and a
 // bucket has one.
 std::string EncodeRollupRecord(const std::vector<RollupBucket>& buckets, bool with_sketches);
-// Appends the record's buckets to `out`; sketches decoded only when asked.
-// DataLoss on damaged bytes (never undefined behaviour).
+// Appends the record's buckets to `out`; sketches decoded only when asked,
+// and of sum, min and max only the `columns` asked for (the others keep
+// their empty-aggregate defaults). DataLoss on damaged bytes (never
+// undefined behaviour).
 absl::Status DecodeRollupRecord(std::string_view value, bool want_sketches,
-                                std::vector<RollupBucket>* out);
+                                std::vector<RollupBucket>* out, uint8_t columns = kAllColumns);
 
 // Computes every tier's records from rows.
 class RollupBuilder {
  public:
   explicit RollupBuilder(const TierRetention& retention);
   void Add(uint8_t lane, const Row& row);
+  // Adds a 60 s bucket aggregated elsewhere (without a distribution).
+  void AddMinute(int64_t minute_start_ms, const Aggregate& agg);
+  // Whether the tiers want distributions (then rows must come through Add).
+  bool wants_sketches() const { return track_; }
   bool empty() const { return m1_.empty(); }
   // Calls emit(tier, window start, record value) for every window of every
   // tier, then clears.

@@ -1,6 +1,9 @@
 #include "store/kv/kv.h"
 
 #include <array>
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
 #include <filesystem>
 #include <vector>
 
@@ -140,6 +143,36 @@ const rocksdb::Snapshot* IteratorImpl::SnapshotOf(const Snapshot* s) {
   return static_cast<const SnapshotImpl*>(s)->get();
 }
 
+// RocksDB's diagnostics, warnings and errors only, appended to `path` (the
+// file is created on the first message). RocksDB's own LOG writes a header
+// with every option of every column family at each open: hundreds of KiB
+// that nobody reads, in every data folder.
+class WarningLogger final : public rocksdb::Logger {
+ public:
+  explicit WarningLogger(std::string path)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL), path_(std::move(path)) {}
+  ~WarningLogger() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  void LogHeader(const char*, va_list) override {}
+  void Logv(const char*, va_list) override {}
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < rocksdb::InfoLogLevel::WARN_LEVEL) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (file_ == nullptr) file_ = std::fopen(path_.c_str(), "a");
+    if (file_ == nullptr) return;
+    std::fprintf(file_, "%s ", level >= rocksdb::InfoLogLevel::ERROR_LEVEL ? "ERROR" : "WARN");
+    std::vfprintf(file_, format, ap);
+    std::fputc('\n', file_);
+    std::fflush(file_);
+  }
+
+ private:
+  std::string path_;
+  std::mutex mu_;
+  std::FILE* file_ = nullptr;
+};
+
 bool HasRetention(Cf cf) {
   return cf == Cf::kRaw || cf == Cf::kRollup60 || cf == Cf::kRollup300 ||
          cf == Cf::kRollup3600;
@@ -220,7 +253,9 @@ absl::StatusOr<std::unique_ptr<Kv>> Kv::Open(const KvOptions& options) {
   db_options.create_if_missing = options.create_if_missing && !secondary;
   db_options.create_missing_column_families = !secondary;
   db_options.max_background_jobs = 2;
-  db_options.keep_log_file_num = 3;
+  db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  db_options.info_log = std::make_shared<WarningLogger>(
+      (secondary ? options.secondary_path : options.path) + "/LOG");
   db_options.max_log_file_size = 1 << 20;
   // Bound the WAL: column families whose memtables pin old WAL files are
   // flushed, so restart and secondary catch-up replay little.
