@@ -8,6 +8,10 @@
 //            loss, 1-decimal GPU utilisation with dips, step function (cycled per chunk)
 //   worst    random 64-bit patterns as values, timestamps 1000 ms +- 50 ms jitter
 // Counters: items_per_second = samples/s; bytes_per_sample = encoded size.
+//
+// Sketch cases: a minute (60 values, exact) or an hour (3600 values, bucketed)
+// of a two-decimal percentage; Add per value, Merge of two hour sketches,
+// Quantile(0.99), EncodeTo/Decode (counter: encoded bytes).
 #include <benchmark/benchmark.h>
 
 #include <bit>
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "codec/chunk.h"
+#include "codec/quantile_sketch.h"
 
 namespace {
 
@@ -160,5 +165,80 @@ void BM_ChunkReaderNext(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(samples));
 }
 BENCHMARK(BM_ChunkReaderNext)->DenseRange(0, 2);
+
+std::vector<double> CpuPercent(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::vector<double> v(n);
+  double x = 0;
+  for (double& value : v) {
+    x = 0.9 * x + 2.5 * gauss(rng);
+    value = Round(60 + x, 2);
+  }
+  return v;
+}
+
+using trainwatch::codec::QuantileSketch;
+
+QuantileSketch SketchOf(const std::vector<double>& values) {
+  QuantileSketch s;
+  for (double v : values) s.Add(v);
+  return s;
+}
+
+// range(0): values per sketch (60: exact, 3600: bucketed).
+void BM_SketchAdd(benchmark::State& state) {
+  const std::vector<double> values = CpuPercent(static_cast<size_t>(state.range(0)), 4);
+  for (auto _ : state) {
+    QuantileSketch s;
+    for (double v : values) s.Add(v);
+    benchmark::DoNotOptimize(s);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_SketchAdd)->Arg(60)->Arg(3600);
+
+void BM_SketchMerge(benchmark::State& state) {
+  const QuantileSketch a = SketchOf(CpuPercent(static_cast<size_t>(state.range(0)), 5));
+  const QuantileSketch b = SketchOf(CpuPercent(static_cast<size_t>(state.range(0)), 6));
+  for (auto _ : state) {
+    QuantileSketch merged = a;
+    merged.Merge(b);
+    benchmark::DoNotOptimize(merged);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SketchMerge)->Arg(60)->Arg(3600);
+
+void BM_SketchQuantile(benchmark::State& state) {
+  const QuantileSketch s = SketchOf(CpuPercent(static_cast<size_t>(state.range(0)), 7));
+  for (auto _ : state) benchmark::DoNotOptimize(s.Quantile(0.99));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SketchQuantile)->Arg(60)->Arg(3600);
+
+void BM_SketchEncode(benchmark::State& state) {
+  const QuantileSketch s = SketchOf(CpuPercent(static_cast<size_t>(state.range(0)), 8));
+  std::string bytes;
+  for (auto _ : state) {
+    bytes.clear();
+    s.EncodeTo(&bytes);
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["bytes"] = static_cast<double>(bytes.size());
+}
+BENCHMARK(BM_SketchEncode)->Arg(60)->Arg(3600);
+
+void BM_SketchDecode(benchmark::State& state) {
+  std::string bytes;
+  SketchOf(CpuPercent(static_cast<size_t>(state.range(0)), 9)).EncodeTo(&bytes);
+  for (auto _ : state) {
+    auto s = QuantileSketch::Decode(bytes);
+    benchmark::DoNotOptimize(s);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SketchDecode)->Arg(60)->Arg(3600);
 
 }  // namespace

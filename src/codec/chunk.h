@@ -55,7 +55,10 @@ class ChunkBuilder {
   // Cheap running estimate of Finish().size(), to decide when to cut a chunk;
   // typically within 15 % (see bench/codec/chunk_size_report.cc).
   size_t EstimatedBytes() const;
-  // Encodes all appended samples; picks the smallest value encoding per chunk.
+  // Encodes all appended samples; picks the smallest value encoding per chunk:
+  // the smallest of constant, XOR, raw and the IntSequence codings it tries,
+  // which are decimal when every value is decimal (plus float bits when the
+  // scale is 10 or more, or all values are equal), float bits otherwise.
   std::string Finish() const;
   // Same, appending to *out.
   void FinishTo(std::string* out) const;

@@ -212,14 +212,15 @@ bool ChunkBuilder::EncodeValuesAs(ValueEncoding encoding, std::string* out) cons
 void ChunkBuilder::EncodeValues(std::string* out, ValueEncoding* encoding) const {
   const size_t n = values_.size();
   // Decimal and float bits are coded to learn their size; the others are counted.
-  // A constant also goes through IntSequence, which then writes just the value.
+  // A constant also goes through IntSequence, which then writes just the value
+  // (float bits shift out trailing zeros, so -12288.0 takes 2 bytes, not 8).
   std::string best;
   uint64_t best_size = ~uint64_t{0};
   if (decimal_scale_ >= 0 && EncodeValuesAs(ValueEncoding::kDecimal, &best)) {
     *encoding = ValueEncoding::kDecimal;
     best_size = best.size();
   }
-  if (best_size == ~uint64_t{0} || decimal_scale_ >= kTryFloatBitsFromScale) {
+  if (best_size == ~uint64_t{0} || decimal_scale_ >= kTryFloatBitsFromScale || all_same_) {
     std::string candidate;
     EncodeValuesAs(ValueEncoding::kFloatBits, &candidate);
     if (candidate.size() < best_size) {

@@ -106,14 +106,14 @@ class ResidualEncoder {
       EncodeTree(m_.far, len - 1, 6);
     }
     const int below = len - 1;  // bits under the leading one
-    if (below >= 1) {
-      const int b1 = static_cast<int>((mag >> (below - 1)) & 1);
-      rc_.Encode(&m_.mantissa[len][0], b1);
-      if (below >= 2) {
-        rc_.Encode(&m_.mantissa[len][1 + b1], static_cast<int>((mag >> (below - 2)) & 1));
-        raw_.Write(mag, below - 2);
-      }
+    const int modeled = std::min(below, ResidualModel::kModeledBits);
+    int node = 1;
+    for (int j = 1; j <= modeled; ++j) {
+      const int bit = static_cast<int>((mag >> (below - j)) & 1);
+      rc_.Encode(&m_.mantissa[len][node], bit);
+      node = 2 * node + bit;
     }
+    raw_.Write(mag, below - modeled);
   }
 
   void Finish() {
@@ -341,22 +341,17 @@ inline uint64_t IntSequenceDecoder::DecodeResidual(RangeDecoder& rc, BitReader& 
     len = node - 64 + 1;
   }
 
-  uint64_t mag = 1;
   const int below = len - 1;
-  if (below >= 1) {
-    const int b1 = rc.Decode(&m.mantissa[len][0]);
-    mag = (mag << 1) | static_cast<uint64_t>(b1);
-    if (below >= 2) {
-      const int b2 = rc.Decode(&m.mantissa[len][1 + b1]);
-      mag = (mag << 1) | static_cast<uint64_t>(b2);
-      uint64_t low;
-      if (!raw.Read(below - 2, &low)) {
-        failed_ = true;
-        return 0;
-      }
-      mag = (mag << (below - 2)) | low;
-    }
+  const int modeled = std::min(below, ResidualModel::kModeledBits);
+  int top = 1;
+  for (int j = 0; j < modeled; ++j) top = 2 * top + rc.Decode(&m.mantissa[len][top]);
+  uint64_t low;
+  if (!raw.Read(below - modeled, &low)) {
+    failed_ = true;
+    return 0;
   }
+  // top is the leading one followed by the modeled bits; below - modeled < 64.
+  const uint64_t mag = (static_cast<uint64_t>(top) << (below - modeled)) | low;
   return negative ? 0 - mag : mag;
 }
 

@@ -10,7 +10,7 @@
 //      smallest residuals: P0 (value - chunk median), P1 (delta - median delta),
 //      P2 (delta of delta) or P3 (first value + i * median delta);
 //   3. codes each residual as zero flag, sign, bit length (near the chunk's
-//      typical length, or in full) and the two bits under the leading one with
+//      typical length, or in full) and the three bits under the leading one with
 //      adaptive binary range coding, and the remaining low bits raw.
 // Byte layout: docs/format/chunk.md ("Integer sequence").
 
@@ -31,13 +31,15 @@ inline constexpr size_t kIntSequenceBlock = 32;
 // not written: the decoder is given it.
 void EncodeIntSequence(const uint64_t* x, size_t n, bool first_known, std::string* out);
 
-// Adaptive models of one integer sequence (about 1 KiB).
+// Adaptive models of one integer sequence (about 2.4 KiB).
 struct ResidualModel {
   AdaptiveBit zero[4];          // context: the previous two zero flags
   AdaptiveBit sign[3];          // context: previous residual zero / positive / negative
   AdaptiveBit near[8];          // bit tree over length - base + 3 in 0..6, 7 = escape
   AdaptiveBit far[64];          // bit tree over length - 1 after an escape
-  AdaptiveBit mantissa[65][3];  // the two bits under the leading one, per length
+  static constexpr int kModeledBits = 3;
+  // bit tree over the kModeledBits bits under the leading one, per length
+  AdaptiveBit mantissa[65][1 << kModeledBits];
   AdaptiveBit predictor[4][4];  // bit tree over the block predictor, per previous one
   int zero_ctx = 0;
   int sign_ctx = 0;

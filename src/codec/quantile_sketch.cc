@@ -184,7 +184,7 @@ std::optional<double> QuantileSketch::Quantile(double q) const {
   }
   if (zero_count_ > 0) {
     cumulative += zero_count_;
-    if (cumulative >= target) return 0.0;
+    if (cumulative >= target) return clamp(0.0);
   }
   if (!positive_.empty()) {
     for (int i = positive_.lowest(); i <= positive_.highest(); ++i) {

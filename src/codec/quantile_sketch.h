@@ -41,7 +41,7 @@ class QuantileSketch {
   void Merge(const QuantileSketch& other);
 
   double count() const { return count_; }
-  double sum() const { return sum_; }
+  double sum() const { return sum_; }  // may overflow to +-Inf (or NaN: Inf - Inf)
   double min() const { return min_; }  // valid when !empty()
   double max() const { return max_; }
   bool empty() const { return count_ == 0; }

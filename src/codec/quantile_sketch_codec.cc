@@ -297,7 +297,8 @@ absl::Status QuantileSketch::DecodeExact(std::string_view* in, uint8_t flags) {
   count_ = 0;
   for (const auto& entry : exact_) count_ += entry.second;
   if (!whole) TW_RETURN_IF_ERROR(GetCount(in, false, &count_));
-  TW_RETURN_IF_ERROR(GetFinite(in, "sum", &sum_));
+  // The sum of finite values may still overflow to an infinity (or NaN).
+  if (!GetDouble(in, &sum_)) return absl::DataLossError("sketch: truncated sum");
   min_ = exact_.front().first;
   max_ = exact_.back().first;
   exact_mode_ = true;
@@ -309,7 +310,7 @@ absl::Status QuantileSketch::DecodeBuckets(std::string_view* in, uint8_t flags) 
   exact_mode_ = false;
   TW_RETURN_IF_ERROR(GetFinite(in, "min", &min_));
   TW_RETURN_IF_ERROR(GetFinite(in, "max", &max_));
-  TW_RETURN_IF_ERROR(GetFinite(in, "sum", &sum_));
+  if (!GetDouble(in, &sum_)) return absl::DataLossError("sketch: truncated sum");
   if (!(min_ <= max_)) {
     return absl::DataLossError(absl::StrFormat("sketch: min %g exceeds max %g", min_, max_));
   }
@@ -348,6 +349,13 @@ absl::Status QuantileSketch::DecodeBuckets(std::string_view* in, uint8_t flags) 
   }
   if (whole) count_ = total;
   if (!(count_ > 0)) return absl::DataLossError("sketch: a bucketed sketch holds no count");
+  // min and max must agree with the signs present.
+  const bool has_negative = !negative_.empty(), has_positive = !positive_.empty();
+  if (has_negative != (min_ < 0) || has_positive != (max_ > 0) ||
+      (zero_count_ > 0 && !(min_ <= 0 && max_ >= 0))) {
+    return absl::DataLossError(absl::StrFormat(
+        "sketch: min %g and max %g disagree with the buckets' signs", min_, max_));
+  }
   return absl::OkStatus();
 }
 

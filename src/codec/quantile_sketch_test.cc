@@ -4,6 +4,7 @@
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -332,17 +333,45 @@ TEST(QuantileSketch, DecodeRejectsDamageWithoutMisbehaving) {
         std::string damaged = bytes;
         damaged[rng() % damaged.size()] ^= static_cast<char>(1 << (rng() % 8));
         auto decoded = QuantileSketch::Decode(damaged);
-        if (decoded.ok()) {  // still usable
-          decoded->Quantile(0.5);
+        if (decoded.ok() && !decoded->empty()) {  // still usable and consistent
+          for (double q : kQs) {
+            EXPECT_GE(*decoded->Quantile(q), decoded->min());
+            EXPECT_LE(*decoded->Quantile(q), decoded->max());
+          }
           std::string again;
           decoded->EncodeTo(&again);
         }
       }
     }
   }
+  // A bucketed sketch whose min claims a sign no bucket has is refused.
+  std::vector<double> positive;
+  for (int i = 1; i <= 100; ++i) positive.push_back(i * 1.5);
+  std::string bytes;
+  Sketch(Unweighted(positive)).EncodeTo(&bytes);
+  ASSERT_EQ(bytes[1] & 1, 1);  // bucketed
+  const double minus_one = -1.0;
+  std::memcpy(&bytes[2], &minus_one, 8);
+  EXPECT_EQ(QuantileSketch::Decode(bytes).status().code(), absl::StatusCode::kDataLoss);
+
   auto wrong_version = QuantileSketch::Decode(std::string_view("\x07\x00\x00", 3));
   EXPECT_EQ(wrong_version.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(wrong_version.status().message().find("version 7"), std::string_view::npos);
+}
+
+TEST(QuantileSketch, SumMayOverflowAndStillRoundTrips) {
+  for (int values : {3, 100}) {  // exact and bucketed forms
+    QuantileSketch s;
+    for (int i = 0; i < values; ++i) s.Add(-5e307 * (1 + i % 3) * (1 - 1e-3 * i), 16);
+    EXPECT_EQ(s.exact(), values == 3);
+    EXPECT_EQ(s.sum(), -std::numeric_limits<double>::infinity());
+    std::string bytes;
+    s.EncodeTo(&bytes);
+    auto decoded = QuantileSketch::Decode(bytes);
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_EQ(decoded->sum(), s.sum());
+    EXPECT_EQ(decoded->count(), s.count());
+  }
 }
 
 TEST(QuantileSketchDeathTest, RefusesNonFiniteValuesAndCounts) {
