@@ -60,6 +60,18 @@ absl::StatusOr<std::vector<model::MetricDefinition>> GatherDefinitions(const Ext
   return defs;
 }
 
+bool WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
 void PrintNotes(const std::vector<model::MetricDefinition>& defs, const StreamResult& result) {
   for (size_t i = 0; i < defs.size(); ++i) {
     std::string name = extract::QuoteForMessage(defs[i].name, 80);
@@ -117,12 +129,10 @@ int RunExtract(const ExtractFlags& f) {
     };
   }
   SummaryTable table(defs->size());
-  static char out_buffer[1 << 16];
-  std::setvbuf(stdout, out_buffer, _IOFBF, sizeof(out_buffer));
   auto on_block = [&](ExtractedBlock& block) -> absl::Status {
     if (jsonl) {
-      if (std::fwrite(block.text.data(), 1, block.text.size(), stdout) != block.text.size() ||
-          std::fflush(stdout) != 0) {
+      // Straight to the file descriptor: a block's text is already one big write.
+      if (!WriteAll(STDOUT_FILENO, block.text)) {
         return absl::UnavailableError(
             absl::StrFormat("cannot write the output: %s", std::strerror(errno)));
       }

@@ -136,6 +136,9 @@ JsonlFormatter::JsonlFormatter(const std::vector<model::MetricDefinition>& defs)
 
 void JsonlFormatter::Append(const std::vector<extract::ExtractedValue>& values,
                             std::string* out) const {
+  size_t longest = 0;
+  for (const std::string& p : prefixes_) longest = std::max(longest, p.size());
+  out->reserve(out->size() + values.size() * (longest + 26));  // number (<= 24) and "}\n"
   for (const extract::ExtractedValue& v : values) {
     *out += prefixes_[v.definition];
     AppendNumber(v.value, out);

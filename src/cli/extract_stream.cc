@@ -154,6 +154,11 @@ class BlockReader {
 // Matches one block with `x`, into `out`.
 void ProcessBlock(extract::Extractor& x, std::string_view data, const StreamOptions& options,
                   ExtractedBlock* out) {
+  // Reused blocks keep their capacity: no page faults for fresh memory.
+  out->lines = 0;
+  out->values.clear();
+  out->text.clear();
+  out->rejected_samples.clear();
   x.ClearRejectedSamples();
   capture::LineSplitter splitter;
   auto on_line = [&](std::string_view line) {
@@ -219,6 +224,17 @@ class Pipeline {
     free_.pop_back();
     return b;
   }
+  void RecycleBlock(ExtractedBlock block) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_blocks_.push_back(std::move(block));
+  }
+  ExtractedBlock FreeBlock() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_blocks_.empty()) return ExtractedBlock();
+    ExtractedBlock b = std::move(free_blocks_.back());
+    free_blocks_.pop_back();
+    return b;
+  }
   // Workers finish the jobs queued and stop; with `drop`, queued jobs are dropped.
   void Close(bool drop) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -234,6 +250,7 @@ class Pipeline {
   std::deque<Job> jobs_;
   std::map<uint64_t, ExtractedBlock> done_;
   std::vector<Buffer> free_;
+  std::vector<ExtractedBlock> free_blocks_;
   bool closed_ = false;
 };
 
@@ -297,6 +314,7 @@ absl::StatusOr<StreamResult> ExtractStream(
   absl::Status status;
   if (threads == 1) {
     Buffer data;
+    ExtractedBlock block;
     for (;;) {
       absl::StatusOr<bool> more = reader.Next(&data);
       if (!more.ok()) {
@@ -304,7 +322,6 @@ absl::StatusOr<StreamResult> ExtractStream(
         break;
       }
       if (!*more) break;
-      ExtractedBlock block;
       ProcessBlock(*extractors[0], data.view(), stream_options, &block);
       status = hand_over(block);
       if (!status.ok()) break;
@@ -317,7 +334,7 @@ absl::StatusOr<StreamResult> ExtractStream(
       workers.emplace_back([&pipeline, &stream_options, x] {
         Pipeline::Job job;
         while (pipeline.Pop(&job)) {
-          ExtractedBlock block;
+          ExtractedBlock block = pipeline.FreeBlock();
           ProcessBlock(*x, job.data.view(), stream_options, &block);
           pipeline.Recycle(std::move(job.data));
           pipeline.Done(job.seq, std::move(block));
@@ -333,6 +350,7 @@ absl::StatusOr<StreamResult> ExtractStream(
       while (status.ok() && next_emit < next_read &&
              pipeline.Take(next_emit, next_read - next_emit >= max_in_flight, &block)) {
         status = hand_over(block);
+        pipeline.RecycleBlock(std::move(block));
         ++next_emit;
       }
       if (!status.ok()) break;

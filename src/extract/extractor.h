@@ -12,9 +12,10 @@
 // characters are first written the way CloudWatch shows them (#011 ...).
 //
 // Fast paths, none of which changes a result: a prefilter skips definitions
-// whose required literals are absent from the line, and regexes of the common
-// "literal (class+) literal" shape are matched without RE2 (see
-// simple_matcher.h). The tests compare both with plain RE2.
+// whose required literals are absent from the line (prefilter.h), and regexes
+// of the common shapes, literal text and runs like "step [0-9]+ loss:
+// ([0-9.]+)", are matched without RE2 (simple_matcher.h). The tests and a fuzz
+// target compare both with plain RE2 (ExtractOptions::reference_for_test).
 //
 // Thread-compatible: one thread per Extractor (create one per thread).
 

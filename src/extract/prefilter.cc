@@ -95,18 +95,31 @@ uint64_t Prefilter::Candidates(std::string_view text) {
   for (uint64_t w : scanned_found_) any |= w != 0;
   if (!any) return base_;
 
+  // Up to 64 scanned atoms (the usual case): a direct-mapped cache keyed by
+  // the atom bits themselves, which are never 0 here.
+  CacheEntry* slot = nullptr;
+  if (scanned_found_.size() == 1) {
+    uint64_t w = scanned_found_[0];
+    slot = &cache_[(w * 0x9E3779B97F4A7C15ULL) >> (64 - kCacheBits)];
+    if (slot->atoms == w) return slot->candidates;
+  }
   absl::string_view key(reinterpret_cast<const char*>(scanned_found_.data()),
                         scanned_found_.size() * sizeof(uint64_t));
+  uint64_t mask;
   auto it = memo_.find(key);
-  if (it != memo_.end()) return it->second;
-  found_ = forced_atoms_;
-  for (size_t j = 0; j < scanned_ids_.size(); ++j) {
-    if ((scanned_found_[j / 64] >> (j % 64)) & 1) {
-      found_[scanned_ids_[j] / 64] |= uint64_t{1} << (scanned_ids_[j] % 64);
+  if (it != memo_.end()) {
+    mask = it->second;
+  } else {
+    found_ = forced_atoms_;
+    for (size_t j = 0; j < scanned_ids_.size(); ++j) {
+      if ((scanned_found_[j / 64] >> (j % 64)) & 1) {
+        found_[scanned_ids_[j] / 64] |= uint64_t{1} << (scanned_ids_[j] % 64);
+      }
     }
+    mask = Compute() | case_insensitive_;
+    if (memo_.size() < kMaxMemoEntries) memo_.emplace(std::string(key), mask);
   }
-  uint64_t mask = Compute() | case_insensitive_;
-  if (memo_.size() < kMaxMemoEntries) memo_.emplace(std::string(key), mask);
+  if (slot != nullptr) *slot = CacheEntry{scanned_found_[0], mask};
   return mask;
 }
 

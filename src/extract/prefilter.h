@@ -56,6 +56,12 @@ class Prefilter {
   std::vector<int> atom_ids_;                // scratch
   std::vector<int> regexps_;                 // scratch
   absl::flat_hash_map<std::string, uint64_t> memo_;
+  struct CacheEntry {
+    uint64_t atoms = 0;  // scanner bits; 0: empty
+    uint64_t candidates = 0;
+  };
+  static constexpr int kCacheBits = 8;
+  CacheEntry cache_[1 << kCacheBits];
 };
 
 }  // namespace trainwatch::extract
