@@ -5,12 +5,14 @@
 //
 // Exit status conventions: 0 success; 1 the operation failed (the job failed,
 // the query found nothing that was asked for); 2 usage or input error (bad
-// flag, bad definition, job exists, data folder held by another writer).
-// `run` exits with the training command's own status (128+signal if killed).
+// flag, bad definition, unknown job, job exists, data folder held by another
+// writer). `run` exits with the training command's own status (128+signal if
+// killed).
 
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 
 namespace trainwatch::cli {
 
@@ -20,7 +22,17 @@ struct GlobalOptions {
 
 // Adds "--data DIR" to a subcommand.
 void AddDataOption(CLI::App* cmd, GlobalOptions* options);
+// The data folder the user means (--data, $TRAINWATCH_DATA, the per-user default).
+std::string DataDir(const GlobalOptions& options);
+
+// Prints "trainwatch: error: <message>" on stderr and returns `exit_code`.
+int ReportError(const absl::Status& status, int exit_code = 2);
 
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterExtractCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterDescribeCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterJobsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterLogsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterStopCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 
 }  // namespace trainwatch::cli

@@ -19,6 +19,16 @@ int main(int argc, char** argv) {
   GlobalOptions options;
   int exit_code = 0;
   RegisterVersionCommand(root, &options, &exit_code);
+  RegisterExtractCommand(root, &options, &exit_code);
+  RegisterDescribeCommand(root, &options, &exit_code);
+  RegisterJobsCommand(root, &options, &exit_code);
+  RegisterLogsCommand(root, &options, &exit_code);
+  RegisterStopCommand(root, &options, &exit_code);
+  // CLI11 prints footers without a final newline.
+  root.footer(root.get_footer() + "\n");
+  for (CLI::App* sub : root.get_subcommands([](CLI::App*) { return true; })) {
+    sub->footer(sub->get_footer() + "\n");
+  }
   try {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

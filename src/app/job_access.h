@@ -1,0 +1,35 @@
+#pragma once
+// How the CLI's read commands open the data folder and see jobs as they are:
+// a job whose runner died (kill -9, reboot) is reported, and recorded, as
+// Failed instead of staying InProgress forever.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/job_record.h"
+#include "store/db.h"
+
+namespace trainwatch::app {
+
+// Opens `data_dir` for a read command: as the writer when nobody writes (so a
+// dead runner's job can be recorded as Failed), else as a follower of the
+// writer. NotFound with a message that says what to do when the folder holds
+// no trainwatch data.
+absl::StatusOr<std::unique_ptr<store::Db>> OpenForRead(const std::string& data_dir);
+
+// The job named `name` (case-insensitively), reconciled with its runner: when
+// it is not terminal and its runner is gone, it is returned as Failed, and
+// recorded so when `db` is writable. nullopt when there is no such job.
+absl::StatusOr<std::optional<model::JobRecord>> LoadJob(store::Db& db, std::string_view name);
+
+// Reconciles one record (as LoadJob does); true when it changed.
+bool ReconcileJob(store::Db& db, model::JobRecord* job);
+
+// "no training job named X in DIR; `trainwatch jobs --data DIR` lists them"
+absl::Status JobNotFound(std::string_view name, const std::string& data_dir);
+
+}  // namespace trainwatch::app

@@ -1,0 +1,197 @@
+// trainwatch extract: apply metric definitions to a log offline, the way a
+// job applies them live, to test regexes before a run.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "cli/commands.h"
+#include "cli/extract_output.h"
+#include "cli/extract_stream.h"
+#include "extract/definitions.h"
+#include "extract/text.h"
+#include "util/log.h"
+
+namespace trainwatch::cli {
+namespace {
+
+struct ExtractFlags {
+  std::string definitions_file;
+  std::vector<std::string> metrics;
+  std::string input = "-";
+  std::string format = "jsonl";
+  bool sagemaker_escaped = false;
+  int threads = 0;
+};
+
+// Exit statuses (cli/commands.h).
+constexpr int kUsageError = 2;
+constexpr int kFailed = 1;
+
+absl::StatusOr<std::vector<model::MetricDefinition>> GatherDefinitions(const ExtractFlags& f) {
+  std::vector<model::MetricDefinition> defs;
+  if (!f.definitions_file.empty()) {
+    std::ifstream in(f.definitions_file, std::ios::binary);
+    if (!in) {
+      return absl::NotFoundError(absl::StrFormat("cannot read --definitions \"%s\": %s",
+                                                 f.definitions_file, std::strerror(errno)));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = extract::ParseDefinitionsJson(text.str());
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s", f.definitions_file, parsed.status().message()));
+    }
+    defs = *std::move(parsed);
+  }
+  for (const std::string& flag : f.metrics) {
+    auto def = extract::ParseMetricFlag(flag);
+    if (!def.ok()) return def.status();
+    defs.push_back(*std::move(def));
+  }
+  return defs;
+}
+
+void PrintNotes(const std::vector<model::MetricDefinition>& defs, const StreamResult& result) {
+  for (size_t i = 0; i < defs.size(); ++i) {
+    std::string name = extract::QuoteForMessage(defs[i].name, 80);
+    if (result.matched[i] == 0) {
+      util::LogWarning(absl::StrFormat(
+          "\"%s\" never matched in %d lines; check regex \"%s\" against a line of the log "
+          "(matching is case-sensitive and searches each line; \\d \\s \\w are ASCII-only)",
+          name, result.lines, extract::QuoteForMessage(defs[i].regex)));
+    } else if (result.rejected[i] > 0) {
+      util::LogWarning(absl::StrFormat(
+          "\"%s\": %d of %d matches captured text that is not a number, e.g. \"%s\"; capture "
+          "group 1 must hold just the number",
+          name, result.rejected[i], result.matched[i],
+          result.has_rejected_sample[i] ? extract::QuoteForMessage(result.rejected_sample[i], 60)
+                                        : std::string()));
+    }
+  }
+}
+
+int RunExtract(const ExtractFlags& f) {
+  if (f.definitions_file.empty() && f.metrics.empty()) {
+    util::LogError(
+        "nothing to extract: give --definitions FILE and/or --metric NAME=REGEX (see "
+        "trainwatch extract --help)");
+    return kUsageError;
+  }
+  auto defs = GatherDefinitions(f);
+  if (!defs.ok()) {
+    util::LogError(std::string(defs.status().message()));
+    return kUsageError;
+  }
+  if (absl::Status valid = extract::ValidateDefinitions(*defs); !valid.ok()) {
+    util::LogError(
+        absl::StrFormat("invalid metric definitions, nothing extracted:\n%s", valid.message()));
+    return kUsageError;
+  }
+  auto source = OpenInput(f.input);
+  if (!source.ok()) {
+    util::LogError(std::string(source.status().message()));
+    return kUsageError;
+  }
+  if (f.input == "-" && ::isatty(STDIN_FILENO)) {
+    util::LogInfo("reading the log from the terminal; end it with Ctrl-D (or give --input LOG)");
+  }
+
+  extract::ExtractOptions options;
+  options.sagemaker_escaped = f.sagemaker_escaped;
+  StreamOptions stream_options;
+  stream_options.threads = f.threads;
+  const bool jsonl = f.format == "jsonl";
+  JsonlFormatter formatter(*defs);
+  if (jsonl) {
+    stream_options.format = [&formatter](ExtractedBlock* block) {
+      formatter.Append(block->values, &block->text);
+    };
+  }
+  SummaryTable table(defs->size());
+  static char out_buffer[1 << 16];
+  std::setvbuf(stdout, out_buffer, _IOFBF, sizeof(out_buffer));
+  auto on_block = [&](ExtractedBlock& block) -> absl::Status {
+    if (jsonl) {
+      if (std::fwrite(block.text.data(), 1, block.text.size(), stdout) != block.text.size() ||
+          std::fflush(stdout) != 0) {
+        return absl::UnavailableError(
+            absl::StrFormat("cannot write the output: %s", std::strerror(errno)));
+      }
+    } else {
+      table.Add(block.values);
+    }
+    return absl::OkStatus();
+  };
+  auto result = ExtractStream(**source, *defs, options, stream_options, on_block);
+  if (!result.ok()) {
+    util::LogError(std::string(result.status().message()));
+    return absl::IsUnavailable(result.status()) ? kFailed : kUsageError;
+  }
+  if (!jsonl) {
+    uint64_t points = 0;
+    for (const MetricSummary& row : table.rows()) points += row.datapoints;
+    std::string text = table.Render(*defs, result->rejected);
+    text += absl::StrFormat("\n%d lines, %d bytes, %d datapoints\n", result->lines, result->bytes,
+                            points);
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+    PrintNotes(*defs, *result);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterExtractCommand(CLI::App& root, GlobalOptions* /*options*/, int* exit_code) {
+  auto flags = std::make_shared<ExtractFlags>();
+  CLI::App* cmd = root.add_subcommand(
+      "extract",
+      "apply metric definitions to a log offline: the datapoints a job would record, to test "
+      "regexes before a run");
+  cmd->add_option("--definitions", flags->definitions_file,
+                  "SageMaker MetricDefinitions JSON: [{\"Name\": ..., \"Regex\": ...}, ...]")
+      ->type_name("FILE");
+  cmd->add_option("--metric", flags->metrics,
+                  "one more definition, NAME=REGEX (split at the first '='); repeatable, after "
+                  "those of --definitions")
+      ->type_name("NAME=REGEX")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--input", flags->input, "the log to read; - or none: stdin")->type_name("LOG");
+  cmd->add_option("--format", flags->format,
+                  "jsonl: one {\"metric\": NAME, \"value\": V} per datapoint, in log order; "
+                  "table: per metric datapoints, rejected matches, last, min, max")
+      ->check(CLI::IsMember({"jsonl", "table"}));
+  cmd->add_flag("--sagemaker-escaped", flags->sagemaker_escaped,
+                "match against the text as CloudWatch shows it (TAB as #011, ESC as #033 ...), "
+                "for definitions written against SageMaker's logs");
+  cmd->add_option("--threads", flags->threads,
+                  "matching threads (default: one per core, at most 4); output order never "
+                  "depends on it")
+      ->type_name("N")
+      ->check(CLI::Range(0, 64));
+  cmd->footer(
+      "Rules: each line (ended by \\n, \\r or \\r\\n) is searched with each definition; the first\n"
+      "match counts; capture group 1, white space stripped, must be a plain decimal number.\n"
+      "Invalid definitions exit 2 before anything is printed. See docs/extraction.md.\n"
+      "\n"
+      "Examples:\n"
+      "  trainwatch extract --definitions defs.json --input train.log\n"
+      "  trainwatch extract --metric 'train:loss=loss: ([0-9.eE+-]+)' --input train.log "
+      "--format table\n"
+      "  python3 train.py 2>&1 | trainwatch extract --definitions defs.json\n"
+      "  trainwatch extract --sagemaker-escaped --metric 'train:error=#011train-error:(\\S+)' "
+      "--input xgb.log");
+  cmd->callback([flags, exit_code] { *exit_code = RunExtract(*flags); });
+}
+
+}  // namespace trainwatch::cli

@@ -1,0 +1,128 @@
+// trainwatch logs NAME: the lines a training job printed, as stored; --follow
+// keeps printing new lines until the job ends.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "app/job_access.h"
+#include "cli/commands.h"
+#include "model/log_event.h"
+#include "query/filter_pattern.h"
+#include "query/logs.h"
+#include "util/time_parse.h"
+
+namespace trainwatch::cli {
+namespace {
+
+struct LogsFlags {
+  std::string name;
+  bool follow = false;
+  std::string filter;
+  std::string start;
+  std::string end;
+  bool timestamps = false;
+  int poll_ms = 200;
+};
+
+bool WriteAll(const std::string& text) {
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(STDOUT_FILENO, text.data() + off, text.size() - off);
+    if (n <= 0) return false;  // stdout closed (e.g. `| head`): stop quietly
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
+  const std::string data_dir = DataDir(options);
+  auto pattern = query::FilterPattern::Parse(flags.filter);
+  if (!pattern.ok()) return ReportError(pattern.status());
+  auto db = app::OpenForRead(data_dir);
+  if (!db.ok()) return ReportError(db.status());
+  const int64_t now_ms = (*db)->clock().NowMs();
+  query::GetLogEventsRequest request;
+  request.start_from_head = true;
+  if (!flags.start.empty()) {
+    auto t = util::ParseTimeMs(flags.start, now_ms);
+    if (!t.ok()) return ReportError(t.status());
+    request.start_ms = *t;
+  }
+  if (!flags.end.empty()) {
+    auto t = util::ParseTimeMs(flags.end, now_ms);
+    if (!t.ok()) return ReportError(t.status());
+    request.end_ms = *t;
+  }
+
+  auto job = app::LoadJob(**db, flags.name);
+  if (!job.ok()) return ReportError(job.status(), 1);
+  if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
+  request.group = std::string(model::kTrainingJobsLogGroup);
+  request.stream = (*job)->log_stream;
+
+  bool job_done = model::IsTerminal((*job)->status);
+  while (true) {
+    auto view = (*db)->View();
+    if (!view.ok()) return ReportError(view.status(), 1);
+    auto page = query::GetLogEvents(*view, request);
+    if (!page.ok()) {
+      // The stream appears with the job's first line.
+      if (absl::IsNotFound(page.status()) && flags.follow && !job_done) {
+        page = query::GetLogEventsResponse{};
+        page->next_forward_token = request.next_token;
+      } else if (absl::IsNotFound(page.status())) {
+        return 0;  // the job printed nothing
+      } else {
+        return ReportError(page.status(), 1);
+      }
+    }
+    std::string out;
+    for (const query::OutputLogEvent& event : page->events) {
+      if (!pattern->Matches(event.message)) continue;
+      if (flags.timestamps) out += util::FormatIso8601Ms(event.t_ms) + " ";
+      out += event.message;
+      out += '\n';
+    }
+    if (!out.empty() && !WriteAll(out)) return 0;
+    if (!page->next_forward_token.empty()) request.next_token = page->next_forward_token;
+    if (!page->events.empty()) continue;  // more may be there right away
+    // An empty page: the end of what is stored now.
+    if (!flags.follow || job_done) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(flags.poll_ms));
+    auto latest = app::LoadJob(**db, flags.name);
+    if (!latest.ok()) return ReportError(latest.status(), 1);
+    // Once the job is terminal every line is stored: one more pass, then stop.
+    if (latest->has_value() && model::IsTerminal((*latest)->status)) job_done = true;
+  }
+}
+
+}  // namespace
+
+void RegisterLogsCommand(CLI::App& root, GlobalOptions* options, int* exit_code) {
+  auto flags = std::make_shared<LogsFlags>();
+  CLI::App* cmd = root.add_subcommand("logs", "print the lines a training job printed");
+  cmd->add_option("name", flags->name, "the job's name")->required();
+  cmd->add_flag("-f,--follow", flags->follow,
+                "keep printing new lines as the job prints them, until it ends");
+  cmd->add_option("--filter", flags->filter,
+                  "only lines matching a CloudWatch Logs filter pattern: terms (all must "
+                  "appear), \"phrases\", ?any -none, %regex%");
+  cmd->add_option("--start", flags->start, "from this time (ISO-8601, epoch seconds, now-10m)");
+  cmd->add_option("--end", flags->end, "until this time (exclusive)");
+  cmd->add_flag("-t,--timestamps", flags->timestamps, "prefix each line with its time");
+  AddDataOption(cmd, options);
+  cmd->footer(
+      "Examples:\n"
+      "  trainwatch logs mnist-7\n"
+      "  trainwatch logs mnist-7 --follow\n"
+      "  trainwatch logs mnist-7 --filter '?Error ?Traceback' --timestamps\n"
+      "  trainwatch logs mnist-7 --filter '%loss: [0-9.]+%' --start now-10m");
+  cmd->callback([flags, options, exit_code] { *exit_code = RunLogs(*flags, *options); });
+}
+
+}  // namespace trainwatch::cli

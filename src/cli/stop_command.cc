@@ -1,0 +1,73 @@
+// trainwatch stop NAME: stops a running job from another terminal, as
+// StopTrainingJob does (Stopping, SIGTERM, SIGKILL after the grace period, Stopped).
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "app/job_access.h"
+#include "cli/commands.h"
+#include "job/runner_identity.h"
+
+namespace trainwatch::cli {
+namespace {
+
+struct StopFlags {
+  std::string name;
+  bool wait = true;
+  int timeout_s = 300;
+};
+
+int RunStop(const StopFlags& flags, const GlobalOptions& options) {
+  const std::string data_dir = DataDir(options);
+  auto db = app::OpenForRead(data_dir);
+  if (!db.ok()) return ReportError(db.status());
+  auto job = app::LoadJob(**db, flags.name);
+  if (!job.ok()) return ReportError(job.status(), 1);
+  if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
+  if (absl::Status s = job::RequestStop(**job); !s.ok()) {
+    if (absl::IsNotFound(s)) app::ReconcileJob(**db, &**job);
+    return ReportError(s, absl::IsPermissionDenied(s) ? 1 : 2);
+  }
+  std::fprintf(stderr, "trainwatch: stopping %s...\n", (*job)->name.c_str());
+  if (!flags.wait) return 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(flags.timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    auto latest = app::LoadJob(**db, flags.name);
+    if (!latest.ok()) return ReportError(latest.status(), 1);
+    if (latest->has_value() && model::IsTerminal((*latest)->status)) {
+      std::fprintf(stderr, "trainwatch: %s is %s (%s)\n", (*latest)->name.c_str(),
+                   std::string(model::JobStatusName((*latest)->status)).c_str(),
+                   std::string(model::SecondaryStatusName((*latest)->secondary_status)).c_str());
+      return 0;
+    }
+  }
+  return ReportError(absl::DeadlineExceededError(absl::StrFormat(
+                         "%s was asked to stop but is still running after %d s; `trainwatch "
+                         "describe %s` shows its status",
+                         flags.name, flags.timeout_s, flags.name)),
+                     1);
+}
+
+}  // namespace
+
+void RegisterStopCommand(CLI::App& root, GlobalOptions* options, int* exit_code) {
+  auto flags = std::make_shared<StopFlags>();
+  CLI::App* cmd = root.add_subcommand(
+      "stop", "stop a running job (SIGTERM to the training process, SIGKILL after the grace period)");
+  cmd->add_option("name", flags->name, "the job's name")->required();
+  cmd->add_flag("!--no-wait", flags->wait, "return once the stop is requested");
+  cmd->add_option("--timeout", flags->timeout_s,
+                  "seconds to wait for the job to stop (default 300)");
+  AddDataOption(cmd, options);
+  cmd->footer(
+      "Examples:\n"
+      "  trainwatch stop mnist-7\n"
+      "  trainwatch stop mnist-7 --no-wait");
+  cmd->callback([flags, options, exit_code] { *exit_code = RunStop(*flags, *options); });
+}
+
+}  // namespace trainwatch::cli

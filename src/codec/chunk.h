@@ -1,0 +1,152 @@
+#pragma once
+// Chunks: one compressed run of one series' (t_ms, value) samples.
+//
+// Timestamps are regular (no bytes at all) or an IntSequence (delta-of-delta,
+// delta-minus-median and grid predictors, adaptive range coding). Values take,
+// per chunk, the smallest of: constant, Gorilla XOR, exact decimal integers
+// (counters, percentages, accuracies) or ordered float bits, the last two through
+// IntSequence, or raw when nothing beats 8 bytes. Lossless always: every timestamp and every value bit pattern
+// round-trips (-0.0, subnormals, NaN payloads included).
+// Byte layout: docs/format/chunk.md.
+//
+// Thread safety: a ChunkBuilder is one writer's; const methods may run
+// concurrently with each other. A ChunkReader is single-threaded; many readers
+// may share the same bytes.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "codec/timestamps.h"
+#include "codec/int_sequence.h"
+#include "codec/xor_values.h"
+
+namespace trainwatch::codec {
+
+inline constexpr uint8_t kChunkFormatVersion = 1;
+// Upper bound on samples per chunk, checked by Append and by readers (garbage
+// cannot make a reader produce more). Far above any sensible chunk size.
+inline constexpr size_t kMaxChunkSamples = size_t{1} << 22;
+
+enum class ValueEncoding : uint8_t {
+  kConstant = 0,   // one raw 8-byte bit pattern
+  kXor = 1,        // Gorilla XOR bit stream
+  kDecimal = 2,    // scale k, then IntSequence of the integers d (value = d / 10^k)
+  kFloatBits = 3,  // shift, then IntSequence of the ordered float bits
+  kRaw = 4,        // 8 bytes per value: incompressible data costs no more than raw
+};
+
+// Builds one compressed chunk of one series' samples, in timestamp order.
+class ChunkBuilder {
+ public:
+  // t_ms must be >= the previous t_ms (equal allowed: several samples in one ms);
+  // the caller sorts (TW_CHECK on violation, and on more than kMaxChunkSamples).
+  // Every double bit pattern is kept exactly.
+  void Append(int64_t t_ms, double value);
+
+  size_t size() const { return t_ms_.size(); }  // samples appended
+  int64_t first_t_ms() const { return t_ms_.front(); }  // valid when size() > 0
+  int64_t last_t_ms() const { return t_ms_.back(); }
+  // Cheap running estimate of Finish().size(), to decide when to cut a chunk;
+  // typically within 15 % (see bench/codec/chunk_size_report.cc).
+  size_t EstimatedBytes() const;
+  // Encodes all appended samples; picks the smallest value encoding per chunk:
+  // the smallest of constant, XOR, raw and the IntSequence codings it tries,
+  // which are decimal when every value is decimal (plus float bits when the
+  // scale is 10 or more, or all values are equal), float bits otherwise.
+  std::string Finish() const;
+  // Same, appending to *out.
+  void FinishTo(std::string* out) const;
+  // Forgets the samples, keeping the allocated capacity.
+  void Clear();
+  // Heap bytes held (16 per sample of capacity).
+  size_t MemoryBytes() const;
+
+  // The chunk with its values in `encoding`, or nullopt where that encoding
+  // cannot hold them (kConstant for varying values, kDecimal for non-decimals).
+  std::optional<std::string> FinishWithValueEncodingForTest(ValueEncoding encoding) const;
+
+ private:
+  bool EncodeChunk(std::optional<ValueEncoding> forced, std::string* out) const;
+  void EncodeValues(std::string* out, ValueEncoding* encoding) const;
+  bool EncodeValuesAs(ValueEncoding encoding, std::string* out) const;
+
+  std::vector<int64_t> t_ms_;
+  std::vector<double> values_;
+  // Running state behind EstimatedBytes() and the decimal choice.
+  int decimal_scale_ = 0;  // smallest scale every value so far is decimal at; -1: none
+  int64_t last_decimal_ = 0;
+  uint64_t max_abs_decimal_ = 0;  // at decimal_scale_, saturating
+  uint64_t last_step_ = 0;        // last value delta, as decimal integers or float bits
+  bool all_same_ = true;
+  uint64_t changed_values_ = 0;
+  uint64_t estimated_bits_ = 0;
+};
+
+// Reads a chunk produced by ChunkBuilder::Finish. `bytes` must outlive the reader.
+class ChunkReader {
+ public:
+  // InvalidArgument / DataLoss for bytes that are not a valid chunk: never UB,
+  // never a crash.
+  static absl::StatusOr<ChunkReader> Open(std::string_view bytes);
+
+  size_t size() const { return n_; }
+  int64_t first_t_ms() const { return first_t_ms_; }  // valid when size() > 0
+  int64_t last_t_ms() const { return last_t_ms_; }
+  TimestampEncoding timestamp_encoding() const { return ts_encoding_; }
+  ValueEncoding value_encoding() const { return value_encoding_; }
+
+  // Next sample in order; false at the end or on corrupt data (then status()
+  // says why). Corruption may surface only at the last block, after earlier
+  // samples were returned; DecodeChunk checks the whole chunk before it returns.
+  bool Next(int64_t* t_ms, double* value) {
+    if (pos_ == len_ && !Refill()) return false;
+    *t_ms = t_buf_[pos_];
+    *value = v_buf_[pos_];
+    ++pos_;
+    return true;
+  }
+  absl::Status status() const { return status_; }
+
+ private:
+  friend absl::Status DecodeChunk(std::string_view, std::vector<int64_t>*, std::vector<double>*);
+  static constexpr size_t kBlock = 64;
+
+  ChunkReader() = default;
+  absl::Status Init(std::string_view bytes);
+  // Decodes the next block into the buffers; false at the end or on error.
+  bool Refill();
+  bool Fail(absl::Status status);
+
+  size_t n_ = 0;
+  int64_t first_t_ms_ = 0;
+  int64_t last_t_ms_ = 0;
+  TimestampEncoding ts_encoding_ = TimestampEncoding::kRegular;
+  ValueEncoding value_encoding_ = ValueEncoding::kConstant;
+  int value_param_ = 0;  // decimal scale or float-bits shift
+  uint64_t constant_bits_ = 0;
+  std::string_view raw_values_;
+  size_t decoded_ = 0;   // samples decoded into buffers so far
+  int64_t previous_t_ms_ = 0;
+  TimestampDecoder timestamps_;
+  XorDecoder xor_;
+  IntSequenceDecoder sequence_;
+  size_t pos_ = 0;
+  size_t len_ = 0;
+  int64_t t_buf_[kBlock] = {};
+  double v_buf_[kBlock] = {};
+  uint64_t u_buf_[kBlock] = {};
+  absl::Status status_;
+};
+
+// Decodes a whole chunk, appending to the vectors. On error the vectors are left
+// as they were.
+absl::Status DecodeChunk(std::string_view bytes, std::vector<int64_t>* t_ms,
+                         std::vector<double>* values);
+
+}  // namespace trainwatch::codec

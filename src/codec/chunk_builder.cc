@@ -1,0 +1,254 @@
+// ChunkBuilder: collects samples, tracks the decimal scale and a size estimate as
+// they come, and encodes the whole chunk in Finish(). Layout: docs/format/chunk.md.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <optional>
+
+#include "codec/chunk.h"
+#include "codec/decimal.h"
+#include "codec/float_bits.h"
+#include "codec/varint.h"
+#include "util/check.h"
+
+namespace trainwatch::codec {
+namespace {
+
+// From this decimal scale on, values are likely full-precision floats that
+// happen to print in few digits (0.6050331899544783 is decimal at k = 16);
+// their float bits may code smaller, so both are tried.
+constexpr int kTryFloatBitsFromScale = 10;
+
+// Fixed part of the estimate: chunk header plus a value section header.
+constexpr size_t kEstimatedOverheadBytes = 16;
+
+constexpr uint64_t kSaturated = ~uint64_t{0};
+
+// Below this magnitude, value * 10^k rounds to the right integer d by itself:
+// the two roundings (d / 10^k, then * 10^k) err by at most |d| * 2^-52 < 0.25.
+constexpr uint64_t kFastDecimalLimit = uint64_t{1} << 50;
+
+uint64_t Magnitude(int64_t v) {
+  return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+}
+
+}  // namespace
+
+void ChunkBuilder::Append(int64_t t_ms, double value) {
+  const size_t n = t_ms_.size();
+  TW_CHECK(n < kMaxChunkSamples);
+  if (n == 0) {
+    decimal_scale_ = DecimalScale(value, 0);
+    if (decimal_scale_ >= 0) {
+      ToDecimal(value, decimal_scale_, &last_decimal_);
+      max_abs_decimal_ = Magnitude(last_decimal_);
+    }
+  } else {
+    const int64_t last_t = t_ms_.back();
+    TW_CHECK(t_ms >= last_t);  // the caller sorts
+    if (n >= 2) {
+      const uint64_t delta = static_cast<uint64_t>(t_ms) - static_cast<uint64_t>(last_t);
+      const uint64_t previous = static_cast<uint64_t>(last_t) - static_cast<uint64_t>(t_ms_[n - 2]);
+      if (delta != previous) {
+        estimated_bits_ += static_cast<uint64_t>(ZigZagBits(static_cast<int64_t>(delta - previous))) + 3;
+      }
+    }
+    const double last_value = values_.back();
+    if (std::bit_cast<uint64_t>(value) != std::bit_cast<uint64_t>(last_value)) {
+      all_same_ = false;
+      ++changed_values_;
+      int64_t d = 0;
+      if (decimal_scale_ >= 0 && !ToDecimal(value, decimal_scale_, &d)) {
+        const int k = DecimalScale(value, decimal_scale_ + 1);
+        if (k < 0) {
+          decimal_scale_ = -1;
+          last_step_ = 0;
+        } else {
+          // Every earlier change now needs about log2(10) more bits per digit.
+          estimated_bits_ += changed_values_ * static_cast<uint64_t>(k - decimal_scale_) * 10 / 3;
+          uint64_t scaled = static_cast<uint64_t>(last_decimal_);
+          for (int i = decimal_scale_; i < k; ++i) {
+            scaled *= 10;  // wraps harmlessly: an estimate
+            max_abs_decimal_ = max_abs_decimal_ > kSaturated / 10 ? kSaturated : 10 * max_abs_decimal_;
+          }
+          last_decimal_ = static_cast<int64_t>(scaled);
+          last_step_ = 0;
+          decimal_scale_ = k;
+          ToDecimal(value, k, &d);
+        }
+      }
+      if (decimal_scale_ >= 0) max_abs_decimal_ = std::max(max_abs_decimal_, Magnitude(d));
+      // The coder pays about the bits of the smaller of delta and delta of
+      // delta (it centers deltas on their median), plus about two.
+      const uint64_t current =
+          decimal_scale_ >= 0 ? static_cast<uint64_t>(d) : FloatToOrdered(value, 0);
+      const uint64_t previous =
+          decimal_scale_ >= 0 ? static_cast<uint64_t>(last_decimal_) : FloatToOrdered(last_value, 0);
+      const uint64_t step = current - previous;
+      const int bits = std::min(ZigZagBits(static_cast<int64_t>(step)),
+                                ZigZagBits(static_cast<int64_t>(step - last_step_))) + 2;
+      last_step_ = step;
+      if (decimal_scale_ >= 0) last_decimal_ = d;
+      estimated_bits_ += static_cast<uint64_t>(std::min(bits, 66));
+    } else {
+      last_step_ = 0;
+    }
+  }
+  t_ms_.push_back(t_ms);
+  values_.push_back(value);
+}
+
+size_t ChunkBuilder::EstimatedBytes() const {
+  if (t_ms_.empty()) return 3;
+  return kEstimatedOverheadBytes + static_cast<size_t>(estimated_bits_ / 8);
+}
+
+void ChunkBuilder::Clear() {
+  t_ms_.clear();
+  values_.clear();
+  decimal_scale_ = 0;
+  last_decimal_ = 0;
+  max_abs_decimal_ = 0;
+  last_step_ = 0;
+  all_same_ = true;
+  changed_values_ = 0;
+  estimated_bits_ = 0;
+}
+
+size_t ChunkBuilder::MemoryBytes() const {
+  return t_ms_.capacity() * sizeof(int64_t) + values_.capacity() * sizeof(double);
+}
+
+std::string ChunkBuilder::Finish() const {
+  std::string out;
+  FinishTo(&out);
+  return out;
+}
+
+void ChunkBuilder::FinishTo(std::string* out) const { EncodeChunk(std::nullopt, out); }
+
+std::optional<std::string> ChunkBuilder::FinishWithValueEncodingForTest(
+    ValueEncoding encoding) const {
+  std::string out;
+  if (!EncodeChunk(encoding, &out)) return std::nullopt;
+  return out;
+}
+
+bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string* out) const {
+  const size_t n = t_ms_.size();
+  const size_t header_at = out->size();
+  out->push_back(static_cast<char>(kChunkFormatVersion));
+  out->push_back(0);  // encodings, set below
+  PutVarint(n, out);
+  if (n == 0) return !forced.has_value();
+  PutSignedVarint(t_ms_.front(), out);
+  PutVarint(static_cast<uint64_t>(t_ms_.back()) - static_cast<uint64_t>(t_ms_.front()), out);
+
+  const TimestampEncoding ts_encoding = IsRegular(t_ms_.data(), n)
+                                            ? TimestampEncoding::kRegular
+                                            : TimestampEncoding::kIntSequence;
+  if (ts_encoding == TimestampEncoding::kIntSequence) {
+    std::string section;
+    EncodeTimestamps(t_ms_.data(), n, ts_encoding, &section);
+    PutVarint(section.size(), out);
+    out->append(section);
+  }
+  ValueEncoding value_encoding;
+  if (forced.has_value()) {
+    value_encoding = *forced;
+    if (!EncodeValuesAs(value_encoding, out)) return false;
+  } else {
+    EncodeValues(out, &value_encoding);
+  }
+  (*out)[header_at + 1] = static_cast<char>(static_cast<uint8_t>(ts_encoding) |
+                                            (static_cast<uint8_t>(value_encoding) << 2));
+  return true;
+}
+
+bool ChunkBuilder::EncodeValuesAs(ValueEncoding encoding, std::string* out) const {
+  const size_t n = values_.size();
+  const double* values = values_.data();
+  switch (encoding) {
+    case ValueEncoding::kConstant:
+      if (!all_same_) return false;
+      PutFixed64(std::bit_cast<uint64_t>(values[0]), out);
+      return true;
+    case ValueEncoding::kXor: {
+      BitWriter writer(out);
+      XorEncode(values, n, &writer);
+      writer.Flush();
+      return true;
+    }
+    case ValueEncoding::kDecimal: {
+      if (decimal_scale_ < 0) return false;
+      std::vector<int64_t> d(n);
+      if (max_abs_decimal_ < kFastDecimalLimit) {
+        // Append checked every value at a scale <= decimal_scale_, so each is
+        // decimal at decimal_scale_ too; only the integer is left to find.
+        const double scale = Pow10(decimal_scale_);
+        for (size_t i = 0; i < n; ++i) d[i] = static_cast<int64_t>(std::nearbyint(values[i] * scale));
+      } else if (!ToDecimals(values, n, decimal_scale_, d.data())) {
+        return false;  // a scale raised late pushed an early value past 2^53
+      }
+      out->push_back(static_cast<char>(decimal_scale_));
+      EncodeIntSequence(reinterpret_cast<const uint64_t*>(d.data()), n, /*first_known=*/false, out);
+      return true;
+    }
+    case ValueEncoding::kFloatBits: {
+      const int shift = CommonTrailingZeros(values, n);
+      std::vector<uint64_t> ordered(n);
+      for (size_t i = 0; i < n; ++i) ordered[i] = FloatToOrdered(values[i], shift);
+      out->push_back(static_cast<char>(shift));
+      EncodeIntSequence(ordered.data(), n, /*first_known=*/false, out);
+      return true;
+    }
+    case ValueEncoding::kRaw:
+      for (size_t i = 0; i < n; ++i) PutFixed64(std::bit_cast<uint64_t>(values[i]), out);
+      return true;
+  }
+  return false;
+}
+
+void ChunkBuilder::EncodeValues(std::string* out, ValueEncoding* encoding) const {
+  const size_t n = values_.size();
+  // Decimal and float bits are coded to learn their size; the others are counted.
+  // A constant also goes through IntSequence, which then writes just the value
+  // (float bits shift out trailing zeros, so -12288.0 takes 2 bytes, not 8).
+  std::string best;
+  uint64_t best_size = ~uint64_t{0};
+  if (decimal_scale_ >= 0 && EncodeValuesAs(ValueEncoding::kDecimal, &best)) {
+    *encoding = ValueEncoding::kDecimal;
+    best_size = best.size();
+  }
+  if (best_size == ~uint64_t{0} || decimal_scale_ >= kTryFloatBitsFromScale || all_same_) {
+    std::string candidate;
+    EncodeValuesAs(ValueEncoding::kFloatBits, &candidate);
+    if (candidate.size() < best_size) {
+      best.swap(candidate);
+      best_size = best.size();
+      *encoding = ValueEncoding::kFloatBits;
+    }
+  }
+  if (all_same_ && 8 < best_size) {
+    best_size = 8;
+    *encoding = ValueEncoding::kConstant;
+  }
+  // XOR needs at least 64 + (n - 1) bits: only sized when that could win.
+  if (best_size * 8 > 64 + (n - 1)) {
+    const uint64_t xor_size = (XorEncodedBits(values_.data(), n) + 7) / 8;
+    if (xor_size < best_size) {
+      best_size = xor_size;
+      *encoding = ValueEncoding::kXor;
+    }
+  }
+  if (8 * n < best_size) {
+    *encoding = ValueEncoding::kRaw;
+  }
+  if (*encoding == ValueEncoding::kDecimal || *encoding == ValueEncoding::kFloatBits) {
+    out->append(best);
+  } else {
+    EncodeValuesAs(*encoding, out);
+  }
+}
+
+}  // namespace trainwatch::codec

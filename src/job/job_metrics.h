@@ -1,0 +1,62 @@
+#pragma once
+// JobMetrics: a job's metric definitions applied to its lines. The one place where
+// the job layer uses extract/: it owns the Extractor, knows the series each
+// definition writes to (spec/aws-api.md §5.1: namespace /aws/sagemaker/TrainingJobs,
+// the definition's Name, dimension TrainingJobName, unit None), and remembers the
+// last value of each definition for FinalMetricDataList (§5.4).
+//
+// Thread-compatible: Extract runs on the line thread; the rest is read after it.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/job_record.h"
+#include "model/series.h"
+
+namespace trainwatch::extract {
+class Extractor;
+}
+
+namespace trainwatch::job {
+
+struct DefinitionStats {
+  std::string name;
+  uint64_t values = 0;    // datapoints produced
+  uint64_t rejected = 0;  // matches whose capture was not a number (spec/extraction.md)
+};
+
+class JobMetrics {
+ public:
+  // InvalidArgument naming the definition when one is invalid (spec/extraction.md
+  // "Definitions"), or when a name cannot be a CloudWatch metric name.
+  static absl::StatusOr<std::unique_ptr<JobMetrics>> Create(
+      std::string_view job_name, std::vector<model::MetricDefinition> definitions,
+      bool sagemaker_escaped);
+  ~JobMetrics();
+
+  // series()[i] is where definition i's datapoints go.
+  const std::vector<model::SeriesKey>& series() const { return series_; }
+  // Appends (definition index, value) for each datapoint of the line, in definition
+  // order, and remembers them as the latest values.
+  void Extract(int64_t t_ms, std::string_view line, std::vector<std::pair<size_t, double>>* out);
+  // The last value and its time of each definition that produced one, in definition
+  // order.
+  std::vector<model::FinalMetric> FinalMetrics() const;
+  std::vector<DefinitionStats> Stats() const;
+
+ private:
+  JobMetrics() = default;
+
+  std::unique_ptr<extract::Extractor> extractor_;
+  std::vector<model::MetricDefinition> definitions_;
+  std::vector<model::SeriesKey> series_;
+  std::vector<std::optional<model::FinalMetric>> last_;
+  std::vector<uint64_t> values_;
+};
+
+}  // namespace trainwatch::job

@@ -1,0 +1,248 @@
+// Db: open modes, job records and log events, through the public API.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "store/db.h"
+#include "store/test_util.h"
+#include "util/clock.h"
+
+namespace trainwatch::store {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+DbOptions Options(const std::string& dir, OpenMode mode, util::Clock* clock) {
+  DbOptions o;
+  o.data_dir = dir;
+  o.mode = mode;
+  o.clock = clock;
+  o.background_thread = false;
+  return o;
+}
+
+model::JobRecord Job(const std::string& name, int64_t t_ms) {
+  model::JobRecord j;
+  j.name = name;
+  j.arn = model::TrainingJobArn(name);
+  j.creation_ms = t_ms;
+  j.last_modified_ms = t_ms;
+  j.command = {"python3", "train.py"};
+  j.metric_definitions = {{"train:loss", "loss=([0-9.]+)"}};
+  j.hyperparameters = {{"lr", "0.1"}};
+  j.transitions = {{model::SecondaryStatus::kStarting, t_ms, std::nullopt, "Starting"}};
+  j.runner.pid = 42;
+  j.runner.boot_id = "b";
+  return j;
+}
+
+class DbTest : public ::testing::Test {
+ protected:
+  testing::TempDir dir_;
+  util::FakeClock clock_{1736942400000};
+  std::string data() const { return dir_.Sub("data"); }
+  std::unique_ptr<Db> OpenOrDie(OpenMode mode) {
+    auto db = Db::Open(Options(data(), mode, &clock_));
+    EXPECT_TRUE(db.ok()) << db.status();
+    return db.ok() ? std::move(*db) : nullptr;
+  }
+};
+
+TEST_F(DbTest, JobsRoundTripAndNamesAreUniqueIgnoringCase) {
+  auto db = OpenOrDie(OpenMode::kWriter);
+  model::JobRecord job = Job("Mnist-7", clock_.NowMs());
+  job.training_start_ms = 5;
+  job.exit_code = 0;
+  job.final_metrics = {{"train:loss", 0.25, 9}};
+  ASSERT_TRUE(db->CreateJob(job).ok());
+  auto dup = db->CreateJob(Job("mnist-7", 1));
+  EXPECT_TRUE(absl::IsAlreadyExists(dup)) << dup;
+  EXPECT_THAT(dup.message(), HasSubstr("mnist-7"));
+
+  auto got = db->GetJob("MNIST-7");
+  ASSERT_TRUE(got.ok());
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(**got, job);
+
+  job.status = model::JobStatus::kCompleted;
+  job.secondary_status = model::SecondaryStatus::kCompleted;
+  ASSERT_TRUE(db->UpdateJob(job).ok());
+  EXPECT_EQ(db->GetJob("mnist-7")->value().status, model::JobStatus::kCompleted);
+  EXPECT_TRUE(absl::IsNotFound(db->UpdateJob(Job("ghost", 1))));
+  EXPECT_FALSE(db->GetJob("ghost")->has_value());
+}
+
+TEST_F(DbTest, ConcurrentCreatesOfOneNameLetExactlyOneWin) {
+  auto db = OpenOrDie(OpenMode::kWriter);
+  std::atomic<int> wins{0}, exists{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 20; ++k) {
+        absl::Status s = db->CreateJob(Job(absl::StrFormat("job-%d", k), i));
+        if (s.ok()) ++wins;
+        if (absl::IsAlreadyExists(s)) ++exists;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wins.load(), 20);
+  EXPECT_EQ(exists.load(), 8 * 20 - 20);
+  auto view = db->View();
+  ASSERT_TRUE(view.ok());
+  int n = 0;
+  ASSERT_TRUE(view->ForEachJob([&](model::JobRecord&&) { return ++n, true; }).ok());
+  EXPECT_EQ(n, 20);
+}
+
+TEST_F(DbTest, LogEventsKeepTimestampThenArrivalOrder) {
+  auto db = OpenOrDie(OpenMode::kWriter);
+  model::LogBatch b{{"/aws/sagemaker/TrainingJobs", "job/algo-1-1"},
+                    {{100, "a"}, {100, "b"}, {50, "early"}, {200, "c"}}};
+  ASSERT_TRUE(db->PutLogs(b).ok());
+  clock_.AdvanceMs(10);
+  ASSERT_TRUE(db->PutLogs({b.stream, {{100, "d"}}}).ok());
+
+  auto view = db->View();
+  ASSERT_TRUE(view.ok());
+  auto stream = view->GetLogStream(b.stream.group, b.stream.stream);
+  ASSERT_TRUE(stream.ok() && stream->has_value());
+  const LogStreamInfo& info = **stream;
+  EXPECT_EQ(info.first_event_ms, 50);
+  EXPECT_EQ(info.last_event_ms, 200);
+  EXPECT_EQ(info.last_ingestion_ms, clock_.NowMs());
+  EXPECT_EQ(info.creation_ms, clock_.NowMs() - 10);
+  EXPECT_EQ(info.event_count, 5u);
+
+  std::vector<std::string> messages;
+  auto cursor = view->NewLogCursor(info);
+  for (cursor->SeekToFirst(); cursor->Valid(); cursor->Next()) {
+    messages.push_back(cursor->event()->message);
+  }
+  EXPECT_THAT(messages, ElementsAre("early", "a", "b", "d", "c"));
+
+  // Resume after a position, and walk backwards from one.
+  cursor->SeekToFirst();
+  cursor->Next();
+  LogPosition a = cursor->position();
+  cursor->Seek({a.t_ms, a.seq + 1});
+  EXPECT_EQ(cursor->event()->message, "b");
+  cursor->SeekForPrev({100, a.seq});
+  EXPECT_EQ(cursor->event()->message, "a");
+  cursor->Prev();
+  EXPECT_EQ(cursor->event()->message, "early");
+}
+
+TEST_F(DbTest, LogStreamsListByPrefixBothWays) {
+  auto db = OpenOrDie(OpenMode::kWriter);
+  for (std::string s : {"job-a/algo-1-1", "job-a/algo-2-1", "job-b/algo-1-1", "job-ab/algo-1-1"}) {
+    ASSERT_TRUE(db->PutLogs({{"g", s}, {{1, "x"}}}).ok());
+  }
+  ASSERT_TRUE(db->PutLogs({{"other", "job-a/algo-9"}, {{1, "x"}}}).ok());
+  auto view = db->View();
+  ASSERT_TRUE(view.ok());
+  auto list = [&](std::string_view prefix, std::string_view after, bool desc) {
+    std::vector<std::string> out;
+    EXPECT_TRUE(view->ForEachLogStream("g", prefix, after, desc, [&](LogStreamInfo&& i) {
+                      out.push_back(i.stream);
+                      return true;
+                    }).ok());
+    return out;
+  };
+  EXPECT_THAT(list("job-a/", "", false), ElementsAre("job-a/algo-1-1", "job-a/algo-2-1"));
+  EXPECT_THAT(list("job-a", "job-a/algo-1-1", false), ElementsAre("job-a/algo-2-1", "job-ab/algo-1-1"));
+  EXPECT_THAT(list("", "", true),
+              ElementsAre("job-b/algo-1-1", "job-ab/algo-1-1", "job-a/algo-2-1", "job-a/algo-1-1"));
+  EXPECT_THAT(list("", "job-ab/algo-1-1", true), ElementsAre("job-a/algo-2-1", "job-a/algo-1-1"));
+  EXPECT_TRUE(view->GetLogGroup("g")->has_value());
+  EXPECT_FALSE(view->GetLogGroup("nope")->has_value());
+  std::vector<std::string> groups;
+  ASSERT_TRUE(view->ForEachLogGroup([&](std::string_view g, int64_t) {
+                    groups.emplace_back(g);
+                    return true;
+                  }).ok());
+  EXPECT_THAT(groups, ElementsAre("g", "other"));
+}
+
+TEST_F(DbTest, SecondWriterIsRefusedWithTheHoldersCommand) {
+  DbOptions o = Options(data(), OpenMode::kWriter, &clock_);
+  o.command = "trainwatch run --name first";
+  auto first = Db::Open(o);
+  ASSERT_TRUE(first.ok());
+  auto second = Db::Open(Options(data(), OpenMode::kWriter, &clock_));
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(second.status()));
+  EXPECT_THAT(second.status().message(), HasSubstr("trainwatch run --name first"));
+}
+
+TEST_F(DbTest, ReaderOfMissingFolderIsNotFoundWithAHint) {
+  auto db = Db::Open(Options(dir_.Sub("never-written"), OpenMode::kReader, &clock_));
+  ASSERT_FALSE(db.ok());
+  EXPECT_TRUE(absl::IsNotFound(db.status()));
+  EXPECT_THAT(db.status().message(), HasSubstr("--data"));
+  auto db2 = Db::Open(Options(dir_.Sub("never-written"), OpenMode::kWriterIfFree, &clock_));
+  EXPECT_TRUE(absl::IsNotFound(db2.status()));
+}
+
+TEST_F(DbTest, ReaderFollowsTheWriterAndCannotWrite) {
+  auto writer = OpenOrDie(OpenMode::kWriter);
+  ASSERT_TRUE(writer->CreateJob(Job("a", 1)).ok());
+  auto reader = OpenOrDie(OpenMode::kReader);
+  ASSERT_NE(reader, nullptr);
+  EXPECT_FALSE(reader->writable());
+  EXPECT_TRUE(reader->GetJob("a")->has_value());
+
+  ASSERT_TRUE(writer->CreateJob(Job("b", 2)).ok());
+  ASSERT_TRUE(writer->PutLogs({{"g", "s"}, {{1, "line"}}}).ok());
+  EXPECT_TRUE(reader->GetJob("b")->has_value());  // View() caught up
+  auto view = reader->View();
+  ASSERT_TRUE(view.ok());
+  auto stream = view->GetLogStream("g", "s");
+  ASSERT_TRUE(stream.ok() && stream->has_value());
+  EXPECT_EQ((*stream)->event_count, 1u);
+
+  auto s = reader->UpdateJob(Job("a", 3));
+  EXPECT_TRUE(absl::IsFailedPrecondition(s));
+  EXPECT_THAT(s.message(), HasSubstr("read-only"));
+  EXPECT_THAT(reader->WriterDescription(), HasSubstr(std::to_string(::getpid())));
+}
+
+TEST_F(DbTest, WriterIfFreeWritesWhenFreeAndFollowsOtherwise) {
+  { auto w = OpenOrDie(OpenMode::kWriter); ASSERT_TRUE(w->CreateJob(Job("a", 1)).ok()); }
+  {
+    auto db = OpenOrDie(OpenMode::kWriterIfFree);
+    EXPECT_TRUE(db->writable());
+    model::JobRecord a = Job("a", 1);
+    a.status = model::JobStatus::kFailed;
+    ASSERT_TRUE(db->UpdateJob(a).ok());
+  }
+  auto writer = OpenOrDie(OpenMode::kWriter);
+  auto follower = OpenOrDie(OpenMode::kWriterIfFree);
+  EXPECT_FALSE(follower->writable());
+  EXPECT_EQ(follower->GetJob("a")->value().status, model::JobStatus::kFailed);
+}
+
+TEST_F(DbTest, EverythingSurvivesReopen) {
+  {
+    auto db = OpenOrDie(OpenMode::kWriter);
+    ASSERT_TRUE(db->CreateJob(Job("a", 1)).ok());
+    ASSERT_TRUE(db->PutLogs({{"g", "s"}, {{1, "one"}}}).ok());
+  }
+  auto db = OpenOrDie(OpenMode::kWriter);
+  ASSERT_TRUE(db->PutLogs({{"g", "s"}, {{2, "two"}}}).ok());
+  auto view = db->View();
+  auto info = view->GetLogStream("g", "s");
+  ASSERT_TRUE(info.ok() && info->has_value());
+  EXPECT_EQ((*info)->event_count, 2u);
+  std::vector<uint64_t> seqs;
+  auto c = view->NewLogCursor(**info);
+  for (c->SeekToFirst(); c->Valid(); c->Next()) seqs.push_back(c->position().seq);
+  ASSERT_EQ(seqs.size(), 2u);
+  EXPECT_LT(seqs[0], seqs[1]);  // sequence numbers never repeat across restarts
+}
+
+}  // namespace
+}  // namespace trainwatch::store

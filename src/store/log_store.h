@@ -1,0 +1,107 @@
+#pragma once
+// Log storage: groups -> streams -> events (the CloudWatch Logs analogue).
+//
+// Keys in the logs column family (layout: docs/format/store.md):
+//   "g" group                              -> group record (creation time)
+//   "s" group stream                       -> stream record (id, times, counts)
+//   "e" stream-id t_ms seq                 -> event (ingestion time, message)
+// (strings order-preserving escaped, numbers big-endian). Events of a stream
+// sort by (t_ms, seq): by timestamp, and in arrival order among equal
+// timestamps. seq is unique and increasing across the whole database, so it
+// also serves as CloudWatch's eventId and as a resume position.
+//
+// The writer side (LogWriter) is used by Db's write path only; readers use
+// the functions on ReadView (store/read_view.h).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "model/log_event.h"
+#include "store/kv/kv.h"
+
+namespace trainwatch::store {
+
+struct LogStreamInfo {
+  std::string group;
+  std::string stream;
+  uint64_t id = 0;
+  int64_t creation_ms = 0;
+  // Absent while the stream has no events.
+  std::optional<int64_t> first_event_ms;
+  std::optional<int64_t> last_event_ms;
+  std::optional<int64_t> last_ingestion_ms;
+  uint64_t event_count = 0;
+  uint64_t stored_bytes = 0;  // message bytes
+};
+
+// A position among a stream's events; events order by (t_ms, seq).
+struct LogPosition {
+  int64_t t_ms = 0;
+  uint64_t seq = 0;
+  friend bool operator==(const LogPosition&, const LogPosition&) = default;
+  friend auto operator<=>(const LogPosition&, const LogPosition&) = default;
+};
+
+struct StoredLogEvent {
+  LogPosition pos;
+  int64_t ingestion_ms = 0;
+  std::string message;
+};
+
+namespace logkeys {
+std::string Group(std::string_view group);
+std::string GroupPrefix();
+std::string Stream(std::string_view group, std::string_view stream);
+std::string StreamPrefix(std::string_view group);  // every stream of the group
+std::string Event(uint64_t stream_id, LogPosition pos);
+std::string EventPrefix(uint64_t stream_id);
+bool DecodeEventKey(std::string_view key, uint64_t* stream_id, LogPosition* pos);
+std::string EncodeStream(const LogStreamInfo& info);
+bool DecodeStream(std::string_view key, std::string_view value, LogStreamInfo* info);
+bool DecodeEvent(std::string_view key, std::string_view value, StoredLogEvent* event);
+}  // namespace logkeys
+
+// Sequence numbers handed out by the writer, with their high-water mark kept
+// in the meta column family so they never repeat after a restart.
+class Counter {
+ public:
+  Counter(std::string meta_key, uint64_t reserve) : key_(std::move(meta_key)), reserve_(reserve) {}
+  // Loads the high-water mark (first value after a restart).
+  absl::Status Load(const kv::Kv& kv);
+  // The next value; adds the new high-water mark to `batch` when needed.
+  uint64_t Next(kv::WriteBatch* batch);
+  uint64_t peek() const { return next_; }
+
+ private:
+  std::string key_;
+  uint64_t reserve_;
+  uint64_t next_ = 1;
+  uint64_t hwm_ = 1;
+};
+
+// The writer side. Not thread-safe: the Db's write leader calls it.
+class LogWriter {
+ public:
+  explicit LogWriter(kv::Kv* kv) : kv_(kv), seq_("log_seq", 1 << 16), stream_ids_("log_stream_id", 256) {}
+  absl::Status Load();
+  // Adds the events (already validated and split by ingest) to `batch`,
+  // creating the group and stream on first use. The in-memory stream table is
+  // updated at once: callers must not reuse the LogWriter after a failed
+  // write of `batch` (the Db stops writing then).
+  absl::Status Prepare(const model::LogBatch& logs, int64_t ingestion_ms, kv::WriteBatch* batch);
+
+ private:
+  absl::StatusOr<LogStreamInfo*> Stream(const model::LogStreamId& id, int64_t now_ms,
+                                        kv::WriteBatch* batch);
+  kv::Kv* kv_;
+  Counter seq_;
+  Counter stream_ids_;
+  std::map<model::LogStreamId, LogStreamInfo> streams_;
+  std::map<std::string, bool> groups_;
+};
+
+}  // namespace trainwatch::store

@@ -1,0 +1,168 @@
+#include "store/read_view.h"
+
+#include "absl/strings/str_format.h"
+#include "store/coding.h"
+#include "store/job_codec.h"
+#include "util/status_macros.h"
+
+namespace trainwatch::store {
+
+ReadView::ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot,
+                   std::shared_lock<std::shared_mutex> catch_up_lock,
+                   const RetentionPolicy* retention, int64_t now_ms)
+    : kv_(kv),
+      snapshot_(std::move(snapshot)),
+      catch_up_lock_(std::move(catch_up_lock)),
+      retention_(retention),
+      now_ms_(now_ms) {}
+
+ReadView::~ReadView() = default;
+
+absl::StatusOr<std::optional<std::string>> ReadView::Get(kv::Cf cf, std::string_view key) const {
+  return kv_->Get(cf, key, snapshot_.get());
+}
+
+std::unique_ptr<kv::Iterator> ReadView::NewIterator(kv::Cf cf, std::string lower,
+                                                    std::string upper, bool fill_cache) const {
+  kv::ReadOptions ro;
+  ro.lower_bound = std::move(lower);
+  ro.upper_bound = std::move(upper);
+  ro.snapshot = snapshot_.get();
+  ro.fill_cache = fill_cache;
+  return kv_->NewIterator(cf, ro);
+}
+
+// ---- jobs -------------------------------------------------------------------
+
+absl::StatusOr<std::optional<model::JobRecord>> ReadView::GetJob(std::string_view name) const {
+  TW_ASSIGN_OR_RETURN(std::optional<std::string> bytes, Get(kv::Cf::kJobs, JobKey(name)));
+  if (!bytes) return std::optional<model::JobRecord>();
+  TW_ASSIGN_OR_RETURN(model::JobRecord job, DecodeJob(*bytes));
+  return std::optional<model::JobRecord>(std::move(job));
+}
+
+absl::Status ReadView::ForEachJob(const std::function<bool(model::JobRecord&&)>& fn) const {
+  auto it = NewIterator(kv::Cf::kJobs, "j", "k");
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    TW_ASSIGN_OR_RETURN(model::JobRecord job, DecodeJob(it->value()));
+    if (!fn(std::move(job))) break;
+  }
+  return it->status();
+}
+
+// ---- logs -------------------------------------------------------------------
+
+absl::StatusOr<std::optional<int64_t>> ReadView::GetLogGroup(std::string_view group) const {
+  TW_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(kv::Cf::kLogs, logkeys::Group(group)));
+  if (!v) return std::optional<int64_t>();
+  std::string_view in = *v;
+  int64_t creation_ms = 0;
+  if (!coding::GetVarintSigned(&in, &creation_ms)) {
+    return absl::DataLossError(absl::StrFormat("log group \"%s\": unreadable record", group));
+  }
+  return std::optional<int64_t>(creation_ms);
+}
+
+absl::Status ReadView::ForEachLogGroup(
+    const std::function<bool(std::string_view group, int64_t creation_ms)>& fn) const {
+  auto it = NewIterator(kv::Cf::kLogs, "g", "h");
+  std::string group;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view key = it->key().substr(1);
+    std::string_view value = it->value();
+    int64_t creation_ms = 0;
+    if (!coding::GetOrderedString(&key, &group) || !coding::GetVarintSigned(&value, &creation_ms)) {
+      return absl::DataLossError("a log group record is unreadable");
+    }
+    if (!fn(group, creation_ms)) break;
+  }
+  return it->status();
+}
+
+absl::StatusOr<std::optional<LogStreamInfo>> ReadView::GetLogStream(std::string_view group,
+                                                                   std::string_view stream) const {
+  const std::string key = logkeys::Stream(group, stream);
+  TW_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(kv::Cf::kLogs, key));
+  if (!v) return std::optional<LogStreamInfo>();
+  LogStreamInfo info;
+  if (!logkeys::DecodeStream(key, *v, &info)) {
+    return absl::DataLossError(absl::StrFormat(
+        "log stream \"%s\" of group \"%s\": unreadable record", stream, group));
+  }
+  return std::optional<LogStreamInfo>(std::move(info));
+}
+
+absl::Status ReadView::ForEachLogStream(std::string_view group, std::string_view prefix,
+                                        std::string_view start_after, bool descending,
+                                        const std::function<bool(LogStreamInfo&&)>& fn) const {
+  const std::string group_prefix = logkeys::StreamPrefix(group);
+  // Stream names are escaped byte-for-byte, so a name prefix is a key prefix
+  // once the terminator is left off.
+  std::string lower = group_prefix;
+  for (char c : prefix) {
+    lower.push_back(c);
+    if (c == '\0') lower.push_back('\xff');
+  }
+  std::string upper = coding::PrefixSuccessor(lower);
+  auto it = NewIterator(kv::Cf::kLogs, lower, upper);
+  if (!descending) {
+    if (start_after.empty()) {
+      it->SeekToFirst();
+    } else {
+      // Keys of names > start_after: successor of the full key of start_after.
+      it->Seek(logkeys::Stream(group, start_after) + std::string(1, '\0'));
+    }
+  } else {
+    if (start_after.empty()) {
+      it->SeekToLast();
+    } else {
+      it->SeekForPrev(logkeys::Stream(group, start_after));
+      if (it->Valid() && it->key() == logkeys::Stream(group, start_after)) it->Prev();
+    }
+  }
+  while (it->Valid()) {
+    LogStreamInfo info;
+    if (!logkeys::DecodeStream(it->key(), it->value(), &info)) {
+      return absl::DataLossError(
+          absl::StrFormat("a log stream record of group \"%s\" is unreadable", group));
+    }
+    if (!fn(std::move(info))) break;
+    if (descending) {
+      it->Prev();
+    } else {
+      it->Next();
+    }
+  }
+  return it->status();
+}
+
+std::unique_ptr<LogCursor> ReadView::NewLogCursor(const LogStreamInfo& stream) const {
+  const std::string prefix = logkeys::EventPrefix(stream.id);
+  return std::make_unique<LogCursor>(
+      NewIterator(kv::Cf::kLogs, prefix, coding::PrefixSuccessor(prefix)), stream.id);
+}
+
+void LogCursor::Seek(LogPosition pos) { it_->Seek(logkeys::Event(stream_id_, pos)); }
+void LogCursor::SeekForPrev(LogPosition pos) { it_->SeekForPrev(logkeys::Event(stream_id_, pos)); }
+void LogCursor::SeekToFirst() { it_->SeekToFirst(); }
+void LogCursor::SeekToLast() { it_->SeekToLast(); }
+bool LogCursor::Valid() const { return it_->Valid(); }
+void LogCursor::Next() { it_->Next(); }
+void LogCursor::Prev() { it_->Prev(); }
+
+absl::StatusOr<StoredLogEvent> LogCursor::event() const {
+  StoredLogEvent e;
+  if (!logkeys::DecodeEvent(it_->key(), it_->value(), &e)) {
+    return absl::DataLossError("a log event record is unreadable");
+  }
+  return e;
+}
+
+LogPosition LogCursor::position() const {
+  uint64_t id;
+  LogPosition pos;
+  logkeys::DecodeEventKey(it_->key(), &id, &pos);
+  return pos;
+}
+
+}  // namespace trainwatch::store

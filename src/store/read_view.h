@@ -1,0 +1,105 @@
+#pragma once
+// ReadView: a consistent view of the store for one read operation. Get one
+// from Db::View(), use it, drop it; everything read through one view belongs
+// to the same moment (a RocksDB snapshot in the writer; in a reader, the state
+// of the last catch-up, which waits while views exist).
+//
+// The query layer (src/query) builds the API semantics on these primitives.
+// Thread safety: a view may be used by one thread at a time; several views
+// may be used concurrently.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/job_record.h"
+#include "store/kv/kv.h"
+#include "store/log_store.h"
+#include "store/retention.h"
+
+namespace trainwatch::store {
+
+class LogCursor;
+
+class ReadView {
+ public:
+  ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot,
+           std::shared_lock<std::shared_mutex> catch_up_lock, const RetentionPolicy* retention,
+           int64_t now_ms);
+  ReadView(ReadView&&) = default;
+  ~ReadView();
+
+  // "Now" as the view's clock saw it when the view was taken.
+  int64_t now_ms() const { return now_ms_; }
+  const RetentionPolicy& retention() const { return *retention_; }
+
+  // ---- jobs ---------------------------------------------------------------
+  // The job whose name equals `name` ignoring case, or nullopt.
+  absl::StatusOr<std::optional<model::JobRecord>> GetJob(std::string_view name) const;
+  // Every job in lower-cased name order; `fn` returns false to stop.
+  absl::Status ForEachJob(const std::function<bool(model::JobRecord&&)>& fn) const;
+
+  // ---- logs ---------------------------------------------------------------
+  // The creation time of a log group, or nullopt when it does not exist.
+  absl::StatusOr<std::optional<int64_t>> GetLogGroup(std::string_view group) const;
+  // Every log group name, in byte order, with its creation time.
+  absl::Status ForEachLogGroup(
+      const std::function<bool(std::string_view group, int64_t creation_ms)>& fn) const;
+  absl::StatusOr<std::optional<LogStreamInfo>> GetLogStream(std::string_view group,
+                                                           std::string_view stream) const;
+  // Streams of `group` whose name starts with `prefix`, in byte order of the
+  // name, beginning after `start_after` (empty: from the first); `fn` returns
+  // false to stop. Descending order when `descending` (then `start_after`
+  // means "before").
+  absl::Status ForEachLogStream(std::string_view group, std::string_view prefix,
+                                std::string_view start_after, bool descending,
+                                const std::function<bool(LogStreamInfo&&)>& fn) const;
+  // A cursor over one stream's events; see LogCursor.
+  std::unique_ptr<LogCursor> NewLogCursor(const LogStreamInfo& stream) const;
+
+  // ---- raw access for the rest of the store -------------------------------
+  absl::StatusOr<std::optional<std::string>> Get(kv::Cf cf, std::string_view key) const;
+  std::unique_ptr<kv::Iterator> NewIterator(kv::Cf cf, std::string lower, std::string upper,
+                                            bool fill_cache = true) const;
+
+ private:
+  const kv::Kv* kv_;
+  std::unique_ptr<kv::Snapshot> snapshot_;
+  std::shared_lock<std::shared_mutex> catch_up_lock_;
+  const RetentionPolicy* retention_;
+  int64_t now_ms_;
+};
+
+// Iterates one stream's events in (t_ms, seq) order, both ways. Valid only
+// while the ReadView that made it lives.
+class LogCursor {
+ public:
+  explicit LogCursor(std::unique_ptr<kv::Iterator> it, uint64_t stream_id)
+      : it_(std::move(it)), stream_id_(stream_id) {}
+  // First event at or after `pos`.
+  void Seek(LogPosition pos);
+  // Last event at or before `pos`.
+  void SeekForPrev(LogPosition pos);
+  void SeekToFirst();
+  void SeekToLast();
+  bool Valid() const;
+  void Next();
+  void Prev();
+  // The current event (Valid() must be true). DataLoss for a damaged record.
+  absl::StatusOr<StoredLogEvent> event() const;
+  // The position of the current event without decoding its message.
+  LogPosition position() const;
+  absl::Status status() const { return it_->status(); }
+
+ private:
+  std::unique_ptr<kv::Iterator> it_;
+  uint64_t stream_id_;
+};
+
+}  // namespace trainwatch::store
