@@ -244,6 +244,14 @@ absl::Status NotImplemented(std::string_view operation) {
                                    operation));
 }
 
+absl::Status BackendMissing(std::string_view what) {
+  return AwsStatus("InvalidAction",
+                   absl::StrFormat("This trainwatch server has no %s attached, so it cannot "
+                                   "serve this operation; see docs/api.md for what each server "
+                                   "configuration serves.",
+                                   what));
+}
+
 absl::Status RequestEntityTooLarge(std::string_view message) {
   return AwsStatus("RequestEntityTooLarge", message);
 }

@@ -65,6 +65,10 @@ inline absl::Status ResourceNotFoundException(std::string_view m) {  // Logs
 // The "not implemented by trainwatch" error of §2.7 (InvalidAction /
 // UnknownOperationException).
 absl::Status NotImplemented(std::string_view operation);
+// The answer when this server has no backend for an operation (e.g. no
+// metric store yet): InvalidAction / UnknownOperationException (canonical
+// Unimplemented), which clients do not retry. `what`: "metric store".
+absl::Status BackendMissing(std::string_view what);
 // 413 RequestEntityTooLarge.
 absl::Status RequestEntityTooLarge(std::string_view message);
 

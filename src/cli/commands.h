@@ -34,5 +34,6 @@ void RegisterDescribeCommand(CLI::App& root, GlobalOptions* options, int* exit_c
 void RegisterJobsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterLogsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterStopCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 
 }  // namespace trainwatch::cli

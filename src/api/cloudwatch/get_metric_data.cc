@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_format.h"
+#include "api/errors.h"
 #include "api/cloudwatch/cloudwatch.h"
 #include "api/cloudwatch/statistics.h"
 #include "api/pagination.h"
@@ -202,7 +203,7 @@ absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataReques
                                                        const Context& context,
                                                        const Backends& backends) {
   if (backends.metrics == nullptr) {
-    return absl::UnavailableError("this trainwatch server has no metric store attached");
+    return BackendMissing("metric store");
   }
   GetMetricDataResponse response;
   size_t remaining = static_cast<size_t>(request.max_datapoints);

@@ -1,5 +1,6 @@
 // GetMetricStatistics (spec/aws-api.md §4.5).
 #include "absl/strings/str_format.h"
+#include "api/errors.h"
 #include "api/cloudwatch/cloudwatch.h"
 #include "api/cloudwatch/statistics.h"
 
@@ -97,7 +98,7 @@ absl::StatusOr<GetMetricStatisticsRequest> DecodeGetMetricStatistics(const Node&
 absl::StatusOr<GetMetricStatisticsResponse> RunGetMetricStatistics(
     const GetMetricStatisticsRequest& request, const Context& context, const Backends& backends) {
   if (backends.metrics == nullptr) {
-    return absl::UnavailableError("this trainwatch server has no metric store attached");
+    return BackendMissing("metric store");
   }
   StatisticsQuery query;
   query.metric = request.metric;

@@ -1,6 +1,7 @@
 // ListMetrics (spec/aws-api.md §4.7): 500 metrics a page in (Namespace,
 // MetricName, dimensions) order; the token is the last metric of the page.
 #include "absl/strings/str_format.h"
+#include "api/errors.h"
 #include "api/cloudwatch/cloudwatch.h"
 #include "api/cloudwatch/statistics.h"
 #include "api/pagination.h"
@@ -121,7 +122,7 @@ absl::StatusOr<ListMetricsResponse> RunListMetrics(const ListMetricsRequest& req
                                                    const Context& context,
                                                    const Backends& backends) {
   if (backends.metrics == nullptr) {
-    return absl::UnavailableError("this trainwatch server has no metric store attached");
+    return BackendMissing("metric store");
   }
   ListMetricsResponse response;
   response.include_owning_accounts = request.include_linked_accounts;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/strings/str_format.h"
+#include "api/errors.h"
 #include "api/cloudwatch/cloudwatch.h"
 #include "api/cloudwatch/statistics.h"
 
@@ -253,7 +254,7 @@ absl::StatusOr<PutMetricDataRequest> DecodePutMetricData(const Node& input, int6
 
 absl::Status RunPutMetricData(const PutMetricDataRequest& request, const Backends& backends) {
   if (backends.samples == nullptr) {
-    return absl::UnavailableError("this trainwatch server has no metric store attached");
+    return BackendMissing("metric store");
   }
   if (request.batch.empty()) return absl::OkStatus();  // e.g. only zero counts
   return backends.samples->Put(request.batch);

@@ -18,7 +18,7 @@ constexpr int64_t kDayMs = 86400 * 1000LL;
 constexpr int64_t kHourMs = 3600 * 1000LL;
 
 absl::Status NoLogStore() {
-  return absl::UnavailableError("this trainwatch server has no log store attached");
+  return BackendMissing("log store");
 }
 
 }  // namespace

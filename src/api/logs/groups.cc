@@ -28,7 +28,7 @@ std::string RequireToken(const nlohmann::json& cursor, const char* key) {
 }
 
 absl::Status NoLogStore() {
-  return absl::UnavailableError("this trainwatch server has no log store attached");
+  return BackendMissing("log store");
 }
 
 absl::Status BadToken() {

@@ -51,8 +51,9 @@ HttpResponse FromStatus(const absl::Status& s) {
 }
 
 HttpResponse NoBackend(std::string_view what) {
-  return Error(503, "Unavailable",
-               absl::StrFormat("this trainwatch server has no %s attached", what));
+  return Error(501, "Unimplemented",
+               absl::StrFormat("this trainwatch server has no %s attached; see docs/api.md",
+                               what));
 }
 
 HttpResponse MethodNotAllowed(std::string_view allowed) {

@@ -22,7 +22,7 @@ constexpr std::string_view kNamePattern = "^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}";
 bool JobName(std::string_view s) { return model::IsValidJobName(s); }
 
 absl::Status NoJobRunner() {
-  return absl::UnavailableError("this trainwatch server has no job runner attached");
+  return BackendMissing("job runner");
 }
 
 std::string Lower(std::string_view s) {
