@@ -166,7 +166,9 @@ absl::StatusOr<std::vector<StatisticsBucket>> FakeBackend::GetStatistics(
 absl::StatusOr<std::vector<MetricId>> FakeBackend::ListMetrics(const ListMetricsQuery& q) {
   std::lock_guard<std::mutex> lock(mu_);
   std::map<MetricId, bool> found;
-  for (const auto& [key, series] : series_) {
+  for (const auto& entry : series_) {
+    const model::SeriesKey& key = entry.first;
+    const Series& series = entry.second;
     if (q.ns && key.ns != *q.ns) continue;
     if (q.metric && key.metric != *q.metric) continue;
     bool dims_ok = std::all_of(q.dimensions.begin(), q.dimensions.end(), [&](const auto& f) {
