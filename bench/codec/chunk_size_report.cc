@@ -64,11 +64,16 @@ struct Totals {
 
 const char* EncodingName(ValueEncoding e) {
   switch (e) {
-    case ValueEncoding::kConstant: return "const";
-    case ValueEncoding::kXor: return "xor";
-    case ValueEncoding::kDecimal: return "dec";
-    case ValueEncoding::kFloatBits: return "fbits";
-    case ValueEncoding::kRaw: return "raw";
+    case ValueEncoding::kConstant:
+      return "const";
+    case ValueEncoding::kXor:
+      return "xor";
+    case ValueEncoding::kDecimal:
+      return "dec";
+    case ValueEncoding::kFloatBits:
+      return "fbits";
+    case ValueEncoding::kRaw:
+      return "raw";
   }
   return "?";
 }
@@ -150,7 +155,8 @@ int main(int argc, char** argv) {
         estimate_error_sum += std::abs(err);
         estimate_error_max = std::max(estimate_error_max, std::abs(err));
         zbuf.resize(ZSTD_compressBound(chunk.size()));
-        const size_t z = ZSTD_compressCCtx(zctx, zbuf.data(), zbuf.size(), chunk.data(), chunk.size(), 3);
+        const size_t z =
+            ZSTD_compressCCtx(zctx, zbuf.data(), zbuf.size(), chunk.data(), chunk.size(), 3);
         const uint64_t zsize = ZSTD_isError(z) ? chunk.size() : std::min(chunk.size(), z + 1);
         auto reader = ChunkReader::Open(chunk);
         for (Totals* tot : {&per_metric[s.metric], &all}) {
@@ -171,16 +177,17 @@ int main(int argc, char** argv) {
       for (const auto& [e, count] : tot.encodings) {
         encs += std::string(EncodingName(e)) + ":" + std::to_string(count) + " ";
       }
-      std::printf("  %-28s %12.3f %14.3f %8.0f%%  %s\n", name.c_str(), double(tot.bytes) / tot.samples,
-                  double(tot.zstd_bytes) / tot.samples, 100.0 * tot.estimated_bytes / tot.bytes,
-                  encs.c_str());
+      std::printf("  %-28s %12.3f %14.3f %8.0f%%  %s\n", name.c_str(),
+                  double(tot.bytes) / tot.samples, double(tot.zstd_bytes) / tot.samples,
+                  100.0 * tot.estimated_bytes / tot.bytes, encs.c_str());
     }
     std::printf("  %-28s %12.4f %14.4f\n", "ALL", double(all.bytes) / all.samples,
                 double(all.zstd_bytes) / all.samples);
     std::printf("  EstimatedBytes error: mean %.1f %%, max %.1f %%\n",
                 100 * estimate_error_sum / all.chunks, 100 * estimate_error_max);
-    std::printf("  encode %.1f M samples/s, decode %.1f M samples/s (one core, incl. verification copy)\n",
-                all.samples / encode_s / 1e6, all.samples / decode_s / 1e6);
+    std::printf(
+        "  encode %.1f M samples/s, decode %.1f M samples/s (one core, incl. verification copy)\n",
+        all.samples / encode_s / 1e6, all.samples / decode_s / 1e6);
   }
   ZSTD_freeCCtx(zctx);
   return 0;

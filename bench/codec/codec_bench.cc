@@ -65,9 +65,11 @@ std::vector<Samples> TypicalCase() {
     x = 0.9 * x + 2.5 * gauss(rng);
     counter += std::max(0.0, std::floor(1e8 * (1 + 0.2 * gauss(rng))));
     if (uniform(rng) < 0.003) step = Round(0.8 + 0.1 * uniform(rng), 4);
-    const double loss = (0.3 + 2.0 * std::exp(-static_cast<double>(i) / 3000)) * (1 + 0.06 * gauss(rng));
+    const double loss =
+        (0.3 + 2.0 * std::exp(-static_cast<double>(i) / 3000)) * (1 + 0.06 * gauss(rng));
     const double gpu = eval ? 30 + 30 * uniform(rng) : 95 + 1.5 * gauss(rng);
-    const double values[5] = {Round(60 + x, 2), counter, loss, Round(std::min(100.0, gpu), 1), step};
+    const double values[5] = {Round(60 + x, 2), counter, loss, Round(std::min(100.0, gpu), 1),
+                              step};
     for (int k = 0; k < 5; ++k) {
       out[k].t_ms.push_back(t);
       out[k].values.push_back(values[k]);
@@ -90,9 +92,12 @@ std::vector<Samples> WorstCase() {
 
 std::vector<Samples> Case(int which) {
   switch (which) {
-    case 0: return BestCase();
-    case 1: return TypicalCase();
-    default: return WorstCase();
+    case 0:
+      return BestCase();
+    case 1:
+      return TypicalCase();
+    default:
+      return WorstCase();
   }
 }
 

@@ -63,6 +63,13 @@ absl::StatusOr<std::unique_ptr<SignalCatcher>> SignalCatcher::Create() {
     catcher->previous_.emplace_back(sig, old_action);
     catcher->caught_.push_back(sig);
   }
+  struct sigaction ignore;
+  std::memset(&ignore, 0, sizeof(ignore));
+  ignore.sa_handler = SIG_IGN;
+  struct sigaction old_pipe;
+  if (::sigaction(SIGPIPE, &ignore, &old_pipe) == 0) {
+    catcher->previous_.emplace_back(SIGPIPE, old_pipe);
+  }
   return catcher;
 }
 

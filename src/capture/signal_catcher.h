@@ -1,13 +1,16 @@
 #pragma once
 // SignalCatcher: turns the signals a runner must react to into readable events.
 //
-// While a SignalCatcher is alive, SIGINT, SIGTERM, SIGHUP and SIGWINCH are caught
-// (each one that was not ignored when the catcher was created: under `nohup`, SIGHUP
-// stays ignored) and queued; fd() becomes readable and TakePending() returns them in
-// arrival order. The handler only writes one byte to a non-blocking self-pipe, so it
-// is async-signal-safe and works whichever thread the kernel picks. The destructor
-// restores the previous dispositions. Signals that arrive after the queue holds 64 Ki
-// entries are dropped.
+// While a SignalCatcher is alive, SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP and
+// SIGCONT are caught (each one that was not ignored when the catcher was created:
+// under `nohup`, SIGHUP stays ignored) and queued; fd() becomes readable and
+// TakePending() returns them in arrival order. The handler only writes one byte to a
+// non-blocking self-pipe, so it is async-signal-safe and works whichever thread the
+// kernel picks. Signals that arrive while 64 Ki are queued are dropped.
+//
+// SIGPIPE is ignored meanwhile, so that a terminal or pipe that went away turns the
+// runner's writes into EPIPE errors instead of killing it (the training command still
+// starts with SIGPIPE at its default). The destructor restores every disposition.
 //
 // At most one SignalCatcher exists per process (Create fails otherwise): signal
 // dispositions are process-wide. Thread-safe.
@@ -51,6 +54,6 @@ class SignalCatcher {
 };
 
 // Signals handled by SignalCatcher, in this order.
-inline constexpr int kCaughtSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH};
+inline constexpr int kCaughtSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP, SIGCONT};
 
 }  // namespace trainwatch::capture

@@ -157,6 +157,14 @@ TrainingProcess::Event TrainingProcess::Wait(int64_t timeout_ms) {
           pending_.push_back(Event::kStopRequested);
         } else if (sig == SIGWINCH) {
           ResizePtys();
+        } else if (sig == SIGTSTP) {
+          // Ctrl-Z: the command stops with us. SIGSTOP, because the kernel discards
+          // SIGTSTP sent to an orphaned process group, which the command's is (its
+          // session has no other process).
+          SignalGroup(SIGSTOP);
+          ::kill(::getpid(), SIGSTOP);
+        } else if (sig == SIGCONT) {
+          SignalGroup(SIGCONT);
         }
       }
     }

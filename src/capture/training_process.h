@@ -23,7 +23,8 @@
 // Signals (only when options.signals is set): Ctrl-C (SIGINT) is forwarded to the
 // process group and a second one SIGKILLs the group; SIGTERM and SIGHUP to the runner
 // become kStopRequested (the owner decides: SIGTERM, grace, SIGKILL); SIGWINCH
-// resizes the pseudo-terminals and is forwarded.
+// resizes the pseudo-terminals and is forwarded; Ctrl-Z (SIGTSTP) stops the process
+// group and then the runner itself, and SIGCONT (fg, bg) continues the group.
 //
 // Threads: two owned by the OutputPump (see output_pump.h). Start, Wait, SignalGroup,
 // Finish and the destructor must be called from one thread, the one that called
@@ -66,7 +67,7 @@ struct TrainingProcessOptions {
   int passthrough_stdout_fd = 1;
   int passthrough_stderr_fd = 2;
   int stdin_fd = 0;  // -1: /dev/null
-  // Ctrl-C, SIGTERM, SIGHUP, SIGWINCH handling (see above); nullptr: none. Must
+  // Ctrl-C, Ctrl-Z, SIGTERM, SIGHUP, SIGWINCH handling (see above); nullptr: none. Must
   // outlive the TrainingProcess.
   SignalCatcher* signals = nullptr;
   // After the process exits, how long to keep reading output that processes it left

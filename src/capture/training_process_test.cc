@@ -488,10 +488,15 @@ TEST(SignalCatcher, OneAtATimeAndPreviousDispositionsComeBack) {
   testing::DefaultSignals default_signals;
   struct sigaction before;
   ::sigaction(SIGTERM, nullptr, &before);
+  struct sigaction pipe_before;
+  ::sigaction(SIGPIPE, nullptr, &pipe_before);
   {
     auto first = SignalCatcher::Create();
     ASSERT_TRUE(first.ok());
     EXPECT_TRUE((*first)->Catches(SIGINT));
+    struct sigaction pipe_now;
+    ::sigaction(SIGPIPE, nullptr, &pipe_now);
+    EXPECT_EQ(pipe_now.sa_handler, SIG_IGN);  // a closed terminal cannot kill the runner
     auto second = SignalCatcher::Create();
     EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
     ::kill(::getpid(), SIGTERM);
@@ -507,6 +512,8 @@ TEST(SignalCatcher, OneAtATimeAndPreviousDispositionsComeBack) {
   struct sigaction after;
   ::sigaction(SIGTERM, nullptr, &after);
   EXPECT_EQ(after.sa_handler, before.sa_handler);
+  ::sigaction(SIGPIPE, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, pipe_before.sa_handler);
   EXPECT_TRUE(SignalCatcher::Create().ok());
 }
 

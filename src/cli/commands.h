@@ -34,6 +34,9 @@ void RegisterDescribeCommand(CLI::App& root, GlobalOptions* options, int* exit_c
 void RegisterJobsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterLogsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterStopCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterImportCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterMetricsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 
 }  // namespace trainwatch::cli

@@ -20,9 +20,12 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   RegisterVersionCommand(root, &options, &exit_code);
   RegisterExtractCommand(root, &options, &exit_code);
+  RegisterRunCommand(root, &options, &exit_code);
+  RegisterImportCommand(root, &options, &exit_code);
   RegisterDescribeCommand(root, &options, &exit_code);
   RegisterJobsCommand(root, &options, &exit_code);
   RegisterLogsCommand(root, &options, &exit_code);
+  RegisterMetricsCommand(root, &options, &exit_code);
   RegisterStopCommand(root, &options, &exit_code);
   RegisterServerCommand(root, &options, &exit_code);
   // CLI11 prints footers without a final newline.

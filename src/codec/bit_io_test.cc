@@ -69,8 +69,8 @@ TEST(BitReader, ReadPastTheEndFailsAndConsumesNothing) {
 }
 
 TEST(Varint, RoundTripsEdgeValues) {
-  const uint64_t values[] = {0, 1, 127, 128, 16383, 16384, uint64_t{1} << 63,
-                             std::numeric_limits<uint64_t>::max()};
+  const uint64_t values[] = {
+      0, 1, 127, 128, 16383, 16384, uint64_t{1} << 63, std::numeric_limits<uint64_t>::max()};
   for (uint64_t v : values) {
     std::string bytes;
     PutVarint(v, &bytes);
@@ -80,8 +80,8 @@ TEST(Varint, RoundTripsEdgeValues) {
     EXPECT_EQ(got, v);
     EXPECT_TRUE(in.empty());
   }
-  const int64_t signed_values[] = {0, -1, 1, -64, 64, std::numeric_limits<int64_t>::min(),
-                                   std::numeric_limits<int64_t>::max()};
+  const int64_t signed_values[] = {
+      0, -1, 1, -64, 64, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
   for (int64_t v : signed_values) {
     EXPECT_EQ(UnZigZag(ZigZag(v)), v);
     std::string bytes;

@@ -15,7 +15,9 @@ class BitReader {
   explicit BitReader(std::string_view data)
       : p_(reinterpret_cast<const uint8_t*>(data.data())), end_(p_ + data.size()) {}
 
-  uint64_t BitsLeft() const { return static_cast<uint64_t>(avail_) + 8 * static_cast<uint64_t>(end_ - p_); }
+  uint64_t BitsLeft() const {
+    return static_cast<uint64_t>(avail_) + 8 * static_cast<uint64_t>(end_ - p_);
+  }
 
   // Reads `n` bits (0 <= n <= 64) into *v. False, consuming nothing, when fewer remain.
   bool Read(int n, uint64_t* v) {

@@ -4,9 +4,14 @@
 // Timestamps are regular (no bytes at all) or an IntSequence (delta-of-delta,
 // delta-minus-median and grid predictors, adaptive range coding). Values take,
 // per chunk, the smallest of: constant, Gorilla XOR, exact decimal integers
-// (counters, percentages, accuracies) or ordered float bits, the last two through
-// IntSequence, or raw when nothing beats 8 bytes. Lossless always: every timestamp and every value bit pattern
-// round-trips (-0.0, subnormals, NaN payloads included).
+// (counters, percentages, accuracies) or ordered float bits (the last two
+// through IntSequence), or raw when nothing beats 8 bytes. Lossless always:
+// every timestamp and every value bit pattern round-trips (-0.0, subnormals,
+// NaN payloads included).
+//
+// Recommended chunk size: 1024 samples (1.458 bytes/sample on gen_metrics data,
+// 1.491 at 512, 1.441 at 2048; BENCHMARKS.md). A builder holds 16 bytes per
+// sample until Finish().
 // Byte layout: docs/format/chunk.md.
 //
 // Thread safety: a ChunkBuilder is one writer's; const methods may run
@@ -22,8 +27,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "codec/timestamps.h"
 #include "codec/int_sequence.h"
+#include "codec/timestamps.h"
 #include "codec/xor_values.h"
 
 namespace trainwatch::codec {
@@ -49,11 +54,13 @@ class ChunkBuilder {
   // Every double bit pattern is kept exactly.
   void Append(int64_t t_ms, double value);
 
-  size_t size() const { return t_ms_.size(); }  // samples appended
+  size_t size() const { return t_ms_.size(); }          // samples appended
   int64_t first_t_ms() const { return t_ms_.front(); }  // valid when size() > 0
   int64_t last_t_ms() const { return t_ms_.back(); }
-  // Cheap running estimate of Finish().size(), to decide when to cut a chunk;
-  // typically within 15 % (see bench/codec/chunk_size_report.cc).
+  // Cheap running estimate of Finish().size(), to decide when to cut a chunk:
+  // within about 15 % for series whose values change every sample; it may
+  // underestimate rarely changing ones by half, whose chunks are small anyway
+  // (bench/codec/chunk_size_report.cc prints it per metric).
   size_t EstimatedBytes() const;
   // Encodes all appended samples; picks the smallest value encoding per chunk:
   // the smallest of constant, XOR, raw and the IntSequence codings it tries,
@@ -131,7 +138,7 @@ class ChunkReader {
   int value_param_ = 0;  // decimal scale or float-bits shift
   uint64_t constant_bits_ = 0;
   std::string_view raw_values_;
-  size_t decoded_ = 0;   // samples decoded into buffers so far
+  size_t decoded_ = 0;  // samples decoded into buffers so far
   int64_t previous_t_ms_ = 0;
   TimestampDecoder timestamps_;
   XorDecoder xor_;

@@ -50,7 +50,8 @@ void ChunkBuilder::Append(int64_t t_ms, double value) {
       const uint64_t delta = static_cast<uint64_t>(t_ms) - static_cast<uint64_t>(last_t);
       const uint64_t previous = static_cast<uint64_t>(last_t) - static_cast<uint64_t>(t_ms_[n - 2]);
       if (delta != previous) {
-        estimated_bits_ += static_cast<uint64_t>(ZigZagBits(static_cast<int64_t>(delta - previous))) + 3;
+        estimated_bits_ +=
+            static_cast<uint64_t>(ZigZagBits(static_cast<int64_t>(delta - previous))) + 3;
       }
     }
     const double last_value = values_.back();
@@ -69,7 +70,8 @@ void ChunkBuilder::Append(int64_t t_ms, double value) {
           uint64_t scaled = static_cast<uint64_t>(last_decimal_);
           for (int i = decimal_scale_; i < k; ++i) {
             scaled *= 10;  // wraps harmlessly: an estimate
-            max_abs_decimal_ = max_abs_decimal_ > kSaturated / 10 ? kSaturated : 10 * max_abs_decimal_;
+            max_abs_decimal_ =
+                max_abs_decimal_ > kSaturated / 10 ? kSaturated : 10 * max_abs_decimal_;
           }
           last_decimal_ = static_cast<int64_t>(scaled);
           last_step_ = 0;
@@ -82,11 +84,12 @@ void ChunkBuilder::Append(int64_t t_ms, double value) {
       // delta (it centers deltas on their median), plus about two.
       const uint64_t current =
           decimal_scale_ >= 0 ? static_cast<uint64_t>(d) : FloatToOrdered(value, 0);
-      const uint64_t previous =
-          decimal_scale_ >= 0 ? static_cast<uint64_t>(last_decimal_) : FloatToOrdered(last_value, 0);
+      const uint64_t previous = decimal_scale_ >= 0 ? static_cast<uint64_t>(last_decimal_)
+                                                    : FloatToOrdered(last_value, 0);
       const uint64_t step = current - previous;
       const int bits = std::min(ZigZagBits(static_cast<int64_t>(step)),
-                                ZigZagBits(static_cast<int64_t>(step - last_step_))) + 2;
+                                ZigZagBits(static_cast<int64_t>(step - last_step_))) +
+                       2;
       last_step_ = step;
       if (decimal_scale_ >= 0) last_decimal_ = d;
       estimated_bits_ += static_cast<uint64_t>(std::min(bits, 66));
@@ -144,9 +147,8 @@ bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string*
   PutSignedVarint(t_ms_.front(), out);
   PutVarint(static_cast<uint64_t>(t_ms_.back()) - static_cast<uint64_t>(t_ms_.front()), out);
 
-  const TimestampEncoding ts_encoding = IsRegular(t_ms_.data(), n)
-                                            ? TimestampEncoding::kRegular
-                                            : TimestampEncoding::kIntSequence;
+  const TimestampEncoding ts_encoding =
+      IsRegular(t_ms_.data(), n) ? TimestampEncoding::kRegular : TimestampEncoding::kIntSequence;
   if (ts_encoding == TimestampEncoding::kIntSequence) {
     std::string section;
     EncodeTimestamps(t_ms_.data(), n, ts_encoding, &section);
@@ -186,7 +188,8 @@ bool ChunkBuilder::EncodeValuesAs(ValueEncoding encoding, std::string* out) cons
         // Append checked every value at a scale <= decimal_scale_, so each is
         // decimal at decimal_scale_ too; only the integer is left to find.
         const double scale = Pow10(decimal_scale_);
-        for (size_t i = 0; i < n; ++i) d[i] = static_cast<int64_t>(std::nearbyint(values[i] * scale));
+        for (size_t i = 0; i < n; ++i)
+          d[i] = static_cast<int64_t>(std::nearbyint(values[i] * scale));
       } else if (!ToDecimals(values, n, decimal_scale_, d.data())) {
         return false;  // a scale raised late pushed an early value past 2^53
       }

@@ -83,8 +83,10 @@ Samples Parse(std::string_view in) {
       const uint64_t room = static_cast<uint64_t>(INT64_MAX) - t;
       x = x % (room == UINT64_MAX ? room : room + 1);
     }
-    if (s.t.empty()) t = static_cast<uint64_t>(static_cast<int64_t>(x)) - (uint64_t{1} << 62);
-    else t += x;
+    if (s.t.empty())
+      t = static_cast<uint64_t>(static_cast<int64_t>(x)) - (uint64_t{1} << 62);
+    else
+      t += x;
     switch ((control >> 2) & 3) {
       case 0:
         break;

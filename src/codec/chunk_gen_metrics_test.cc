@@ -24,7 +24,8 @@ struct Series {
   std::vector<double> v;
 };
 
-bool ParseLine(const std::string& line, std::string* key, std::string* metric, int64_t* t, double* v) {
+bool ParseLine(const std::string& line, std::string* key, std::string* metric, int64_t* t,
+               double* v) {
   const size_t m = line.find("\"metric\":\"");
   const size_t ts = line.find("\"timestamp_ms\":");
   const size_t val = line.find("\"value\":");
@@ -37,13 +38,15 @@ bool ParseLine(const std::string& line, std::string* key, std::string* metric, i
 }
 
 TEST(ChunkOnGenMetrics, TinyScaleCompressesAndRoundTrips) {
-  const std::filesystem::path script = std::filesystem::path(TW_SHARED_DIR) / "bench" / "gen_metrics.py";
+  const std::filesystem::path script =
+      std::filesystem::path(TW_SHARED_DIR) / "bench" / "gen_metrics.py";
   if (!std::filesystem::exists(script) || !std::filesystem::exists("/usr/bin/python3")) {
     GTEST_SKIP() << "needs " << script << " and /usr/bin/python3";
   }
   const std::string out = testing::TempDir() + "/gen_metrics_tiny.jsonl";
   const std::string command = "/usr/bin/python3 '" + script.string() +
-                              "' --scale tiny --format jsonl --order series --out '" + out + "' 2>/dev/null";
+                              "' --scale tiny --format jsonl --order series --out '" + out +
+                              "' 2>/dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
 
   std::ifstream in(out);

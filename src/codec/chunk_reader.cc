@@ -37,8 +37,8 @@ absl::Status ChunkReader::Init(std::string_view bytes) {
   const uint8_t ts = encodings & 3;
   const uint8_t values = (encodings >> 2) & 7;
   if ((encodings >> 5) != 0 || ts > 1 || values > 4) {
-    return absl::DataLossError(
-        absl::StrFormat("chunk encodings byte 0x%02x names no known timestamp/value encoding", encodings));
+    return absl::DataLossError(absl::StrFormat(
+        "chunk encodings byte 0x%02x names no known timestamp/value encoding", encodings));
   }
   ts_encoding_ = static_cast<TimestampEncoding>(ts);
   value_encoding_ = static_cast<ValueEncoding>(values);
@@ -62,12 +62,14 @@ absl::Status ChunkReader::Init(std::string_view bytes) {
     return absl::DataLossError("chunk header: truncated first timestamp or time span");
   }
   // The span is unsigned; first + span must still be an int64.
-  if (span > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - static_cast<uint64_t>(first)) {
+  if (span >
+      static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - static_cast<uint64_t>(first)) {
     return absl::DataLossError(absl::StrFormat(
         "chunk header: first timestamp %d plus span %d ms overflows int64", first, span));
   }
   if (n_ == 1 && span != 0) {
-    return absl::DataLossError(absl::StrFormat("chunk header: one sample but a span of %d ms", span));
+    return absl::DataLossError(
+        absl::StrFormat("chunk header: one sample but a span of %d ms", span));
   }
   first_t_ms_ = first;
   last_t_ms_ = static_cast<int64_t>(static_cast<uint64_t>(first) + span);
@@ -172,9 +174,9 @@ bool ChunkReader::Refill() {
   }
   for (size_t i = 0; i < want; ++i) {
     if (t_buf_[i] < previous_t_ms_) {
-      return Fail(absl::DataLossError(absl::StrFormat(
-          "chunk timestamps: %d at sample %d is before the previous %d", t_buf_[i], decoded_ + i,
-          previous_t_ms_)));
+      return Fail(absl::DataLossError(
+          absl::StrFormat("chunk timestamps: %d at sample %d is before the previous %d", t_buf_[i],
+                          decoded_ + i, previous_t_ms_)));
     }
     previous_t_ms_ = t_buf_[i];
   }

@@ -155,12 +155,20 @@ std::vector<double> Oddities() {
 std::vector<std::vector<double>> ValueShapes() {
   std::vector<double> counter(700), steps(700, 0.8123), alternating(300);
   double c = 5e11;
-  for (size_t i = 0; i < counter.size(); ++i) counter[i] = c += 1e8 + static_cast<double>(i % 17) * 1e6;
+  for (size_t i = 0; i < counter.size(); ++i)
+    counter[i] = c += 1e8 + static_cast<double>(i % 17) * 1e6;
   for (size_t i = 300; i < steps.size(); ++i) steps[i] = 0.8456;
   for (size_t i = 0; i < alternating.size(); ++i) alternating[i] = i % 2 ? -(0.1 + 0.2) : 0.1 + 0.2;
-  return {Percent1Decimal(500, 1), FullPrecisionLoss(500, 2), Float32Origin(500, 3),
-          RandomBitPatterns(300, 4), Oddities(),  counter,
-          steps, alternating, std::vector<double>(100, -0.0), {42.0}};
+  return {Percent1Decimal(500, 1),
+          FullPrecisionLoss(500, 2),
+          Float32Origin(500, 3),
+          RandomBitPatterns(300, 4),
+          Oddities(),
+          counter,
+          steps,
+          alternating,
+          std::vector<double>(100, -0.0),
+          {42.0}};
 }
 
 // ---- tests -----------------------------------------------------------------
@@ -218,7 +226,8 @@ TEST(Chunk, PicksTheEncodingThatFitsTheData) {
   // Float bits shift trailing zeros out; a NaN payload in the low bits leaves
   // none, and then the raw constant is smaller.
   const double payload_nan = std::bit_cast<double>(uint64_t{0x7FF8000000000001});
-  EXPECT_EQ(ChosenEncoding(Regular(std::vector<double>(100, payload_nan))), ValueEncoding::kConstant);
+  EXPECT_EQ(ChosenEncoding(Regular(std::vector<double>(100, payload_nan))),
+            ValueEncoding::kConstant);
   // A full-precision magnitude whose sign flips: float bits divide the jump out.
   std::vector<double> alternating(500);
   for (size_t i = 0; i < alternating.size(); ++i) alternating[i] = i % 2 ? -(0.1 + 0.2) : 0.1 + 0.2;
@@ -287,7 +296,8 @@ TEST(Chunk, IrregularTimestamps) {
 
 TEST(Chunk, ExtremeTimestampsAndSpans) {
   ExpectRoundTrip(Samples{{kMin, kMax}, {1.0, 2.0}});
-  ExpectRoundTrip(Samples{{kMin, 0, kMax}, {1.0, 2.0, 3.0}});  // irregular: steps of 2^63 - 1 and 2^63
+  ExpectRoundTrip(
+      Samples{{kMin, 0, kMax}, {1.0, 2.0, 3.0}});  // irregular: steps of 2^63 - 1 and 2^63
   ExpectRoundTrip(Samples{{kMin, kMin, kMin}, {1.0, -0.0, kNaN}});
   ExpectRoundTrip(Samples{{kMax - 2, kMax - 1, kMax}, {1.0, 2.0, 3.0}});
   ExpectRoundTrip(Regular(Percent1Decimal(100, 1), 1000, -86400000));  // before 1970
@@ -298,7 +308,8 @@ TEST(Chunk, OddValuesSurviveEveryWhere) {
   std::vector<double> pool = Oddities();
   std::vector<double> values(2000);
   for (double& v : values) {
-    v = rng() % 3 == 0 ? pool[rng() % pool.size()] : std::round(1000.0 * static_cast<double>(rng() % 100000)) / 1000;
+    v = rng() % 3 == 0 ? pool[rng() % pool.size()]
+                       : std::round(1000.0 * static_cast<double>(rng() % 100000)) / 1000;
   }
   ExpectRoundTrip(Regular(values));
   // A decimal series with a single -0.0 must not come back as +0.0.
@@ -419,7 +430,8 @@ void ExpectDamageIsHarmless(const Samples& s, uint64_t seed) {
 
 TEST(Chunk, DamagedChunksFailCleanly) {
   Samples irregular = Regular(FullPrecisionLoss(200, 17));
-  for (size_t i = 1; i < irregular.t.size(); ++i) irregular.t[i] = irregular.t[i - 1] + 37 * (i % 5);
+  for (size_t i = 1; i < irregular.t.size(); ++i)
+    irregular.t[i] = irregular.t[i - 1] + 37 * (i % 5);
   ExpectDamageIsHarmless(Regular(Percent1Decimal(200, 18)), 1);
   ExpectDamageIsHarmless(irregular, 2);
   ExpectDamageIsHarmless(Regular(Oddities()), 3);
@@ -430,7 +442,8 @@ TEST(ChunkBuilder, TracksTimesSizeAndAnEstimate) {
   ChunkBuilder b;
   EXPECT_EQ(b.EstimatedBytes(), 3u);
   const std::vector<double> values = Percent1Decimal(1024, 20);
-  for (size_t i = 0; i < values.size(); ++i) b.Append(kStart + 1000 * static_cast<int64_t>(i), values[i]);
+  for (size_t i = 0; i < values.size(); ++i)
+    b.Append(kStart + 1000 * static_cast<int64_t>(i), values[i]);
   EXPECT_EQ(b.size(), 1024u);
   EXPECT_EQ(b.first_t_ms(), kStart);
   EXPECT_EQ(b.last_t_ms(), kStart + 1023 * 1000);

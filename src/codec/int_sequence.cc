@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -37,6 +38,22 @@ inline uint64_t Predict(uint64_t y1, uint64_t y2, size_t i, uint64_t c0, uint64_
   if constexpr (P == 3) return static_cast<uint64_t>(i) * c1;
 }
 
+// Calls f with predictor p as a compile-time constant, so the per-value loops
+// inside f are specialised.
+template <typename F>
+void WithPredictor(int p, F&& f) {
+  switch (p) {
+    case 0:
+      return f(std::integral_constant<int, 0>());
+    case 1:
+      return f(std::integral_constant<int, 1>());
+    case 2:
+      return f(std::integral_constant<int, 2>());
+    default:
+      return f(std::integral_constant<int, 3>());
+  }
+}
+
 // Cost proxy of a block under P: the sum of the zigzagged residuals' bit lengths.
 template <int P>
 int BlockBits(const uint64_t* y, size_t begin, size_t end, uint64_t c0, uint64_t c1) {
@@ -48,12 +65,9 @@ int BlockBits(const uint64_t* y, size_t begin, size_t end, uint64_t c0, uint64_t
 }
 
 int BlockBits(int p, const uint64_t* y, size_t begin, size_t end, uint64_t c0, uint64_t c1) {
-  switch (p) {
-    case 0: return BlockBits<0>(y, begin, end, c0, c1);
-    case 1: return BlockBits<1>(y, begin, end, c0, c1);
-    case 2: return BlockBits<2>(y, begin, end, c0, c1);
-    default: return BlockBits<3>(y, begin, end, c0, c1);
-  }
+  int bits = 0;
+  WithPredictor(p, [&](auto kP) { bits = BlockBits<kP()>(y, begin, end, c0, c1); });
+  return bits;
 }
 
 // Median of `count` values get(0..count), sampled evenly when there are many.
@@ -96,7 +110,7 @@ class ResidualEncoder {
     const int negative = static_cast<int64_t>(r) < 0 ? 1 : 0;
     rc_.Encode(&m_.sign[m_.sign_ctx], negative);
     m_.sign_ctx = 1 + negative;
-    const uint64_t mag = negative ? 0 - r : r;  // 2^63 for INT64_MIN
+    const uint64_t mag = negative ? 0 - r : r;   // 2^63 for INT64_MIN
     const int len = 64 - std::countl_zero(mag);  // 1..64
     const int near = len - base_length_ + kNearOffset;
     if (near >= 0 && near < kEscape) {
@@ -191,8 +205,8 @@ void EncodeIntSequence(const uint64_t* x, size_t n, bool first_known, std::strin
   const uint64_t* yp = y.data();
   const uint64_t c0 = static_cast<uint64_t>(
       SampledMedian(n, [yp](size_t i) { return static_cast<int64_t>(yp[i]); }));
-  const uint64_t c1 = static_cast<uint64_t>(SampledMedian(
-      n - 1, [yp](size_t i) { return static_cast<int64_t>(yp[i + 1] - yp[i]); }));
+  const uint64_t c1 = static_cast<uint64_t>(
+      SampledMedian(n - 1, [yp](size_t i) { return static_cast<int64_t>(yp[i + 1] - yp[i]); }));
   PutSignedVarint(static_cast<int64_t>(c0), out);
   PutSignedVarint(static_cast<int64_t>(c1), out);
 
@@ -215,12 +229,8 @@ void EncodeIntSequence(const uint64_t* x, size_t n, bool first_known, std::strin
     }
     predictors[block] = static_cast<uint8_t>(best);
     previous = best;
-    switch (best) {
-      case 0: CountLengths<0>(yp, begin, end, c0, c1, length_counts); break;
-      case 1: CountLengths<1>(yp, begin, end, c0, c1, length_counts); break;
-      case 2: CountLengths<2>(yp, begin, end, c0, c1, length_counts); break;
-      default: CountLengths<3>(yp, begin, end, c0, c1, length_counts); break;
-    }
+    WithPredictor(best,
+                  [&](auto kP) { CountLengths<kP()>(yp, begin, end, c0, c1, length_counts); });
   }
   uint64_t nonzero = 0;
   for (int len = 1; len <= 64; ++len) nonzero += length_counts[len];
@@ -240,12 +250,7 @@ void EncodeIntSequence(const uint64_t* x, size_t n, bool first_known, std::strin
     const int p = predictors[block];
     enc.EncodePredictor(previous, p);
     previous = p;
-    switch (p) {
-      case 0: EncodeRun<0>(yp, begin, end, c0, c1, &enc); break;
-      case 1: EncodeRun<1>(yp, begin, end, c0, c1, &enc); break;
-      case 2: EncodeRun<2>(yp, begin, end, c0, c1, &enc); break;
-      default: EncodeRun<3>(yp, begin, end, c0, c1, &enc); break;
-    }
+    WithPredictor(p, [&](auto kP) { EncodeRun<kP()>(yp, begin, end, c0, c1, &enc); });
   }
   enc.Finish();
   PutVarint(coded.size(), out);
@@ -304,8 +309,8 @@ absl::Status IntSequenceDecoder::Init(std::string_view section, size_t n, bool f
   c1_ = static_cast<uint64_t>(c1);
   base_length_ = base_length;
   if (base_length_ < 1 || base_length_ > 64) {
-    return absl::DataLossError(
-        absl::StrFormat("chunk %s: typical residual length %d is not in 1..64", what, base_length_));
+    return absl::DataLossError(absl::StrFormat(
+        "chunk %s: typical residual length %d is not in 1..64", what, base_length_));
   }
   if (!rc_.Init(in.substr(0, coded_size))) {
     return absl::DataLossError(
@@ -393,12 +398,7 @@ size_t IntSequenceDecoder::Next(uint64_t* out, size_t max) {
       predictor_ = 2 * b1 + b0;
     }
     const size_t count = std::min({max - produced, n_ - i_, kIntSequenceBlock - in_block});
-    switch (predictor_) {
-      case 0: DecodeRun<0>(out + produced, count); break;
-      case 1: DecodeRun<1>(out + produced, count); break;
-      case 2: DecodeRun<2>(out + produced, count); break;
-      default: DecodeRun<3>(out + produced, count); break;
-    }
+    WithPredictor(predictor_, [&](auto kP) { DecodeRun<kP()>(out + produced, count); });
     if (failed_) {
       // The values of the failed run are garbage; report none of them.
       return 0;
@@ -417,9 +417,9 @@ absl::Status IntSequenceDecoder::CheckEnd() const {
     return absl::DataLossError(absl::StrFormat("chunk %s: %d of %d values decoded", what_, i_, n_));
   }
   if (g_ != 0 && (!rc_.Consistent() || raw_.BitsLeft() >= 8)) {
-    return absl::DataLossError(absl::StrFormat(
-        "chunk %s: coded streams are not consumed exactly (%d raw bits left over)", what_,
-        raw_.BitsLeft()));
+    return absl::DataLossError(
+        absl::StrFormat("chunk %s: coded streams are not consumed exactly (%d raw bits left over)",
+                        what_, raw_.BitsLeft()));
   }
   return absl::OkStatus();
 }

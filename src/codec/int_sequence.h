@@ -33,10 +33,10 @@ void EncodeIntSequence(const uint64_t* x, size_t n, bool first_known, std::strin
 
 // Adaptive models of one integer sequence (about 2.4 KiB).
 struct ResidualModel {
-  AdaptiveBit zero[4];          // context: the previous two zero flags
-  AdaptiveBit sign[3];          // context: previous residual zero / positive / negative
-  AdaptiveBit near[8];          // bit tree over length - base + 3 in 0..6, 7 = escape
-  AdaptiveBit far[64];          // bit tree over length - 1 after an escape
+  AdaptiveBit zero[4];  // context: the previous two zero flags
+  AdaptiveBit sign[3];  // context: previous residual zero / positive / negative
+  AdaptiveBit near[8];  // bit tree over length - base + 3 in 0..6, 7 = escape
+  AdaptiveBit far[64];  // bit tree over length - 1 after an escape
   static constexpr int kModeledBits = 3;
   // bit tree over the kModeledBits bits under the leading one, per length
   AdaptiveBit mantissa[65][1 << kModeledBits];
@@ -44,7 +44,6 @@ struct ResidualModel {
   int zero_ctx = 0;
   int sign_ctx = 0;
 };
-
 
 // Streams the values back. Init() checks the framing; Next() decodes.
 class IntSequenceDecoder {

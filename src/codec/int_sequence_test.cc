@@ -108,7 +108,8 @@ TEST(IntSequence, CodesNoiseNearItsEntropy) {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> noise(0.0, 1000.0);
   std::vector<uint64_t> x(4096);
-  for (uint64_t& v : x) v = static_cast<uint64_t>(1000000 + static_cast<int64_t>(std::llround(noise(rng))));
+  for (uint64_t& v : x)
+    v = static_cast<uint64_t>(1000000 + static_cast<int64_t>(std::llround(noise(rng))));
   const double bits_per_value = 8.0 * static_cast<double>(Encode(x, false).size()) / 4096.0;
   EXPECT_LT(bits_per_value, 12.3);  // entropy 12.0
   ExpectRoundTrip(x);

@@ -11,7 +11,8 @@
 namespace trainwatch::codec {
 namespace {
 
-const double kGamma = (1 + QuantileSketch::kRelativeAccuracy) / (1 - QuantileSketch::kRelativeAccuracy);
+const double kGamma =
+    (1 + QuantileSketch::kRelativeAccuracy) / (1 - QuantileSketch::kRelativeAccuracy);
 const double kLogGamma = std::log(kGamma);
 
 }  // namespace
@@ -82,8 +83,9 @@ void QuantileSketch::Add(double value, double count) {
   count_ += count;
   sum_ += value * count;
   if (exact_mode_) {
-    auto it = std::lower_bound(exact_.begin(), exact_.end(), value,
-                               [](const std::pair<double, double>& e, double v) { return e.first < v; });
+    auto it =
+        std::lower_bound(exact_.begin(), exact_.end(), value,
+                         [](const std::pair<double, double>& e, double v) { return e.first < v; });
     if (it != exact_.end() && it->first == value) {
       it->second += count;
       return;

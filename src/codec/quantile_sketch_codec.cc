@@ -14,10 +14,10 @@ namespace trainwatch::codec {
 namespace {
 
 // Flag bits of byte 1.
-constexpr uint8_t kBucketForm = 0x01;   // else the exact form
-constexpr uint8_t kWholeCounts = 0x02;  // counts as varints, else raw doubles
+constexpr uint8_t kBucketForm = 0x01;     // else the exact form
+constexpr uint8_t kWholeCounts = 0x02;    // counts as varints, else raw doubles
 constexpr uint8_t kDecimalValues = 0x04;  // exact form: values as decimal integers
-constexpr uint8_t kUnitCounts = 0x08;     // exact form: whole counts, most 1, sparse list of the rest
+constexpr uint8_t kUnitCounts = 0x08;  // exact form: whole counts, most 1, sparse list of the rest
 constexpr uint8_t kKnownFlags = 0x0F;
 
 // Beyond the bucket of any finite double (denorm_min is about -37220, max about 35490).
@@ -109,7 +109,8 @@ void QuantileSketch::EncodeExact(std::string* out) const {
   for (size_t i = 0; i < n && scale >= 0; ++i) scale = DecimalScale(exact_[i].first, scale);
   std::vector<int64_t> decimals(n);
   bool decimal = n > 0 && scale >= 0;
-  for (size_t i = 0; i < n && decimal; ++i) decimal = ToDecimal(exact_[i].first, scale, &decimals[i]);
+  for (size_t i = 0; i < n && decimal; ++i)
+    decimal = ToDecimal(exact_[i].first, scale, &decimals[i]);
   uint8_t flags = 0;
   if (whole) flags |= kWholeCounts;
   if (decimal) flags |= kDecimalValues;
@@ -153,7 +154,8 @@ void QuantileSketch::EncodeBuckets(std::string* out) const {
   bool whole = IsWhole(zero_count_);
   for (const Store* store : {&positive_, &negative_}) {
     if (store->empty()) continue;
-    for (int i = store->lowest(); i <= store->highest() && whole; ++i) whole = IsWhole(store->at(i));
+    for (int i = store->lowest(); i <= store->highest() && whole; ++i)
+      whole = IsWhole(store->at(i));
   }
   out->push_back(static_cast<char>(kFormatVersion));
   out->push_back(static_cast<char>(kBucketForm | (whole ? kWholeCounts : 0)));
@@ -195,8 +197,10 @@ absl::StatusOr<QuantileSketch> QuantileSketch::Decode(std::string_view bytes) {
         version, kFormatVersion));
   }
   const uint8_t flags = static_cast<uint8_t>(in[1]);
-  if ((flags & ~kKnownFlags) != 0 || ((flags & kBucketForm) && (flags & (kDecimalValues | kUnitCounts)))) {
-    return absl::DataLossError(absl::StrFormat("sketch: flags 0x%02x are not a valid combination", flags));
+  if ((flags & ~kKnownFlags) != 0 ||
+      ((flags & kBucketForm) && (flags & (kDecimalValues | kUnitCounts)))) {
+    return absl::DataLossError(
+        absl::StrFormat("sketch: flags 0x%02x are not a valid combination", flags));
   }
   in.remove_prefix(2);
   QuantileSketch sketch;
@@ -229,7 +233,8 @@ absl::Status QuantileSketch::DecodeExact(std::string_view* in, uint8_t flags) {
     const int scale = static_cast<uint8_t>((*in)[0]);
     in->remove_prefix(1);
     if (scale > kMaxDecimalScale) {
-      return absl::DataLossError(absl::StrFormat("sketch: decimal scale %d is out of range", scale));
+      return absl::DataLossError(
+          absl::StrFormat("sketch: decimal scale %d is out of range", scale));
     }
     int64_t d;
     if (!GetSignedVarint(in, &d)) return absl::DataLossError("sketch: truncated value");
@@ -263,7 +268,8 @@ absl::Status QuantileSketch::DecodeExact(std::string_view* in, uint8_t flags) {
       }
       exact_[i].first = OrderedToFloat(ordered, 0);
       if (!std::isfinite(exact_[i].first)) {
-        return absl::DataLossError(absl::StrFormat("sketch: value %g is not finite", exact_[i].first));
+        return absl::DataLossError(
+            absl::StrFormat("sketch: value %g is not finite", exact_[i].first));
       }
     }
   }
@@ -338,8 +344,8 @@ absl::Status QuantileSketch::DecodeBuckets(std::string_view* in, uint8_t flags) 
         index += static_cast<int64_t>(gap);
       }
       if (index < kMinIndex || index > kMaxIndex || index - first >= kMaxBuckets) {
-        return absl::DataLossError(absl::StrFormat(
-            "sketch: bucket %d is outside the range a store can hold", index));
+        return absl::DataLossError(
+            absl::StrFormat("sketch: bucket %d is outside the range a store can hold", index));
       }
       double c;
       TW_RETURN_IF_ERROR(GetCount(in, whole, &c));
@@ -353,8 +359,8 @@ absl::Status QuantileSketch::DecodeBuckets(std::string_view* in, uint8_t flags) 
   const bool has_negative = !negative_.empty(), has_positive = !positive_.empty();
   if (has_negative != (min_ < 0) || has_positive != (max_ > 0) ||
       (zero_count_ > 0 && !(min_ <= 0 && max_ >= 0))) {
-    return absl::DataLossError(absl::StrFormat(
-        "sketch: min %g and max %g disagree with the buckets' signs", min_, max_));
+    return absl::DataLossError(
+        absl::StrFormat("sketch: min %g and max %g disagree with the buckets' signs", min_, max_));
   }
   return absl::OkStatus();
 }

@@ -77,7 +77,8 @@ void ExpectMatchesReference(const Weighted& data, const QuantileSketch& s, const
     if (s.exact() || q == 0 || q == 1) {
       EXPECT_EQ(*got, want) << "q " << q;
     } else {
-      EXPECT_LE(std::abs(*got - want), QuantileSketch::kRelativeAccuracy * std::abs(want) * (1 + 1e-9))
+      EXPECT_LE(std::abs(*got - want),
+                QuantileSketch::kRelativeAccuracy * std::abs(want) * (1 + 1e-9))
           << "q " << q << " got " << *got << " want " << want;
     }
   }
@@ -98,7 +99,7 @@ std::vector<Weighted> Distributions(size_t n, uint64_t seed) {
     out[2].emplace_back(i % 5 == 0 ? 0.0 : normal(rng), 1);
     // Few distinct values (stays exact): percentages with one decimal.
     out[3].emplace_back(std::round(uniform(rng) / 10) * 10 + 0.5, 1);
-    out[4].emplace_back(lognormal(rng), static_cast<double>(weight(rng)));  // whole weights
+    out[4].emplace_back(lognormal(rng), static_cast<double>(weight(rng)));      // whole weights
     out[5].emplace_back(-lognormal(rng), static_cast<double>(small(rng)) / 8);  // fractional
   }
   return out;
@@ -138,8 +139,8 @@ TEST(QuantileSketch, NearestRankOnASmallSet) {
 TEST(QuantileSketch, MatchesBruteForceOnSeveralDistributions) {
   for (size_t n : {1, 2, 10, 63, 64, 65, 1000, 20000}) {
     const std::vector<Weighted> all = Distributions(n, n);
-    const char* names[] = {"uniform", "lognormal", "normal with zeros", "few values", "weighted",
-                           "fractional negative"};
+    const char* names[] = {"uniform",    "lognormal", "normal with zeros",
+                           "few values", "weighted",  "fractional negative"};
     for (size_t d = 0; d < all.size(); ++d) {
       SCOPED_TRACE(n);
       const QuantileSketch s = Sketch(all[d]);

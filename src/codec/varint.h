@@ -14,9 +14,7 @@ namespace trainwatch::codec {
 inline uint64_t ZigZag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
 }
-inline int64_t UnZigZag(uint64_t u) {
-  return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1));
-}
+inline int64_t UnZigZag(uint64_t u) { return static_cast<int64_t>((u >> 1) ^ (~(u & 1) + 1)); }
 
 // Bits needed for ZigZag(v): 0 for 0, 1 for -1, 2 for 1 and -2, ...; a cheap
 // proxy for what a residual costs to code.
@@ -70,7 +68,8 @@ inline void PutFixed64(uint64_t v, std::string* out) {
 inline bool GetFixed64(std::string_view* in, uint64_t* v) {
   if (in->size() < 8) return false;
   uint64_t result = 0;
-  for (int i = 0; i < 8; ++i) result |= static_cast<uint64_t>(static_cast<uint8_t>((*in)[i])) << (8 * i);
+  for (int i = 0; i < 8; ++i)
+    result |= static_cast<uint64_t>(static_cast<uint8_t>((*in)[i])) << (8 * i);
   in->remove_prefix(8);
   *v = result;
   return true;

@@ -148,12 +148,13 @@ class JobRunner {
   // Before Run. The observer must outlive Run.
   void AddObserver(JobObserver* observer) { observers_.push_back(observer); }
 
-  // Runs the job to a terminal status. Errors mean the command did not run and no
-  // record was written: AlreadyExists (a job with this name exists), the start errors
+  // Runs the job to a terminal status. Errors mean no record was written and the
+  // command did not run: AlreadyExists (a job with this name exists), the start errors
   // of capture::Spawn (NotFound, PermissionDenied, FailedPrecondition: "cannot start
   // ..."), FailedPrecondition when another job of this process handles signals,
-  // Cancelled when Ctrl-C or SIGTERM arrived before the command started, or the
-  // sink's error from CreateJob. Call once.
+  // Cancelled when Ctrl-C or SIGTERM arrived before the command started; or the
+  // sink's error from CreateJob, in which case the command, just started, was killed
+  // at once (its first lines may be in the log stream). Call once.
   absl::StatusOr<RunResult> Run();
 
   // Stops the job as StopTrainingJob does (Stopping, SIGTERM, SIGKILL after the grace

@@ -192,24 +192,55 @@ TEST_F(RunDriverTest, SigtermToTheRunnerStopsTheJobWithSigterm) {
   EXPECT_THAT(Record(), HasSubstr("status=Stopped\n"));
 }
 
+// The state letter of /proc/<pid>/stat ('T' stopped, 'Z' zombie); "" when gone.
+std::string ProcessState(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return "";
+  return text.substr(text.rfind(')') + 2, 1);
+}
+
+// Polls (up to 5 s) until `pid`'s state satisfies `want`.
+template <typename Want>
+bool WaitForState(pid_t pid, Want want) {
+  for (int i = 0; i < 500; ++i) {
+    if (want(ProcessState(pid))) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+pid_t TrainerPid(const std::string& out) {
+  size_t at = out.find("pid=");
+  return at == std::string::npos ? 0 : std::stoi(out.substr(at + 4));
+}
+
+TEST_F(RunDriverTest, CtrlZStopsTheTrainingProcessAndFgContinuesIt) {
+  Driver driver(Args({"pid", "out:ready\\n", "hang"}));
+  ASSERT_TRUE(driver.WaitForOutput("ready\n"));
+  pid_t trainer = TrainerPid(driver.out());
+  ASSERT_GT(trainer, 0);
+  ::kill(driver.pid(), SIGTSTP);  // what the terminal does on Ctrl-Z
+  int status = 0;
+  ASSERT_EQ(::waitpid(driver.pid(), &status, WUNTRACED), driver.pid());
+  EXPECT_TRUE(WIFSTOPPED(status));
+  EXPECT_TRUE(WaitForState(trainer, [](const std::string& s) { return s == "T"; }));
+  ::kill(driver.pid(), SIGCONT);  // fg
+  EXPECT_TRUE(WaitForState(trainer, [](const std::string& s) { return s == "S" || s == "R"; }));
+  ::kill(driver.pid(), SIGTERM);
+  EXPECT_EQ(driver.Wait().ShellCode(), 143);
+}
+
 TEST_F(RunDriverTest, KilledRunnerTakesTheTrainingProcessWithIt) {
   Driver driver(Args({"pid", "out:ready\\n", "hang"}));
   ASSERT_TRUE(driver.WaitForOutput("ready\n"));
-  size_t at = driver.out().find("pid=");
-  ASSERT_NE(at, std::string::npos);
-  pid_t trainer = std::stoi(driver.out().substr(at + 4));
+  pid_t trainer = TrainerPid(driver.out());
+  ASSERT_GT(trainer, 0);
   ::kill(driver.pid(), SIGKILL);
   EXPECT_EQ(driver.Wait().signal, SIGKILL);
-  auto dead = [trainer] {
-    std::ifstream stat("/proc/" + std::to_string(trainer) + "/stat");
-    std::string text;
-    if (!std::getline(stat, text)) return true;
-    return text.substr(text.rfind(')') + 2, 1) == "Z";
-  };
-  for (int i = 0; i < 500 && !dead(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(dead()) << "the training process outlived its runner";
+  // Gone, or a zombie until init reaps it.
+  EXPECT_TRUE(WaitForState(trainer, [](const std::string& s) { return s.empty() || s == "Z"; }))
+      << "the training process outlived its runner";
 }
 
 }  // namespace

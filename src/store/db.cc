@@ -1,20 +1,30 @@
 #include "store/db.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "store/coding.h"
 #include "store/job_codec.h"
+#include "store/rollup.h"
 #include "util/log.h"
 #include "util/status_macros.h"
 
 namespace trainwatch::store {
 
 struct Db::Writer {
-  enum class Kind { kLogs, kCreateJob, kUpdateJob, kMaintain } kind;
+  enum class Kind {
+    kSamples, kLogs, kCreateJob, kUpdateJob, kMaintain, kSealAll, kStats, kCall
+  } kind;
+  std::function<absl::Status(kv::WriteBatch*)> call;
+  const model::SampleBatch* samples = nullptr;
   const model::LogBatch* logs = nullptr;
   const model::JobRecord* job = nullptr;
+  HeadStats* stats = nullptr;
   absl::Status status;
   bool done = false;
   std::condition_variable cv;
@@ -24,7 +34,12 @@ Db::Db(DbOptions options, DataFolderPaths paths, util::Clock* clock, RetentionPo
     : options_(std::move(options)),
       paths_(std::move(paths)),
       clock_(clock),
-      retention_(std::move(retention)) {}
+      retention_(std::make_shared<const RetentionPolicy>(std::move(retention))) {}
+
+std::shared_ptr<const RetentionPolicy> Db::retention() const {
+  std::lock_guard<std::mutex> lock(retention_mu_);
+  return retention_;
+}
 
 absl::StatusOr<std::unique_ptr<Db>> Db::Open(DbOptions options) {
   if (options.data_dir.empty()) {
@@ -102,7 +117,72 @@ absl::Status Db::OpenKv(bool writer) {
 absl::Status Db::LoadWriterState() {
   log_writer_ = std::make_unique<LogWriter>(kv_.get());
   TW_RETURN_IF_ERROR(log_writer_->Load());
+  chunk_seq_ = std::make_unique<Counter>("chunk_seq", 1 << 20);
+  TW_RETURN_IF_ERROR(chunk_seq_->Load(*kv_));
+  registry_ = std::make_unique<SeriesRegistry>(kv_.get());
+  TW_RETURN_IF_ERROR(registry_->Load());
+  TW_RETURN_IF_ERROR(LoadRetentionById());
+  return ReplayHead();
+}
+
+absl::Status Db::LoadRetentionById() {
+  // Retention of every known series, for the compaction filter.
+  std::shared_ptr<const RetentionPolicy> policy = retention();
+  {
+    kv::ReadOptions ro;
+    ro.lower_bound = "i";
+    ro.upper_bound = "j";
+    ro.fill_cache = false;
+    auto it = kv_->NewIterator(kv::Cf::kIndex, ro);
+    absl::flat_hash_map<SeriesId, TierRetention> by_id;
+    model::SeriesKey key;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (it->key().size() != 9 || !indexkeys::DecodeSeriesKey(it->value(), &key)) {
+        return absl::DataLossError("a series index record is damaged");
+      }
+      by_id[coding::GetBig64(it->key().data() + 1)] = policy->For(key.ns);
+    }
+    TW_RETURN_IF_ERROR(it->status());
+    std::lock_guard<std::mutex> lock(drop_mu_);
+    retention_by_id_ = std::move(by_id);
+  }
   return absl::OkStatus();
+}
+
+absl::Status Db::AddRetentionRule(std::string_view pattern, std::string_view settings) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  RetentionPolicy next = *retention();
+  TW_RETURN_IF_ERROR(next.AddRule(pattern, settings));
+  // Persist first (write a new file, then rename it over the old one).
+  const std::string tmp = paths_.retention + ".tmp";
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr) {
+      return absl::PermissionDeniedError(
+          absl::StrFormat("cannot write \"%s\": %s", tmp, std::strerror(errno)));
+    }
+    std::string text =
+        "# trainwatch retention rules (docs/store.md): <namespace pattern> <tier>=<duration>...\n" +
+        next.ToText();
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) != 0 || !ok) {
+      return absl::InternalError(absl::StrFormat("cannot write \"%s\"", tmp));
+    }
+  }
+  if (std::rename(tmp.c_str(), paths_.retention.c_str()) != 0) {
+    return absl::InternalError(absl::StrFormat("cannot replace \"%s\": %s", paths_.retention,
+                                               std::strerror(errno)));
+  }
+  {
+    std::lock_guard<std::mutex> lock(retention_mu_);
+    retention_ = std::make_shared<const RetentionPolicy>(std::move(next));
+  }
+  TW_RETURN_IF_ERROR(RunAsLeader([this](kv::WriteBatch*) {
+    retention_by_ns_.clear();
+    for (auto& [id, entry] : heads_) entry->retention = RetentionFor(entry->ns);
+    return absl::OkStatus();
+  }));
+  return LoadRetentionById();
 }
 
 Db::~Db() {
@@ -207,6 +287,14 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
         continue;
       }
     } else {
+      if (w->kind == Writer::Kind::kSamples) {
+        s = CheckSamples(*w->samples);
+        if (!s.ok()) {
+          batch.RollbackToSavePoint();
+          w->status = s;
+          continue;
+        }
+      }
       s = PrepareOne(w, &batch, now_ms);
       if (!s.ok()) {
         // The in-memory writer state may already include this writer's part:
@@ -235,15 +323,46 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
 
 absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
   switch (w->kind) {
+    case Writer::Kind::kSamples:
+      return PrepareSamples(*w->samples, batch, now_ms);
     case Writer::Kind::kLogs:
       return log_writer_->Prepare(*w->logs, now_ms, batch);
     case Writer::Kind::kMaintain:
+      PrepareMaintenance(false, batch, now_ms);
       return absl::OkStatus();
+    case Writer::Kind::kSealAll:
+      PrepareMaintenance(true, batch, now_ms);
+      return absl::OkStatus();
+    case Writer::Kind::kCall:
+      return w->call(batch);
+    case Writer::Kind::kStats: {
+      HeadStats& st = *w->stats;
+      st.series = registry_->size();
+      st.registry_bytes = registry_->MemoryBytes();
+      st.open_series = 0;
+      st.rows = 0;
+      st.head_bytes = heads_.capacity() * (sizeof(SeriesId) + sizeof(void*));
+      for (const auto& [id, e] : heads_) {
+        if (!e->head.empty()) ++st.open_series;
+        st.rows += e->head.rows();
+        st.head_bytes += sizeof(HeadEntry) + e->head.MemoryBytes();
+      }
+      return absl::OkStatus();
+    }
     case Writer::Kind::kCreateJob:
     case Writer::Kind::kUpdateJob:
       break;
   }
   return absl::InternalError("unexpected writer kind");
+}
+
+absl::Status Db::PutSamples(const model::SampleBatch& batch) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  if (batch.empty()) return absl::OkStatus();
+  Writer w;
+  w.kind = Writer::Kind::kSamples;
+  w.samples = &batch;
+  return Submit(&w);
 }
 
 absl::Status Db::PutLogs(const model::LogBatch& batch) {
@@ -277,7 +396,7 @@ absl::Status Db::UpdateJob(const model::JobRecord& job) {
 absl::StatusOr<ReadView> Db::View() {
   if (writable()) {
     return ReadView(kv_.get(), kv_->GetSnapshot(), std::shared_lock<std::shared_mutex>(),
-                    &retention_, clock_->NowMs());
+                    retention(), clock_->NowMs());
   }
   const int64_t mono = clock_->MonotonicNs();
   if (mono - last_catch_up_ns_.load() >= options_.catch_up_min_interval_ms * 1000000 ||
@@ -291,7 +410,7 @@ absl::StatusOr<ReadView> Db::View() {
     last_catch_up_ns_ = mono;
   }
   return ReadView(kv_.get(), nullptr, std::shared_lock<std::shared_mutex>(catch_up_mu_),
-                  &retention_, clock_->NowMs());
+                  retention(), clock_->NowMs());
 }
 
 absl::StatusOr<std::optional<model::JobRecord>> Db::GetJob(std::string_view name) {
@@ -302,16 +421,123 @@ absl::StatusOr<std::optional<model::JobRecord>> Db::GetJob(std::string_view name
 // ---------------------------------------------------------------------------
 // Operations
 
-bool Db::DropRecord(kv::Cf /*cf*/, std::string_view /*key*/, std::string_view /*value*/) const {
-  return false;
+bool Db::DropRecord(kv::Cf cf, std::string_view key, std::string_view value) const {
+  uint64_t id;
+  int64_t start_ms;
+  Tier tier;
+  int64_t end_ms;
+  if (cf == kv::Cf::kRaw) {
+    RawChunkHeader header;
+    if (!rawkeys::DecodeKey(key, &id, &start_ms) || !DecodeRawHeader(value, &header)) return false;
+    tier = Tier::kRaw;
+    end_ms = start_ms + header.span_ms;
+  } else {
+    tier = cf == kv::Cf::kRollup60 ? Tier::k60 : cf == kv::Cf::kRollup300 ? Tier::k300 : Tier::k3600;
+    if (!rollupkeys::DecodeKey(key, &id, &start_ms)) return false;
+    end_ms = start_ms + kTierWindowMs[static_cast<int>(tier)] - 1;
+  }
+  int64_t keep;
+  {
+    std::lock_guard<std::mutex> lock(drop_mu_);
+    auto it = retention_by_id_.find(id);
+    if (it == retention_by_id_.end()) return false;
+    keep = it->second.Get(tier);
+  }
+  if (keep == kForever) return false;
+  return end_ms < clock_->NowMs() - keep;
 }
 
 absl::Status Db::Maintain() {
   TW_RETURN_IF_ERROR(RequireWriter());
-  if (options_.wal_sync_interval_ms > 0 && !options_.sync_writes) {
+  const int64_t now = clock_->NowMs();
+  if (options_.wal_sync_interval_ms > 0 && !options_.sync_writes &&
+      now - last_wal_sync_ms_ >= options_.wal_sync_interval_ms) {
     TW_RETURN_IF_ERROR(kv_->SyncWal());
+    last_wal_sync_ms_ = now;
   }
-  return absl::OkStatus();
+  Writer w;
+  w.kind = Writer::Kind::kMaintain;
+  return Submit(&w);
+}
+
+absl::Status Db::RunAsLeader(std::function<absl::Status(kv::WriteBatch*)> fn) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  Writer w;
+  w.kind = Writer::Kind::kCall;
+  w.call = std::move(fn);
+  return Submit(&w);
+}
+
+absl::StatusOr<SeriesId> Db::ResolveSeries(const model::SeriesKey& key) {
+  model::SampleBatch probe;
+  probe.series.push_back({key, 1, {}, {}, {}});
+  TW_RETURN_IF_ERROR(CheckSamples(probe));
+  SeriesId id = 0;
+  TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) {
+    bool created = false;
+    id = registry_->Resolve(key, key.Canonical(), batch, &created)->id;
+    if (created) {
+      TierRetention r = RetentionFor(key.ns);
+      std::lock_guard<std::mutex> lock(drop_mu_);
+      retention_by_id_[id] = r;
+    }
+    return absl::OkStatus();
+  }));
+  return id;
+}
+
+absl::StatusOr<uint64_t> Db::ReserveSeqs(uint64_t n) {
+  uint64_t first = 0;
+  TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) {
+    first = chunk_seq_->Reserve(n, batch);
+    return absl::OkStatus();
+  }));
+  return first;
+}
+
+absl::Status Db::UpdateLastValues(const std::vector<std::pair<SeriesId, LastValue>>& values) {
+  return RunAsLeader([&](kv::WriteBatch* batch) {
+    for (const auto& [id, last] : values) {
+      TW_ASSIGN_OR_RETURN(std::optional<std::string> key, kv_->Get(kv::Cf::kIndex, indexkeys::ById(id)));
+      if (!key) continue;
+      model::SeriesKey series;
+      if (!indexkeys::DecodeSeriesKey(*key, &series)) continue;
+      SeriesRegistry::Entry* e = registry_->Find(series.Canonical());
+      if (e == nullptr || last.t_ms < e->last_t_ms) continue;
+      e->last_t_ms = last.t_ms;
+      batch->Put(kv::Cf::kIndex, indexkeys::Last(id), indexkeys::EncodeLast(last));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Db::WriteUnlogged(kv::WriteBatch* batch) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  kv::WriteOptions wo;
+  wo.disable_wal = true;
+  return kv_->Write(batch, wo);
+}
+
+absl::Status Db::SetBulkLoad(bool on) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  return kv_->SetBulkLoad(on);
+}
+
+absl::Status Db::SealAll() {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  Writer w;
+  w.kind = Writer::Kind::kSealAll;
+  return Submit(&w);
+}
+
+Db::HeadStats Db::GetHeadStats() {
+  HeadStats stats;
+  if (!writable()) return stats;
+  Writer w;
+  w.kind = Writer::Kind::kStats;
+  w.stats = &stats;
+  (void)Submit(&w);
+  return stats;
 }
 
 void Db::MaintenanceLoop() {
@@ -337,6 +563,7 @@ absl::Status Db::Flush() {
 
 absl::Status Db::CompactAll() {
   TW_RETURN_IF_ERROR(RequireWriter());
+  TW_RETURN_IF_ERROR(SealAll());
   TW_RETURN_IF_ERROR(kv_->Flush());
   return kv_->CompactAll();
 }

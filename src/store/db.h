@@ -30,6 +30,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,11 +45,14 @@
 #include "model/job_record.h"
 #include "model/log_event.h"
 #include "model/series.h"
+#include "absl/container/flat_hash_map.h"
 #include "store/data_folder.h"
+#include "store/head.h"
 #include "store/kv/kv.h"
 #include "store/log_store.h"
 #include "store/read_view.h"
 #include "store/retention.h"
+#include "store/series_index.h"
 #include "util/clock.h"
 
 namespace trainwatch::store {
@@ -77,6 +81,9 @@ struct DbOptions {
   // Retention rules; default: the built-in defaults plus <data>/retention.conf.
   std::optional<RetentionPolicy> retention;
 
+  // When open chunks are sealed (store/head.h).
+  HeadOptions head;
+
   // Durability (see the class comment).
   bool sync_writes = false;
   int64_t wal_sync_interval_ms = 1000;  // 0 = never (leave it to the OS)
@@ -103,12 +110,17 @@ class Db {
   bool writable() const { return lock_ != nullptr; }
   const std::string& data_dir() const { return paths_.root; }
   util::Clock& clock() const { return *clock_; }
-  const RetentionPolicy& retention() const { return retention_; }
+  // The retention rules in force (a snapshot; AddRetentionRule swaps it).
+  std::shared_ptr<const RetentionPolicy> retention() const;
   // A reader's note on who writes (for messages); empty for a writer.
   std::string WriterDescription() const;
 
   // ---- writes: FailedPrecondition on a reader (naming the writer) ---------
 
+  // Stores samples (validated by ingest: finite values, canonical keys).
+  // Series are created on first use. InvalidArgument for a key that is not
+  // canonical or a non-finite value (nothing of the batch is written then).
+  absl::Status PutSamples(const model::SampleBatch& batch);
   // Appends log events to (group, stream), creating both on first use.
   // Events carry ingestion time = clock now.
   absl::Status PutLogs(const model::LogBatch& batch);
@@ -134,20 +146,77 @@ class Db {
   absl::Status CompactAll();
   // Writer: memtables to disk (after a bulk load without WAL).
   absl::Status Flush();
+  // Writer: seals every open chunk now (all data then lives in raw chunks
+  // and rollup tiers; the head column family is empty).
+  absl::Status SealAll();
+
+  // ---- bulk loading (store/bulk_loader.h) ----------------------------------
+
+  // The id of a series, creating it (index records, durably) when new.
+  absl::StatusOr<SeriesId> ResolveSeries(const model::SeriesKey& key);
+  // Reserves `n` record sequence numbers for keys the caller writes.
+  absl::StatusOr<uint64_t> ReserveSeqs(uint64_t n);
+  // Records last values (each kept only when newer than the stored one).
+  absl::Status UpdateLastValues(const std::vector<std::pair<SeriesId, LastValue>>& values);
+  // Writes a batch without the WAL: durable only after Flush(). For raw and
+  // rollup records with reserved sequence numbers.
+  absl::Status WriteUnlogged(kv::WriteBatch* batch);
+  // Turns RocksDB's automatic compactions off (bulk load) or on.
+  absl::Status SetBulkLoad(bool on);
+  // The retention of a namespace as this Db applies it.
+  TierRetention RetentionOf(std::string_view ns) const { return retention()->For(ns); }
+  // Writer: adds a retention rule (store/retention.h), persists it in
+  // <data>/retention.conf and applies it at once (compaction included).
+  absl::Status AddRetentionRule(std::string_view pattern, std::string_view settings);
+
+  struct HeadStats {
+    size_t series = 0;          // known series (index)
+    size_t open_series = 0;     // series with open chunks
+    size_t rows = 0;            // rows in open chunks
+    size_t head_bytes = 0;      // heap bytes of the open chunks and their state
+    size_t registry_bytes = 0;  // heap bytes of the series map
+  };
+  // Writer: the head's size (docs/store.md's memory figures come from here).
+  HeadStats GetHeadStats();
 
   // For tests and tools that inspect the bytes.
   kv::Kv& kv() { return *kv_; }
 
  private:
   struct Writer;
+  struct HeadEntry {
+    SeriesHead head;
+    TierRetention retention;
+    std::string ns;
+  };
   Db(DbOptions options, DataFolderPaths paths, util::Clock* clock, RetentionPolicy retention);
+  // Rebuilds the compaction filter's id -> retention map from the index.
+  absl::Status LoadRetentionById();
   absl::Status OpenKv(bool writer);
   absl::Status LoadWriterState();
+  // Runs `fn` as the write leader (exclusive access to the writer state) and
+  // commits what it adds to the batch.
+  absl::Status RunAsLeader(std::function<absl::Status(kv::WriteBatch*)> fn);
   // Group commit: queues `w`, and either waits for a leader to commit it or
   // becomes the leader and commits every queued writer together.
   absl::Status Submit(Writer* w);
   void CommitGroup(const std::vector<Writer*>& group);
   absl::Status PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms);
+  // What the store itself insists on (ingest checks more, with better
+  // messages): canonical keys and finite values.
+  static absl::Status CheckSamples(const model::SampleBatch& samples);
+  absl::Status PrepareSamples(const model::SampleBatch& samples, kv::WriteBatch* batch,
+                              int64_t now_ms);
+  // Appends rows (sorted per lane) to a series' head, sealing as needed, and
+  // adds the head record of the rows that stay open.
+  void AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
+                  kv::WriteBatch* batch, int64_t now_ms);
+  void Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch);
+  HeadEntry* HeadFor(SeriesId id, std::string_view ns);
+  // Maintenance work done by the write leader: seal by age, idleness, memory.
+  void PrepareMaintenance(bool seal_all, kv::WriteBatch* batch, int64_t now_ms);
+  absl::Status ReplayHead();
+  TierRetention RetentionFor(std::string_view ns);
   absl::Status RequireWriter() const;
   bool DropRecord(kv::Cf cf, std::string_view key, std::string_view value) const;
   void MaintenanceLoop();
@@ -155,7 +224,8 @@ class Db {
   DbOptions options_;
   DataFolderPaths paths_;
   util::Clock* clock_;
-  RetentionPolicy retention_;
+  mutable std::mutex retention_mu_;
+  std::shared_ptr<const RetentionPolicy> retention_;  // guarded by retention_mu_
   std::unique_ptr<WriterLock> lock_;  // null for a reader
   std::string reader_scratch_;        // reader only
   std::unique_ptr<kv::Kv> kv_;
@@ -173,6 +243,16 @@ class Db {
 
   // Writer state, touched only by the current leader (and Open).
   std::unique_ptr<LogWriter> log_writer_;
+  std::unique_ptr<SeriesRegistry> registry_;
+  std::unique_ptr<Counter> chunk_seq_;  // head, raw and rollup record keys
+  absl::flat_hash_map<SeriesId, std::unique_ptr<HeadEntry>> heads_;
+  absl::flat_hash_map<std::string, TierRetention> retention_by_ns_;
+  std::atomic<int64_t> last_wal_sync_ms_{0};
+
+  // Retention of each series, for the compaction filter (RocksDB threads).
+  mutable std::mutex drop_mu_;
+  absl::flat_hash_map<SeriesId, TierRetention> retention_by_id_;
+  std::atomic<size_t> head_bytes_{0};
 
   // Maintenance thread.
   std::mutex maint_mu_;

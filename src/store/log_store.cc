@@ -116,14 +116,16 @@ absl::Status Counter::Load(const kv::Kv& kv) {
   return absl::OkStatus();
 }
 
-uint64_t Counter::Next(kv::WriteBatch* batch) {
-  if (next_ >= hwm_) {
-    hwm_ = next_ + reserve_;
+uint64_t Counter::Reserve(uint64_t n, kv::WriteBatch* batch) {
+  if (next_ + n > hwm_) {
+    hwm_ = next_ + n + reserve_;
     std::string v;
     coding::PutBig64(&v, hwm_);
     batch->Put(kv::Cf::kMeta, key_, v);
   }
-  return next_++;
+  uint64_t first = next_;
+  next_ += n;
+  return first;
 }
 
 absl::Status LogWriter::Load() {

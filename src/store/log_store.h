@@ -73,7 +73,9 @@ class Counter {
   // Loads the high-water mark (first value after a restart).
   absl::Status Load(const kv::Kv& kv);
   // The next value; adds the new high-water mark to `batch` when needed.
-  uint64_t Next(kv::WriteBatch* batch);
+  uint64_t Next(kv::WriteBatch* batch) { return Reserve(1, batch); }
+  // The first of `n` consecutive values.
+  uint64_t Reserve(uint64_t n, kv::WriteBatch* batch);
   uint64_t peek() const { return next_; }
 
  private:

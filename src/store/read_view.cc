@@ -9,11 +9,11 @@ namespace trainwatch::store {
 
 ReadView::ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot,
                    std::shared_lock<std::shared_mutex> catch_up_lock,
-                   const RetentionPolicy* retention, int64_t now_ms)
+                   std::shared_ptr<const RetentionPolicy> retention, int64_t now_ms)
     : kv_(kv),
       snapshot_(std::move(snapshot)),
       catch_up_lock_(std::move(catch_up_lock)),
-      retention_(retention),
+      retention_(std::move(retention)),
       now_ms_(now_ms) {}
 
 ReadView::~ReadView() = default;

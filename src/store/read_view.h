@@ -19,18 +19,48 @@
 
 #include "absl/status/statusor.h"
 #include "model/job_record.h"
+#include "store/aggregate.h"
 #include "store/kv/kv.h"
+#include "store/lane.h"
 #include "store/log_store.h"
 #include "store/retention.h"
+#include "store/series_index.h"
 
 namespace trainwatch::store {
 
 class LogCursor;
 
+// A series and its id, as the index knows it.
+struct SeriesRef {
+  SeriesId id = 0;
+  model::SeriesKey key;
+};
+
+// What AggregateSeries computes: buckets[k] aggregates the series' data with
+// origin_ms + k * period_ms <= t < origin_ms + (k + 1) * period_ms, limited
+// to [start_ms, end_ms).
+struct AggregateRequest {
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  int64_t origin_ms = 0;
+  int64_t period_ms = 1;
+  // Tier::kRaw: from every sample (sealed chunks and the head). A rollup
+  // tier: from its buckets (a tier bucket counts in the query bucket that
+  // holds its start; exact when period and origin are aligned to the tier)
+  // plus the head's samples, which no tier holds yet.
+  Tier source = Tier::kRaw;
+  // Build the value distribution (for percentiles): exactly from raw rows, or
+  // as sketches (rollup tiers carry sketches; head rows are sketched too).
+  Distribution distribution = Distribution::kNone;
+  // Leave out standard-resolution data (periods under 60 s).
+  bool high_resolution_only = false;
+};
+
 class ReadView {
  public:
   ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot,
-           std::shared_lock<std::shared_mutex> catch_up_lock, const RetentionPolicy* retention,
+           std::shared_lock<std::shared_mutex> catch_up_lock,
+           std::shared_ptr<const RetentionPolicy> retention,
            int64_t now_ms);
   ReadView(ReadView&&) = default;
   ~ReadView();
@@ -63,6 +93,34 @@ class ReadView {
   // A cursor over one stream's events; see LogCursor.
   std::unique_ptr<LogCursor> NewLogCursor(const LogStreamInfo& stream) const;
 
+  // ---- metrics --------------------------------------------------------------
+  // Series with this namespace, metric and exactly these dimensions (sorted
+  // by name); any unit, or only `unit` when not null. In unit order.
+  absl::Status FindSeries(std::string_view ns, std::string_view metric,
+                          const std::vector<model::Dimension>& dims, const std::string* unit,
+                          std::vector<SeriesRef>* out) const;
+  // Every series in ListMetrics order (namespace, metric, dimensions, unit),
+  // narrowed to `ns` and `metric` when they are not empty, starting after
+  // the listing key `start_after` (empty: the first). `fn` gets the series
+  // and its listing key (see indexkeys::MetricPart) and returns false to stop.
+  absl::Status ForEachSeries(
+      std::string_view ns, std::string_view metric, std::string_view start_after,
+      const std::function<bool(SeriesRef&&, std::string_view listing_key)>& fn) const;
+  absl::StatusOr<std::optional<model::SeriesKey>> GetSeriesKey(SeriesId id) const;
+  // The newest sample of a series, O(1); nullopt when it has none.
+  absl::StatusOr<std::optional<LastValue>> GetLastValue(SeriesId id) const;
+  // Adds the series' data to `buckets` (sized by the caller; see
+  // AggregateRequest).
+  absl::Status AggregateSeries(SeriesId id, const AggregateRequest& request,
+                               std::vector<Aggregate>* buckets) const;
+  // Every row with start_ms <= t < end_ms, sealed or open, in no particular
+  // order (overlapping chunks are not merged).
+  absl::Status ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,
+                        const std::function<void(uint8_t lane, const Row&)>& fn) const;
+  // The rows of the head only (not sealed yet).
+  absl::Status ScanHeadRows(SeriesId id, int64_t start_ms, int64_t end_ms,
+                            const std::function<void(uint8_t lane, const Row&)>& fn) const;
+
   // ---- raw access for the rest of the store -------------------------------
   absl::StatusOr<std::optional<std::string>> Get(kv::Cf cf, std::string_view key) const;
   std::unique_ptr<kv::Iterator> NewIterator(kv::Cf cf, std::string lower, std::string upper,
@@ -72,7 +130,7 @@ class ReadView {
   const kv::Kv* kv_;
   std::unique_ptr<kv::Snapshot> snapshot_;
   std::shared_lock<std::shared_mutex> catch_up_lock_;
-  const RetentionPolicy* retention_;
+  std::shared_ptr<const RetentionPolicy> retention_;
   int64_t now_ms_;
 };
 

@@ -25,7 +25,8 @@ inline std::vector<std::string> FakeTrainer(std::initializer_list<std::string> a
   return argv;
 }
 
-// Puts SIGINT, SIGTERM, SIGHUP and SIGQUIT at their default dispositions while alive.
+// Puts SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGTSTP at their default dispositions
+// while alive.
 // A test binary started in the background by a non-interactive shell inherits SIGINT
 // and SIGQUIT ignored; runners (rightly) leave ignored signals alone, so Ctrl-C tests
 // need this to mean anything. The fake trainer inherits the defaults too.
@@ -34,17 +35,18 @@ class DefaultSignals {
   DefaultSignals() {
     struct sigaction dfl = {};
     dfl.sa_handler = SIG_DFL;
-    for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], &dfl, &saved_[i]);
+    for (int i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &dfl, &saved_[i]);
   }
   ~DefaultSignals() {
-    for (int i = 0; i < 4; ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
+    for (int i = 0; i < kCount; ++i) ::sigaction(kSignals[i], &saved_[i], nullptr);
   }
   DefaultSignals(const DefaultSignals&) = delete;
   DefaultSignals& operator=(const DefaultSignals&) = delete;
 
  private:
-  static constexpr int kSignals[4] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-  struct sigaction saved_[4];
+  static constexpr int kCount = 5;
+  static constexpr int kSignals[kCount] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP};
+  struct sigaction saved_[kCount];
 };
 
 struct CapturedLine {

@@ -1,0 +1,393 @@
+// trainwatch metrics NAME: a job's metrics — the ones its log lines produced and
+// the profiler's — as statistics per period, like GetMetricStatistics.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "app/job_access.h"
+#include "cli/commands.h"
+#include "cli/job_format.h"
+#include "model/log_event.h"
+#include "nlohmann/json.hpp"
+#include "query/metrics.h"
+#include "util/time_parse.h"
+
+namespace trainwatch::cli {
+namespace {
+
+constexpr std::string_view kProfilerNamespace = "trainwatch/Profiler";
+
+struct MetricsFlags {
+  std::string name;
+  std::string metric;
+  std::string period;
+  std::vector<std::string> stats;
+  std::string format = "table";
+  std::string start;
+  std::string end;
+  bool all = false;
+};
+
+// One series of the job, and how to label it when a metric has several
+// (per core, per GPU, ...).
+struct JobSeries {
+  std::string ns;
+  std::string metric;
+  std::vector<model::Dimension> dimensions;
+  std::string label;  // the dimensions beyond the job's own, "Core=3"
+};
+
+absl::StatusOr<std::vector<JobSeries>> FindSeries(const store::ReadView& view,
+                                                  const model::JobRecord& job,
+                                                  const std::string& metric,
+                                                  bool include_profiler = true) {
+  struct Scope {
+    std::string_view ns;
+    std::string dimension;
+    std::string value;
+  };
+  const Scope scopes[] = {
+      {model::kTrainingJobsNamespace, "TrainingJobName", job.name},
+      {model::kTrainingJobsNamespace, "Host", job.HostName()},
+      {kProfilerNamespace, "Host", job.HostName()},
+  };
+  std::vector<JobSeries> out;
+  for (const Scope& scope : scopes) {
+    if (!include_profiler && scope.ns == kProfilerNamespace) continue;
+    query::ListMetricsRequest request;
+    request.ns = std::string(scope.ns);
+    request.metric = metric;
+    request.dimensions = {{scope.dimension, scope.value}};
+    do {
+      auto page = query::ListMetrics(view, request);
+      if (!page.ok()) return page.status();
+      for (query::MetricInfo& info : page->metrics) {
+        // ListMetrics matches metrics that have at least these dimensions.
+        std::vector<std::string> extra;
+        for (const model::Dimension& d : info.dimensions) {
+          if (d.name != scope.dimension) extra.push_back(d.name + "=" + d.value);
+        }
+        out.push_back({info.ns, info.metric, info.dimensions, absl::StrJoin(extra, ",")});
+      }
+      request.next_token = page->next_token;
+    } while (!request.next_token.empty());
+  }
+  return out;
+}
+
+// The smallest CloudWatch period that keeps a query to about 300 datapoints
+// and that the tier serving `start_ms` can answer (spec/aws-api.md §4.2).
+int64_t AutoPeriodS(int64_t start_ms, int64_t end_ms, int64_t now_ms) {
+  const int64_t age_ms = now_ms - start_ms;
+  int64_t min_period = 1;
+  if (age_ms > 63LL * 86400000) {
+    min_period = 3600;
+  } else if (age_ms > 15LL * 86400000) {
+    min_period = 300;
+  } else if (age_ms > 3LL * 3600000) {
+    min_period = 60;
+  }
+  const int64_t want = std::max<int64_t>(1, (end_ms - start_ms) / 1000 / 300);
+  for (int64_t p : {1, 5, 10, 20, 30}) {
+    if (p >= min_period && p >= want) return p;
+  }
+  int64_t p = 60;
+  while (p < want || p < min_period || p % min_period != 0) p += 60;
+  return p;
+}
+
+std::optional<double> StatValue(const query::Datapoint& d, const std::string& stat) {
+  if (stat == "Average") return d.average;
+  if (stat == "Minimum") return d.minimum;
+  if (stat == "Maximum") return d.maximum;
+  if (stat == "Sum") return d.sum;
+  if (stat == "SampleCount") return d.sample_count;
+  for (const auto& [name, value] : d.extended) {
+    if (name == stat) return value;
+  }
+  return std::nullopt;
+}
+
+bool IsPlainStatistic(const std::string& s) {
+  return s == "Average" || s == "Minimum" || s == "Maximum" || s == "Sum" || s == "SampleCount";
+}
+
+// GetMetricStatistics takes plain or extended statistics, not both: ask once
+// per kind and merge the datapoints by (time, unit).
+absl::StatusOr<std::vector<query::Datapoint>> Statistics(const store::ReadView& view,
+                                                         query::GetMetricStatisticsRequest request,
+                                                         const std::vector<std::string>& stats) {
+  std::vector<std::string> plain, extended;
+  for (const std::string& stat : stats) (IsPlainStatistic(stat) ? plain : extended).push_back(stat);
+  std::vector<query::Datapoint> merged;
+  for (int kind = 0; kind < 2; ++kind) {
+    request.statistics = kind == 0 ? plain : std::vector<std::string>{};
+    request.extended_statistics = kind == 1 ? extended : std::vector<std::string>{};
+    if (request.statistics.empty() && request.extended_statistics.empty()) continue;
+    auto response = query::GetMetricStatistics(view, request);
+    if (!response.ok()) return response.status();
+    for (query::Datapoint& d : response->datapoints) {
+      auto same = std::find_if(merged.begin(), merged.end(), [&](const query::Datapoint& m) {
+        return m.t_ms == d.t_ms && m.unit == d.unit;
+      });
+      if (same == merged.end()) {
+        merged.push_back(std::move(d));
+      } else {
+        same->extended = std::move(d.extended);
+      }
+    }
+  }
+  std::sort(merged.begin(), merged.end(), [](const query::Datapoint& a, const query::Datapoint& b) {
+    return a.t_ms != b.t_ms ? a.t_ms < b.t_ms : a.unit < b.unit;
+  });
+  return merged;
+}
+
+// Without --metric: one line per metric of the job over the whole job.
+int PrintOverview(const store::ReadView& view, const model::JobRecord& job, int64_t start_ms,
+                  int64_t end_ms, const std::string& format, bool all) {
+  auto series = FindSeries(view, job, "", all);
+  if (!series.ok()) return ReportError(series.status(), 1);
+  struct Row {
+    std::string metric, label, unit;
+    double count = 0, min = 0, max = 0, avg = 0;
+    std::optional<double> last;
+  };
+  std::vector<Row> rows;
+  // One period that spans the whole range (at most two buckets once the
+  // start is rounded down to the minute), combined into one row per unit.
+  const int64_t period_s = ((end_ms - start_ms) / 1000 / 60 + 1) * 60;
+  for (const JobSeries& s : *series) {
+    query::GetMetricStatisticsRequest request;
+    request.ns = s.ns;
+    request.metric = s.metric;
+    request.dimensions = s.dimensions;
+    request.start_ms = start_ms;
+    request.end_ms = end_ms;
+    request.period_s = period_s;
+    request.statistics = {"SampleCount", "Minimum", "Maximum", "Sum"};
+    auto stats = query::GetMetricStatistics(view, request);
+    if (!stats.ok()) return ReportError(stats.status(), 1);
+    std::vector<Row> by_unit;
+    for (const query::Datapoint& d : stats->datapoints) {
+      auto row = std::find_if(by_unit.begin(), by_unit.end(),
+                              [&](const Row& r) { return r.unit == d.unit; });
+      if (row == by_unit.end()) {
+        by_unit.push_back(Row{});
+        row = by_unit.end() - 1;
+        row->metric = s.metric;
+        row->label = s.label;
+        row->unit = d.unit;
+        row->min = *d.minimum;
+        row->max = *d.maximum;
+      }
+      row->min = std::min(row->min, *d.minimum);
+      row->max = std::max(row->max, *d.maximum);
+      row->count += *d.sample_count;
+      row->avg += *d.sum;  // the sum, divided below
+    }
+    for (Row& row : by_unit) {
+      row.avg /= row.count;
+      auto key = model::MakeSeriesKey(s.ns, s.metric, s.dimensions, row.unit);
+      if (key.ok()) {
+        auto last = query::LastValue(view, *key);
+        if (last.ok() && last->has_value()) row.last = (*last)->value;
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  if (format == "json") {
+    nlohmann::json out = nlohmann::json::array();
+    for (const Row& r : rows) {
+      nlohmann::json j = {{"metric", r.metric}, {"count", r.count}, {"min", r.min},
+                          {"max", r.max},       {"average", r.avg}};
+      if (!r.label.empty()) j["dimensions"] = r.label;
+      if (r.last) j["last"] = *r.last;
+      out.push_back(j);
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  const char* sep = format == "csv" ? "," : "  ";
+  if (format == "csv") {
+    std::printf("metric,dimensions,datapoints,last,min,max,average\n");
+  } else {
+    std::printf("%-32s %-16s %10s %14s %14s %14s %14s\n", "METRIC", "DIMENSIONS", "DATAPOINTS",
+                "LAST", "MIN", "MAX", "AVERAGE");
+  }
+  for (const Row& r : rows) {
+    std::string last = r.last ? FormatDouble(*r.last) : "-";
+    if (format == "csv") {
+      std::printf("%s%s%s%s%s%s%s%s%s%s%s%s%s\n", r.metric.c_str(), sep, r.label.c_str(), sep,
+                  FormatDouble(r.count).c_str(), sep, last.c_str(), sep,
+                  FormatDouble(r.min).c_str(), sep, FormatDouble(r.max).c_str(), sep,
+                  FormatDouble(r.avg).c_str());
+    } else {
+      std::string last_short = r.last ? absl::StrFormat("%.6g", *r.last) : "-";
+      std::printf("%-32s %-16s %10s %14s %14.6g %14.6g %14.6g\n", r.metric.c_str(),
+                  r.label.empty() ? "-" : r.label.c_str(), FormatDouble(r.count).c_str(),
+                  last_short.c_str(), r.min, r.max, r.avg);
+    }
+  }
+  if (rows.empty()) std::fprintf(stderr, "job %s has no datapoints yet\n", job.name.c_str());
+  std::fflush(stdout);
+  if (!all && format == "table") {
+    std::fprintf(stderr,
+                 "(the profiler's finer series, per core, device, interface and GPU: "
+                 "trainwatch metrics %s --all)\n",
+                 job.name.c_str());
+  }
+  return 0;
+}
+
+int RunMetrics(const MetricsFlags& flags, const GlobalOptions& options) {
+  if (flags.format != "table" && flags.format != "csv" && flags.format != "json") {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrFormat("--format \"%s\": want table, csv or json", flags.format)));
+  }
+  const std::string data_dir = DataDir(options);
+  auto db = app::OpenForRead(data_dir);
+  if (!db.ok()) return ReportError(db.status());
+  auto job = app::LoadJob(**db, flags.name);
+  if (!job.ok()) return ReportError(job.status(), 1);
+  if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
+  const model::JobRecord& record = **job;
+  auto view = (*db)->View();
+  if (!view.ok()) return ReportError(view.status(), 1);
+  const int64_t now_ms = view->now_ms();
+
+  // The job's whole life by default: from its creation to its end (or now).
+  int64_t start_ms = record.creation_ms;
+  int64_t end_ms = (record.training_end_ms ? *record.training_end_ms : now_ms) + 1000;
+  if (!flags.start.empty()) {
+    auto t = util::ParseTimeMs(flags.start, now_ms);
+    if (!t.ok()) return ReportError(t.status());
+    start_ms = *t;
+  }
+  if (!flags.end.empty()) {
+    auto t = util::ParseTimeMs(flags.end, now_ms);
+    if (!t.ok()) return ReportError(t.status());
+    end_ms = *t;
+  }
+  if (end_ms <= start_ms) {
+    return ReportError(absl::InvalidArgumentError("--end must be after --start"));
+  }
+  if (flags.metric.empty()) {
+    return PrintOverview(*view, record, start_ms, end_ms, flags.format, flags.all);
+  }
+
+  auto series = FindSeries(*view, record, flags.metric);
+  if (!series.ok()) return ReportError(series.status(), 1);
+  if (series->empty()) {
+    return ReportError(absl::NotFoundError(absl::StrFormat(
+                           "job %s has no metric \"%s\"; `trainwatch metrics %s` lists its "
+                           "metrics",
+                           record.name, flags.metric, record.name)),
+                       1);
+  }
+  int64_t period_s;
+  if (flags.period.empty()) {
+    period_s = AutoPeriodS(start_ms, end_ms, now_ms);
+  } else {
+    auto p = util::ParseDurationMs(flags.period);
+    if (!p.ok()) return ReportError(p.status());
+    if (*p % 1000 != 0 || *p == 0) {
+      return ReportError(absl::InvalidArgumentError(absl::StrFormat(
+          "--period \"%s\": want whole seconds: 1, 5, 10, 20, 30 or a multiple of 60",
+          flags.period)));
+    }
+    period_s = *p / 1000;
+  }
+  std::vector<std::string> stats = flags.stats.empty() ? std::vector<std::string>{"Average"}
+                                                       : flags.stats;
+
+  nlohmann::json json_out = nlohmann::json::array();
+  for (const JobSeries& s : *series) {
+    query::GetMetricStatisticsRequest request;
+    request.ns = s.ns;
+    request.metric = s.metric;
+    request.dimensions = s.dimensions;
+    request.start_ms = start_ms;
+    request.end_ms = end_ms;
+    request.period_s = period_s;
+    auto datapoints = Statistics(*view, request, stats);
+    if (!datapoints.ok()) return ReportError(datapoints.status());
+    for (const query::Datapoint& d : *datapoints) {
+      nlohmann::json row = {{"timestamp", util::FormatIso8601Ms(d.t_ms)}, {"unit", d.unit}};
+      for (const std::string& stat : stats) {
+        if (auto v = StatValue(d, stat)) row[stat] = *v;
+      }
+      if (!s.label.empty()) row["dimensions"] = s.label;
+      json_out.push_back(row);
+    }
+  }
+
+  if (flags.format == "json") {
+    std::printf("%s\n", json_out.dump(2).c_str());
+    return 0;
+  }
+  const bool csv = flags.format == "csv";
+  const bool labelled = series->size() > 1;
+  std::string header = csv ? "timestamp" : absl::StrFormat("%-26s", "TIMESTAMP");
+  if (labelled) header += csv ? ",dimensions" : absl::StrFormat(" %-20s", "DIMENSIONS");
+  for (const std::string& stat : stats) {
+    header += csv ? "," + stat : absl::StrFormat(" %16s", stat);
+  }
+  std::printf("%s\n", header.c_str());
+  for (const nlohmann::json& row : json_out) {
+    std::string line = csv ? row["timestamp"].get<std::string>()
+                           : absl::StrFormat("%-26s", row["timestamp"].get<std::string>());
+    if (labelled) {
+      std::string label = row.contains("dimensions") ? row["dimensions"].get<std::string>() : "";
+      line += csv ? "," + label : absl::StrFormat(" %-20s", label);
+    }
+    for (const std::string& stat : stats) {
+      std::string value = row.contains(stat) ? FormatDouble(row[stat].get<double>()) : "";
+      line += csv ? "," + value : absl::StrFormat(" %16s", value.empty() ? "-" : value);
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  if (json_out.empty()) {
+    std::fprintf(stderr, "no datapoints for %s in that time range at a %d s period\n",
+                 flags.metric.c_str(), static_cast<int>(period_s));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterMetricsCommand(CLI::App& root, GlobalOptions* options, int* exit_code) {
+  auto flags = std::make_shared<MetricsFlags>();
+  CLI::App* cmd = root.add_subcommand(
+      "metrics", "a job's metrics (from its log lines and the profiler): statistics per period");
+  cmd->add_option("name", flags->name, "the job's name")->required();
+  cmd->add_option("--metric", flags->metric,
+                  "one metric (e.g. train:loss, CPUUtilization, GPUUtilization); without it, a "
+                  "summary of every metric of the job");
+  cmd->add_flag("--all", flags->all,
+                "without --metric: also the profiler's finer series (per core, device, GPU...)");
+  cmd->add_option("--period", flags->period,
+                  "seconds per datapoint: 1, 5, 10, 20, 30 or a multiple of 60 (default: about "
+                  "300 datapoints over the range)");
+  cmd->add_option("--stat", flags->stats,
+                  "Average (default), Minimum, Maximum, Sum, SampleCount or a percentile such as "
+                  "p99 or p99.9 (repeatable)");
+  cmd->add_option("--format", flags->format, "table (default), csv or json");
+  cmd->add_option("--start", flags->start,
+                  "from this time (default: the job's start; ISO-8601, epoch seconds, now-1h)");
+  cmd->add_option("--end", flags->end, "until this time, exclusive (default: the job's end)");
+  AddDataOption(cmd, options);
+  cmd->footer(
+      "Examples:\n"
+      "  trainwatch metrics mnist-7\n"
+      "  trainwatch metrics mnist-7 --metric train:loss --stat Minimum --stat p90\n"
+      "  trainwatch metrics mnist-7 --metric CPUUtilization --period 1 --stat Maximum --format csv\n"
+      "  trainwatch metrics mnist-7 --metric CoreUtilization --period 60");
+  cmd->callback([flags, options, exit_code] { *exit_code = RunMetrics(*flags, *options); });
+}
+
+}  // namespace trainwatch::cli

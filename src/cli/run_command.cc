@@ -1,0 +1,221 @@
+// trainwatch run -- COMMAND: runs a training job under trainwatch.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "app/job_access.h"
+#include "app/profiler_observer.h"
+#include "cli/commands.h"
+#include "cli/job_format.h"
+#include "extract/definitions.h"
+#include "ingest/ingest.h"
+#include "job/job_runner.h"
+#include "profiler/profiler_options.h"
+#include "query/jobs.h"
+#include "store/db.h"
+#include "util/time_parse.h"
+
+namespace trainwatch::cli {
+namespace {
+
+struct RunFlags {
+  std::string name;
+  std::vector<std::string> metrics;
+  std::string definitions_file;
+  std::string max_runtime = "1d";
+  std::string stop_grace = "120s";
+  std::string profile_interval = "1s";
+  bool sagemaker_escaped = false;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+absl::StatusOr<std::vector<model::MetricDefinition>> LoadDefinitions(const RunFlags& flags) {
+  std::vector<model::MetricDefinition> defs;
+  if (!flags.definitions_file.empty()) {
+    std::ifstream in(flags.definitions_file, std::ios::binary);
+    if (!in) {
+      return absl::NotFoundError(
+          absl::StrFormat("cannot read --definitions file \"%s\"", flags.definitions_file));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = extract::ParseDefinitionsJson(text.str());
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s", flags.definitions_file, parsed.status().message()));
+    }
+    defs = std::move(*parsed);
+  }
+  for (const std::string& flag : flags.metrics) {
+    auto def = extract::ParseMetricFlag(flag);
+    if (!def.ok()) return def.status();
+    defs.push_back(std::move(*def));
+  }
+  return defs;
+}
+
+// The writer lock may be held for a moment by a read command that found the
+// folder free (it opens as writer to record dead runners); wait that out.
+absl::StatusOr<std::unique_ptr<store::Db>> OpenWriter(const std::string& data_dir) {
+  store::DbOptions options;
+  options.data_dir = data_dir;
+  options.mode = store::OpenMode::kWriter;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (true) {
+    auto db = store::Db::Open(options);
+    if (db.ok() || !absl::IsFailedPrecondition(db.status()) ||
+        std::chrono::steady_clock::now() >= deadline) {
+      return db;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// Jobs left InProgress by a runner that died are recorded as Failed now that
+// this run holds the folder.
+void SweepDeadRunners(store::Db& db) {
+  for (model::JobStatus status : {model::JobStatus::kInProgress, model::JobStatus::kStopping}) {
+    query::ListJobsRequest request;
+    request.status = status;
+    request.max_results = 100;
+    auto view = db.View();
+    if (!view.ok()) return;
+    auto page = query::ListJobs(*view, request);
+    if (!page.ok()) return;
+    for (model::JobRecord& job : page->jobs) app::ReconcileJob(db, &job);
+  }
+}
+
+std::string Summary(const job::RunResult& result) {
+  const model::JobRecord& job = result.job;
+  std::string text = absl::StrFormat("trainwatch: job %s %s", job.name,
+                                     model::JobStatusName(job.status));
+  if (job.secondary_status != model::SecondaryStatus::kCompleted &&
+      job.secondary_status != model::SecondaryStatus::kFailed &&
+      job.secondary_status != model::SecondaryStatus::kStopped) {
+    text += absl::StrFormat(" (%s)", model::SecondaryStatusName(job.secondary_status));
+  }
+  if (job.training_start_ms && job.training_end_ms) {
+    text += " after " + FormatElapsed(*job.training_end_ms - *job.training_start_ms);
+  }
+  text += absl::StrFormat(", exit status %d", result.exit_code);
+  if (!job.final_metrics.empty()) {
+    std::vector<std::string> parts;
+    for (const model::FinalMetric& m : job.final_metrics) {
+      parts.push_back(m.name + "=" + FormatDouble(m.value));
+    }
+    text += "; final metrics: " + absl::StrJoin(parts, ", ");
+  }
+  text += absl::StrFormat("\ntrainwatch: `trainwatch describe %s` for details, `trainwatch logs %s` "
+                          "for its output\n",
+                          job.name, job.name);
+  return text;
+}
+
+int RunRun(RunFlags flags, const GlobalOptions& options) {
+  if (!flags.command.empty() && flags.command.front() == "--") flags.command.erase(flags.command.begin());
+  if (flags.command.empty()) {
+    return ReportError(absl::InvalidArgumentError(
+        "no command to run; put it after --, e.g. trainwatch run -- python3 train.py"));
+  }
+  auto defs = LoadDefinitions(flags);
+  if (!defs.ok()) return ReportError(defs.status());
+  auto max_runtime_ms = util::ParseDurationMs(flags.max_runtime);
+  if (!max_runtime_ms.ok()) return ReportError(max_runtime_ms.status());
+  auto grace_ms = util::ParseDurationMs(flags.stop_grace);
+  if (!grace_ms.ok()) return ReportError(grace_ms.status());
+  auto interval_ms = profiler::ParseProfileInterval(flags.profile_interval);
+  if (!interval_ms.ok()) return ReportError(interval_ms.status());
+
+  job::RunSpec spec;
+  spec.name = flags.name;
+  spec.command = flags.command;
+  spec.metric_definitions = std::move(*defs);
+  spec.sagemaker_escaped = flags.sagemaker_escaped;
+  spec.max_runtime_s = (*max_runtime_ms + 999) / 1000;
+  spec.stop_grace_ms = *grace_ms;
+  spec.profiling_interval_ms = *interval_ms;
+  char cwd[4096];
+  if (::getcwd(cwd, sizeof(cwd)) != nullptr) spec.working_dir = cwd;
+
+  const std::string data_dir = DataDir(options);
+  auto db = OpenWriter(data_dir);
+  if (!db.ok()) return ReportError(db.status());
+  SweepDeadRunners(**db);
+  ingest::Ingest sink(db->get());
+  auto runner = job::JobRunner::Create(std::move(spec), &sink);
+  if (!runner.ok()) return ReportError(runner.status());
+  std::unique_ptr<app::ProfilerObserver> profiler;
+  if (*interval_ms > 0) {
+    profiler = std::make_unique<app::ProfilerObserver>(*interval_ms, &sink,
+                                                       &(*db)->clock());
+    (*runner)->AddObserver(profiler.get());
+  }
+  if (!flags.quiet) {
+    std::fprintf(stderr, "trainwatch: running job %s (data in %s)\n", (*runner)->name().c_str(),
+                 data_dir.c_str());
+  }
+  auto result = (*runner)->Run();
+  if (!result.ok()) {
+    if (absl::IsAlreadyExists(result.status())) {
+      return ReportError(absl::AlreadyExistsError(absl::StrFormat(
+          "%s; pick another --name, or leave --name out for a generated one",
+          result.status().message())));
+    }
+    return ReportError(result.status());
+  }
+  if (!flags.quiet) {
+    std::string text = Summary(*result);
+    (void)!::write(STDERR_FILENO, text.data(), text.size());
+  }
+  return result->exit_code;
+}
+
+}  // namespace
+
+void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* cmd = root.add_subcommand(
+      "run", "run a training command as a job: keep its output, turn its lines into metrics, "
+             "profile it");
+  cmd->add_option("--name", flags->name,
+                  "job name: letters, digits and hyphens, at most 63 (default: from the command "
+                  "and the time)");
+  cmd->add_option("--metric", flags->metrics,
+                  "a metric definition NAME=REGEX (repeatable); group 1 of the first match in a "
+                  "line is the value");
+  cmd->add_option("--definitions", flags->definitions_file,
+                  "SageMaker MetricDefinitions JSON file: [{\"Name\": ..., \"Regex\": ...}]");
+  cmd->add_option("--max-runtime", flags->max_runtime,
+                  "stop the job after this long (seconds, or 90m, 12h, 2d; default 1d, at most 28d)");
+  cmd->add_option("--stop-grace", flags->stop_grace,
+                  "between SIGTERM and SIGKILL when the job is stopped (default 120s)");
+  cmd->add_option("--profile-interval", flags->profile_interval,
+                  "system profiling interval: 100ms, 200ms, 500ms, 1s, 5s, 1m or off (default 1s)");
+  cmd->add_flag("--sagemaker-escaped", flags->sagemaker_escaped,
+                "match definitions against CloudWatch's escaped text (tab as #011)");
+  cmd->add_flag("-q,--quiet", flags->quiet, "no trainwatch lines before and after the job");
+  AddDataOption(cmd, options);
+  cmd->add_option("command", flags->command, "the training command and its arguments, after --")
+      ->expected(-1);
+  cmd->footer(
+      "The command's output reaches the terminal unchanged; trainwatch's exit status is the\n"
+      "command's (128+signal when a signal ended it). Ctrl-C is passed on (twice kills).\n"
+      "Examples:\n"
+      "  trainwatch run --definitions examples/definitions.json -- python3 examples/train.py\n"
+      "  trainwatch run --name mnist-7 --metric 'train:loss=loss: ([0-9.eE+-]+)' \\\n"
+      "      --max-runtime 2h --profile-interval 100ms -- python3 train.py --epochs 10");
+  cmd->callback([flags, options, exit_code] { *exit_code = RunRun(*flags, *options); });
+}
+
+}  // namespace trainwatch::cli

@@ -1,0 +1,286 @@
+#include "ingest/importer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "store/bulk_loader.h"
+#include "util/bounded_queue.h"
+#include "util/status_macros.h"
+#include "util/time_parse.h"
+
+namespace trainwatch::ingest {
+namespace {
+
+struct Block {
+  int64_t seq = 0;
+  int64_t first_line = 0;
+  uint64_t end_offset = 0;  // file offset after the block (progress)
+  std::string data;
+};
+
+struct Parsed {
+  absl::Status status;
+  std::vector<SeriesRun> runs;
+  uint64_t end_offset = 0;
+};
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Reads up to n bytes at offset; -1 on error.
+ssize_t ReadAt(int fd, char* buf, size_t n, uint64_t offset) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::pread(fd, buf + done, n - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (r == 0) break;
+    done += static_cast<size_t>(r);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+}  // namespace
+
+absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
+                                        const ImportOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int err = errno;
+    std::string msg = absl::StrFormat("cannot open \"%s\": %s", path, std::strerror(err));
+    if (err == ENOENT) return absl::NotFoundError(msg);
+    if (err == EACCES) return absl::PermissionDeniedError(msg);
+    return absl::InternalError(msg);
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrFormat("\"%s\" is not a regular file", path));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+
+  // The first meaningful line decides the format (and is the CSV header).
+  std::string head(std::min<uint64_t>(size, 1 << 16), '\0');
+  if (ReadAt(fd.get(), head.data(), head.size(), 0) < 0) {
+    return absl::InternalError(absl::StrFormat("cannot read \"%s\": %s", path, std::strerror(errno)));
+  }
+  uint64_t data_start = 0;
+  int64_t data_line = 1;
+  std::string_view first_line;
+  {
+    size_t pos = 0;
+    int64_t line = 1;
+    while (pos < head.size()) {
+      size_t nl = head.find('\n', pos);
+      if (nl == std::string::npos) nl = head.size();
+      std::string_view l = std::string_view(head).substr(pos, nl - pos);
+      if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+      const bool blank = l.find_first_not_of(" \t") == std::string_view::npos;
+      if (!blank && !(l[l.find_first_not_of(" \t")] == '#')) {
+        first_line = l;
+        data_start = nl + 1;
+        data_line = line + 1;
+        break;
+      }
+      pos = nl + 1;
+      ++line;
+    }
+  }
+  ImportFormat format = options.format;
+  if (format == ImportFormat::kAuto) format = DetectFormat(path, first_line);
+  if (format != ImportFormat::kCsv) {  // JSON formats: the first line is data
+    data_start = 0;
+    data_line = 1;
+  }
+  const std::string header(first_line);
+  {
+    absl::StatusOr<std::unique_ptr<FormatParser>> probe =
+        MakeParser(format, options.default_namespace, header);
+    if (!probe.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s", path, std::string(probe.status().message())));
+    }
+  }
+
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<store::BulkLoader> loader, store::BulkLoader::Create(db));
+
+  const int threads = options.parse_threads > 0
+                          ? options.parse_threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  util::BoundedQueue<Block> work(static_cast<size_t>(threads) + 1);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<int64_t, Parsed> done;  // guarded by mu
+  int64_t total_blocks = -1;       // guarded by mu; set by the reader at the end
+  absl::Status read_error;         // guarded by mu
+  std::atomic<bool> stop{false};
+
+  std::thread reader([&] {
+    int64_t seq = 0;
+    int64_t line = data_line;
+    uint64_t offset = data_start;
+    std::string carry;
+    std::string buf;
+    while (!stop.load()) {
+      const size_t want = options.block_bytes;
+      buf.resize(want);
+      ssize_t n = ReadAt(fd.get(), buf.data(), want, offset);
+      if (n < 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        read_error = absl::InternalError(
+            absl::StrFormat("reading \"%s\": %s", path, std::strerror(errno)));
+        break;
+      }
+      offset += static_cast<uint64_t>(n);
+      const bool eof = n == 0 || offset >= size;
+      buf.resize(static_cast<size_t>(n));
+      size_t cut = eof ? buf.size() : buf.rfind('\n');
+      if (cut == std::string::npos) {  // a line longer than a block
+        carry += buf;
+        continue;
+      }
+      if (!eof) ++cut;  // keep the newline with its line
+      Block b;
+      b.seq = seq++;
+      b.first_line = line;
+      b.end_offset = offset - (buf.size() - cut);
+      b.data.reserve(carry.size() + cut);
+      b.data.append(carry);
+      b.data.append(buf, 0, cut);
+      carry.assign(buf, cut, std::string::npos);
+      line += std::count(b.data.begin(), b.data.end(), '\n');
+      if (!b.data.empty() && !work.Push(std::move(b))) break;
+      if (eof) break;
+    }
+    work.Close();  // the workers drain what is queued, then stop
+    std::lock_guard<std::mutex> lock(mu);
+    total_blocks = seq;
+    cv.notify_all();
+  });
+
+  std::vector<std::thread> workers;
+  for (int i = 0; i < threads; ++i) {
+    workers.emplace_back([&] {
+      std::unique_ptr<FormatParser> parser =
+          *MakeParser(format, options.default_namespace, header);
+      while (true) {
+        std::optional<Block> b = work.PopFor(std::chrono::milliseconds(100));
+        if (!b) {
+          if (stop.load() || (work.closed() && work.size() == 0)) return;
+          continue;
+        }
+        Parsed p;
+        p.end_offset = b->end_offset;
+        p.status = parser->ParseBlock(b->data, b->first_line, &p.runs);
+        std::lock_guard<std::mutex> lock(mu);
+        done.emplace(b->seq, std::move(p));
+        cv.notify_all();
+      }
+    });
+  }
+
+  absl::Status status;
+  std::set<std::string> kept_namespaces;
+  std::string keep_settings;
+  if (options.keep_ms) {
+    const std::string d = store::FormatRetention(*options.keep_ms);
+    keep_settings = absl::StrFormat("raw=%s 60s=%s 300s=%s 3600s=%s", d, d, d, d);
+  }
+  double last_progress = 0;
+  uint64_t bytes_done = data_start;
+  for (int64_t next = 0;; ++next) {
+    Parsed p;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] {
+        return done.count(next) > 0 || (total_blocks >= 0 && next >= total_blocks) ||
+               !read_error.ok();
+      });
+      if (!read_error.ok()) {
+        status = read_error;
+        break;
+      }
+      auto it = done.find(next);
+      if (it == done.end()) break;  // every block loaded
+      p = std::move(it->second);
+      done.erase(it);
+    }
+    for (SeriesRun& run : p.runs) {
+      if (options.keep_ms && kept_namespaces.insert(run.key->ns).second) {
+        status = db->AddRetentionRule(run.key->ns, keep_settings);
+        if (!status.ok()) break;
+      }
+      status = loader->Add(*run.key, run.t_ms, run.values);
+      if (!status.ok()) {
+        status = absl::InvalidArgumentError(
+            absl::StrFormat("%s: %s", path, std::string(status.message())));
+        break;
+      }
+    }
+    if (!status.ok()) break;
+    // The lines before a bad one are loaded first.
+    if (!p.status.ok()) {
+      // "line N: what" from the parser becomes "PATH:N: what".
+      std::string msg(p.status.message());
+      if (msg.rfind("line ", 0) == 0) msg = msg.substr(5);
+      status = absl::InvalidArgumentError(absl::StrFormat("%s:%s", path, msg));
+      break;
+    }
+    bytes_done = p.end_offset;
+    if (options.progress && seconds() - last_progress >= options.progress_interval_ms / 1000.0) {
+      last_progress = seconds();
+      options.progress({bytes_done, size, loader->samples(), last_progress});
+    }
+  }
+
+  stop = true;
+  work.Close();
+  reader.join();
+  for (auto& w : workers) w.join();
+
+  // Whatever was loaded stays consistent and durable, even after an error.
+  absl::Status finish = loader->Finish();
+  if (!status.ok()) {
+    return absl::Status(status.code(),
+                        absl::StrFormat("%s (%d samples before it were loaded)", status.message(),
+                                        loader->samples()));
+  }
+  TW_RETURN_IF_ERROR(finish);
+  ImportResult result;
+  result.format = format;
+  result.samples = loader->samples();
+  result.series = loader->series();
+  result.bytes = size;
+  result.seconds = seconds();
+  if (options.progress) options.progress({size, size, result.samples, result.seconds});
+  return result;
+}
+
+}  // namespace trainwatch::ingest

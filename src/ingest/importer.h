@@ -1,0 +1,63 @@
+#pragma once
+// ImportFile: bulk-loads a metrics file (jsonl, csv or vmimport; see
+// ingest/import_formats.h and docs/import.md) into a data folder through
+// store::BulkLoader.
+//
+// Threads: one reads the file in blocks cut at line ends, `parse_threads`
+// parse blocks in parallel, and the calling thread loads the parsed runs in
+// file order (so each series' samples arrive in order and compress well).
+// All are joined before ImportFile returns. Memory stays bounded: at most
+// about 2 * parse_threads + 2 blocks are in flight.
+//
+// On the first bad line the import stops: the error names the file and line
+// and says what is expected; what was loaded before stays (the message says
+// how much), so fix the line and import the rest, or start over in a fresh
+// folder.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ingest/import_formats.h"
+#include "store/db.h"
+
+namespace trainwatch::ingest {
+
+struct ImportProgress {
+  uint64_t bytes_read = 0;
+  uint64_t bytes_total = 0;
+  uint64_t samples = 0;
+  double seconds = 0;
+};
+
+struct ImportOptions {
+  ImportFormat format = ImportFormat::kAuto;
+  // For lines without a namespace (csv without the column, vmimport without
+  // a "namespace" label, jsonl without "namespace").
+  std::string default_namespace = "trainwatch/Imported";
+  // When set, every imported namespace gets this retention on every tier
+  // (store::kForever for "forever"), persisted in retention.conf.
+  std::optional<int64_t> keep_ms;
+  int parse_threads = 0;  // 0: one per CPU
+  size_t block_bytes = 4 << 20;
+  // Called from the calling thread about every `progress_interval_ms`.
+  std::function<void(const ImportProgress&)> progress;
+  int64_t progress_interval_ms = 250;
+};
+
+struct ImportResult {
+  ImportFormat format = ImportFormat::kAuto;
+  uint64_t samples = 0;
+  uint64_t series = 0;
+  uint64_t bytes = 0;
+  double seconds = 0;
+};
+
+// `db` must be the folder's writer. InvalidArgument "PATH:LINE: ..." for bad
+// input; NotFound/PermissionDenied for an unreadable file.
+absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
+                                        const ImportOptions& options);
+
+}  // namespace trainwatch::ingest

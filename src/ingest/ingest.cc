@@ -1,0 +1,214 @@
+#include "ingest/ingest.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "util/log.h"
+#include "util/status_macros.h"
+#include "util/time_parse.h"
+
+namespace trainwatch::ingest {
+namespace {
+
+// CloudWatch's magnitude limit for values.
+const double kMaxMagnitude = std::ldexp(1.0, 360);
+
+std::string Where(const model::SeriesKey& key, int64_t t_ms) {
+  return absl::StrFormat("series %s, sample at %s", key.ToString(), util::FormatIso8601Ms(t_ms));
+}
+
+absl::Status CheckValue(const model::SeriesKey& key, int64_t t_ms, double v, const char* what) {
+  if (std::isnan(v)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s is NaN; only finite numbers can be stored", Where(key, t_ms), what));
+  }
+  if (std::isinf(v)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s is %s; only finite numbers can be stored", Where(key, t_ms), what,
+        v > 0 ? "+Infinity" : "-Infinity"));
+  }
+  if (std::abs(v) > kMaxMagnitude) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s %g is out of range; CloudWatch accepts magnitudes up to 2^360", Where(key, t_ms),
+        what, v));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTime(const model::SeriesKey& key, int64_t t_ms, int64_t now_ms,
+                       const IngestOptions& o) {
+  if (t_ms < now_ms - o.max_age_ms) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the timestamp is more than %s in the past (now is %s); load history with "
+        "`trainwatch import`",
+        Where(key, t_ms), util::FormatDurationMs(o.max_age_ms), util::FormatIso8601Ms(now_ms)));
+  }
+  if (t_ms > now_ms + o.max_ahead_ms) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the timestamp is more than %s in the future (now is %s); check the sender's clock",
+        Where(key, t_ms), util::FormatDurationMs(o.max_ahead_ms), util::FormatIso8601Ms(now_ms)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckKey(const model::SeriesKey& key) {
+  // MakeSeriesKey validates and canonicalises; a key built another way must
+  // come out unchanged.
+  absl::StatusOr<model::SeriesKey> canonical =
+      model::MakeSeriesKey(key.ns, key.metric, key.dimensions, key.unit);
+  if (!canonical.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("series %s: %s", key.ToString(), std::string(canonical.status().message())));
+  }
+  if (*canonical != key) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "series %s is not in canonical form (dimensions sorted by name, unit set); build keys "
+        "with model::MakeSeriesKey",
+        key.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateSamples(const model::SampleBatch& batch, int64_t now_ms,
+                             const IngestOptions& o) {
+  for (const model::SeriesSamples& s : batch.series) {
+    TW_RETURN_IF_ERROR(CheckKey(s.key));
+    if (s.storage_resolution_s != 1 && s.storage_resolution_s != 60) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "series %s: storage resolution %d; want 1 (high resolution) or 60 (standard)",
+          s.key.ToString(), s.storage_resolution_s));
+    }
+    for (const model::Sample& x : s.samples) {
+      TW_RETURN_IF_ERROR(CheckValue(s.key, x.t_ms, x.value, "the value"));
+      TW_RETURN_IF_ERROR(CheckTime(s.key, x.t_ms, now_ms, o));
+    }
+    for (const model::WeightedSample& x : s.weighted) {
+      TW_RETURN_IF_ERROR(CheckValue(s.key, x.t_ms, x.value, "the value"));
+      TW_RETURN_IF_ERROR(CheckValue(s.key, x.t_ms, x.count, "the count"));
+      if (x.count < 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: count %g is negative; counts must be >= 0", Where(s.key, x.t_ms), x.count));
+      }
+      TW_RETURN_IF_ERROR(CheckTime(s.key, x.t_ms, now_ms, o));
+    }
+    for (const model::StatisticSet& x : s.statistic_sets) {
+      TW_RETURN_IF_ERROR(CheckValue(s.key, x.t_ms, x.sample_count, "SampleCount"));
+      TW_RETURN_IF_ERROR(CheckValue(s.key, x.t_ms, x.sum, "Sum"));
+      TW_RETURN_IF_ERROR(CheckValue(s.key, x.t_ms, x.minimum, "Minimum"));
+      TW_RETURN_IF_ERROR(CheckValue(s.key, x.t_ms, x.maximum, "Maximum"));
+      if (x.sample_count <= 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: SampleCount %g must be greater than 0", Where(s.key, x.t_ms), x.sample_count));
+      }
+      if (x.minimum > x.maximum) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: Minimum %g is greater than Maximum %g", Where(s.key, x.t_ms),
+                            x.minimum, x.maximum));
+      }
+      TW_RETURN_IF_ERROR(CheckTime(s.key, x.t_ms, now_ms, o));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<model::LogEvent> SplitLongEvents(const std::vector<model::LogEvent>& events,
+                                             size_t max_bytes) {
+  std::vector<model::LogEvent> out;
+  out.reserve(events.size());
+  for (const model::LogEvent& e : events) {
+    if (e.message.size() <= max_bytes) {
+      out.push_back(e);
+      continue;
+    }
+    std::string_view rest = e.message;
+    while (!rest.empty()) {
+      size_t cut = std::min(max_bytes, rest.size());
+      if (cut < rest.size()) {
+        // Back up over UTF-8 continuation bytes (10xxxxxx) so a character is
+        // not split; give up after 3 (not UTF-8 then).
+        size_t back = cut;
+        for (int i = 0; i < 3 && back > 0 && (static_cast<uint8_t>(rest[back]) & 0xC0) == 0x80;
+             ++i) {
+          --back;
+        }
+        if (back > 0 && (static_cast<uint8_t>(rest[back]) & 0xC0) != 0x80) cut = back;
+      }
+      out.push_back({e.t_ms, std::string(rest.substr(0, cut))});
+      rest.remove_prefix(cut);
+    }
+  }
+  return out;
+}
+
+Ingest::Ingest(store::Db* db, IngestOptions options)
+    : db_(db),
+      options_(options),
+      clock_(options.clock != nullptr ? options.clock : &db->clock()),
+      subscribers_(std::make_shared<const std::vector<model::SampleSink*>>()) {}
+
+absl::Status Ingest::Put(const model::SampleBatch& batch) {
+  TW_RETURN_IF_ERROR(ValidateSamples(batch, clock_->NowMs(), options_));
+  TW_RETURN_IF_ERROR(db_->PutSamples(batch));
+  std::shared_ptr<const std::vector<model::SampleSink*>> subs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    subs = subscribers_;
+  }
+  for (model::SampleSink* sink : *subs) {
+    absl::Status s = sink->Put(batch);
+    if (!s.ok()) {
+      util::LogOnce("ingest-subscriber",
+                    absl::StrFormat("a subscriber refused data: %s", std::string(s.message())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Ingest::PutLogs(const model::LogBatch& batch) {
+  if (batch.stream.group.empty() || batch.stream.stream.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "log events need a group and a stream name (got group \"%s\", stream \"%s\")",
+        batch.stream.group, batch.stream.stream));
+  }
+  for (const model::LogEvent& e : batch.events) {
+    if (e.message.size() > model::kMaxLogEventBytes) {
+      return db_->PutLogs({batch.stream, SplitLongEvents(batch.events)});
+    }
+  }
+  return db_->PutLogs(batch);
+}
+
+absl::Status Ingest::CreateJob(const model::JobRecord& job) {
+  if (!model::IsValidJobName(job.name)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "training job name \"%s\" is not valid: 1 to 63 letters, digits and hyphens, starting "
+        "and ending with a letter or digit",
+        job.name));
+  }
+  return db_->CreateJob(job);
+}
+
+absl::Status Ingest::UpdateJob(const model::JobRecord& job) { return db_->UpdateJob(job); }
+
+absl::StatusOr<std::optional<model::JobRecord>> Ingest::GetJob(std::string_view name) {
+  return db_->GetJob(name);
+}
+
+void Ingest::Subscribe(model::SampleSink* sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto next = std::make_shared<std::vector<model::SampleSink*>>(*subscribers_);
+  next->push_back(sink);
+  subscribers_ = std::move(next);
+}
+
+void Ingest::Unsubscribe(model::SampleSink* sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto next = std::make_shared<std::vector<model::SampleSink*>>(*subscribers_);
+  next->erase(std::remove(next->begin(), next->end(), sink), next->end());
+  subscribers_ = std::move(next);
+}
+
+}  // namespace trainwatch::ingest

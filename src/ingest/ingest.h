@@ -1,0 +1,87 @@
+#pragma once
+// Ingest: the single write path. Whatever sends data (the job runner in this
+// process, the HTTP api for PutMetricData and PutLogEvents, an agent) hands
+// it to an Ingest, which validates it with CloudWatch's rules, stores it
+// durably in the Db and then passes accepted samples to the subscribers
+// (rules, live streams).
+//
+//   store::Db db = ...;                       // a writer
+//   ingest::Ingest ingest(&db);
+//   model::TelemetrySink* sink = &ingest;     // what the runner writes to
+//   ingest.Subscribe(&live_stream);           // sees every accepted batch
+//
+// Durability: Put/PutLogs/CreateJob/UpdateJob return once the data is in
+// the store's write-ahead log (store/db.h: survives kill -9 at any moment;
+// power loss can lose up to DbOptions::wal_sync_interval_ms unless
+// sync_writes). Concurrent calls are committed together (group commit), so
+// the runner's one-datapoint-per-line writes stay cheap.
+//
+// Validation (all of a batch or nothing): values finite with |v| <= 2^360;
+// timestamps not more than 14 days old nor more than 2 hours ahead of the
+// clock (CloudWatch's window; bulk history goes through store::BulkLoader);
+// keys canonical (model::MakeSeriesKey) with at most 30 dimensions; statistic
+// sets with SampleCount > 0, Minimum <= Maximum; Values/Counts counts finite
+// and >= 0. Errors are InvalidArgument naming the series, the sample and
+// what is expected.
+//
+// Log events longer than model::kMaxLogEventBytes are split into several
+// events (on UTF-8 character boundaries where possible).
+//
+// Thread safety: all methods are thread-safe.
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "model/sinks.h"
+#include "store/db.h"
+#include "util/clock.h"
+
+namespace trainwatch::ingest {
+
+struct IngestOptions {
+  // CloudWatch's accepted window relative to now.
+  int64_t max_age_ms = 14 * 86'400'000LL;
+  int64_t max_ahead_ms = 2 * 3'600'000LL;
+  // Clock for that window; default the Db's.
+  util::Clock* clock = nullptr;
+};
+
+// Checks a batch against the rules above at `now_ms`.
+absl::Status ValidateSamples(const model::SampleBatch& batch, int64_t now_ms,
+                             const IngestOptions& options = {});
+
+// Splits messages longer than `max_bytes` (UTF-8 aware); other events are
+// copied unchanged.
+std::vector<model::LogEvent> SplitLongEvents(const std::vector<model::LogEvent>& events,
+                                             size_t max_bytes = model::kMaxLogEventBytes);
+
+class Ingest final : public model::TelemetrySink {
+ public:
+  // `db` must be a writer and outlive the Ingest.
+  explicit Ingest(store::Db* db, IngestOptions options = {});
+
+  absl::Status Put(const model::SampleBatch& batch) override;
+  absl::Status PutLogs(const model::LogBatch& batch) override;
+  absl::Status CreateJob(const model::JobRecord& job) override;
+  absl::Status UpdateJob(const model::JobRecord& job) override;
+  absl::StatusOr<std::optional<model::JobRecord>> GetJob(std::string_view name) override;
+
+  // Every batch Put accepts is passed to `sink` after it is durable, in the
+  // calling thread; a subscriber must be quick and must not call back into
+  // this Ingest. Its errors are logged once and otherwise ignored (the data
+  // is stored already). `sink` must outlive the Ingest or be unsubscribed.
+  void Subscribe(model::SampleSink* sink);
+  void Unsubscribe(model::SampleSink* sink);
+
+ private:
+  store::Db* db_;
+  IngestOptions options_;
+  util::Clock* clock_;
+  std::mutex mu_;
+  // Copy-on-write: Put reads a snapshot without holding mu_ while calling out.
+  std::shared_ptr<const std::vector<model::SampleSink*>> subscribers_;
+};
+
+}  // namespace trainwatch::ingest

@@ -1,0 +1,563 @@
+#include "query/metrics.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "query/errors.h"
+#include "query/statistic.h"
+#include "store/coding.h"
+#include "store/rollup.h"
+#include "util/status_macros.h"
+
+namespace trainwatch::query {
+namespace {
+
+using store::Tier;
+
+constexpr Tier kTiersCoarseFirst[] = {Tier::k3600, Tier::k300, Tier::k60};
+constexpr Tier kTiersFineFirst[] = {Tier::kRaw, Tier::k60, Tier::k300, Tier::k3600};
+
+int64_t TierPeriodMs(Tier t) { return store::kTierPeriodMs[static_cast<int>(t)]; }
+
+bool AllowedPeriod(int64_t period_s) {
+  return period_s == 1 || period_s == 5 || period_s == 10 || period_s == 20 || period_s == 30 ||
+         (period_s > 0 && period_s % 60 == 0);
+}
+
+std::string PeriodMessage(std::string_view param) {
+  return absl::StrFormat("The parameter %s must be 1, 5, 10, 20, 30, or a multiple of 60.", param);
+}
+
+// How a query over [start, end) with a period is answered.
+struct Plan {
+  bool no_data = false;     // the period does not fit the tier: no datapoints
+  int64_t start_ms = 0;     // rounded StartTime
+  int64_t period_ms = 0;
+  int64_t buckets = 0;
+  Tier source = Tier::kRaw;
+  bool high_resolution_only = false;
+};
+
+absl::StatusOr<Plan> MakePlan(const store::TierRetention& r, int64_t now_ms, int64_t start_ms,
+                              int64_t end_ms, int64_t period_s, bool want_percentiles,
+                              int64_t limit) {
+  Plan p;
+  p.period_ms = period_s * 1000;
+  // The finest tier that still covers the start decides (§4.2).
+  std::optional<Tier> finest;
+  for (Tier t : kTiersFineFirst) {
+    if (r.Covers(t, start_ms, now_ms)) {
+      finest = t;
+      break;
+    }
+  }
+  int64_t round_ms = 60'000;
+  if (finest && *finest != Tier::kRaw) round_ms = TierPeriodMs(*finest);
+  if (period_s < 60) round_ms = p.period_ms;
+  p.start_ms = store::AlignDown(start_ms, round_ms);
+  p.buckets = (end_ms - p.start_ms + p.period_ms - 1) / p.period_ms;
+  if (p.buckets > limit) {
+    return MakeError(ErrorKind::kInvalidParameterCombination,
+                     absl::StrFormat("You have requested up to %d datapoints, which exceeds the "
+                                     "limit of %d. You may reduce the datapoints requested by "
+                                     "increasing Period, or decreasing the time range.",
+                                     p.buckets, limit));
+  }
+  if (!finest || (*finest != Tier::kRaw && p.period_ms % TierPeriodMs(*finest) != 0)) {
+    p.no_data = true;
+    return p;
+  }
+  p.high_resolution_only = period_s < 60;
+  // The coarsest stored tier that gives the same answer.
+  p.source = *finest;
+  const bool raw_covers = r.Covers(Tier::kRaw, p.start_ms, now_ms);
+  if (period_s >= 60) {
+    for (Tier t : kTiersCoarseFirst) {
+      const int64_t tp = TierPeriodMs(t);
+      if (!r.Covers(t, p.start_ms, now_ms) || p.period_ms % tp != 0 || p.start_ms % tp != 0) {
+        continue;
+      }
+      // Percentiles are exact from raw data while it exists.
+      if (want_percentiles && raw_covers) continue;
+      p.source = t;
+      break;
+    }
+  }
+  if (p.source == Tier::kRaw && !raw_covers) p.source = *finest;
+  return p;
+}
+
+absl::StatusOr<std::vector<model::Dimension>> SortedDimensions(
+    std::vector<model::Dimension> dims, std::string_view param) {
+  if (dims.size() > model::kMaxDimensions) {
+    return MakeError(ErrorKind::kInvalidParameterValue,
+                     absl::StrFormat("The collection %s must not have a size greater than 30.",
+                                     param));
+  }
+  std::sort(dims.begin(), dims.end());
+  for (size_t i = 1; i < dims.size(); ++i) {
+    if (dims[i].name == dims[i - 1].name) {
+      return MakeError(ErrorKind::kInvalidParameterValue,
+                       absl::StrFormat("The dimension %s is given twice in %s.", dims[i].name,
+                                       param));
+    }
+  }
+  return dims;
+}
+
+absl::Status AggregateAll(const store::ReadView& view, const std::vector<store::SeriesRef>& series,
+                          const Plan& plan, int64_t end_ms, bool sketch,
+                          std::vector<store::Aggregate>* buckets) {
+  store::AggregateRequest req;
+  req.start_ms = plan.start_ms;
+  req.end_ms = end_ms;
+  req.origin_ms = plan.start_ms;
+  req.period_ms = plan.period_ms;
+  req.source = plan.source;
+  req.distribution = !sketch                        ? store::Distribution::kNone
+                     : plan.source == store::Tier::kRaw ? store::Distribution::kExact
+                                                        : store::Distribution::kSketch;
+  req.high_resolution_only = plan.high_resolution_only;
+  for (const store::SeriesRef& s : series) {
+    TW_RETURN_IF_ERROR(view.AggregateSeries(s.id, req, buckets));
+  }
+  return absl::OkStatus();
+}
+
+std::string Opaque(std::string_view plain) {
+  std::string out;
+  absl::WebSafeBase64Escape(std::string(plain), &out);
+  return out;
+}
+
+std::optional<std::string> Unopaque(std::string_view token) {
+  std::string out;
+  if (!absl::WebSafeBase64Unescape(std::string(token), &out)) return std::nullopt;
+  return out;
+}
+
+bool ValidQueryId(std::string_view id) {
+  if (id.empty() || id.size() > 255 || !(id[0] >= 'a' && id[0] <= 'z')) return false;
+  for (char c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---- GetMetricStatistics ----------------------------------------------------
+
+absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
+    const store::ReadView& view, const GetMetricStatisticsRequest& req) {
+  if (req.ns.empty()) {
+    return MakeError(ErrorKind::kMissingParameter, "The parameter Namespace is required.");
+  }
+  if (req.metric.empty()) {
+    return MakeError(ErrorKind::kMissingParameter, "The parameter MetricName is required.");
+  }
+  if (req.start_ms >= req.end_ms) {
+    return MakeError(ErrorKind::kInvalidParameterValue,
+                     "The parameter StartTime must be less than the parameter EndTime.");
+  }
+  if (!AllowedPeriod(req.period_s)) {
+    return MakeError(ErrorKind::kInvalidParameterValue, PeriodMessage("Period"));
+  }
+  if (req.statistics.empty() == req.extended_statistics.empty()) {
+    return MakeError(ErrorKind::kInvalidParameterCombination,
+                     "Must specify either Statistics or ExtendedStatistics, but not both.");
+  }
+  if (req.statistics.size() > 5) {
+    return MakeError(ErrorKind::kInvalidParameterValue,
+                     "The collection Statistics must not have a size greater than 5.");
+  }
+  if (req.extended_statistics.size() > 10) {
+    return MakeError(ErrorKind::kInvalidParameterValue,
+                     "The collection ExtendedStatistics must not have a size greater than 10.");
+  }
+  std::vector<Statistic> stats;
+  for (size_t i = 0; i < req.statistics.size(); ++i) {
+    std::optional<PlainStatistic> p = ParsePlainStatistic(req.statistics[i]);
+    if (!p) {
+      return MakeError(ErrorKind::kInvalidParameterValue,
+                       absl::StrFormat("The value %s for parameter Statistics.member.%d is not "
+                                       "valid: want SampleCount, Average, Sum, Minimum or Maximum.",
+                                       req.statistics[i], i + 1));
+    }
+    stats.push_back({req.statistics[i], p, 0});
+  }
+  for (size_t i = 0; i < req.extended_statistics.size(); ++i) {
+    const std::string& name = req.extended_statistics[i];
+    double pct = 0;
+    switch (ParseExtendedStatistic(name, &pct)) {
+      case ExtendedParse::kOk:
+        stats.push_back({name, std::nullopt, pct});
+        break;
+      case ExtendedParse::kUnsupported:
+        return MakeError(ErrorKind::kInvalidParameterValue,
+                         absl::StrFormat("The extended statistic %s is not supported by trainwatch "
+                                         "yet; percentiles (p0-p100, e.g. p99.9) are.",
+                                         name));
+      case ExtendedParse::kMalformed:
+        return MakeError(ErrorKind::kInvalidParameterValue,
+                         absl::StrFormat("The value %s for parameter ExtendedStatistics.member.%d "
+                                         "is not a valid extended statistic.",
+                                         name, i + 1));
+    }
+  }
+  TW_ASSIGN_OR_RETURN(std::vector<model::Dimension> dims,
+                      SortedDimensions(req.dimensions, "Dimensions"));
+  const bool percentiles = !req.extended_statistics.empty();
+  TW_ASSIGN_OR_RETURN(Plan plan, MakePlan(view.retention().For(req.ns), view.now_ms(),
+                                          req.start_ms, req.end_ms, req.period_s, percentiles,
+                                          kMaxStatisticsDatapoints));
+  GetMetricStatisticsResponse out;
+  out.label = req.metric;
+  if (plan.no_data) return out;
+  std::vector<store::SeriesRef> series;
+  TW_RETURN_IF_ERROR(view.FindSeries(req.ns, req.metric, dims,
+                                     req.unit ? &*req.unit : nullptr, &series));
+  for (const store::SeriesRef& s : series) {
+    std::vector<store::Aggregate> buckets(plan.buckets);
+    TW_RETURN_IF_ERROR(AggregateAll(view, {s}, plan, req.end_ms, percentiles, &buckets));
+    for (int64_t k = 0; k < plan.buckets; ++k) {
+      const store::Aggregate& a = buckets[k];
+      if (a.empty()) continue;
+      Datapoint d;
+      d.t_ms = plan.start_ms + k * plan.period_ms;
+      d.unit = s.key.unit;
+      for (const Statistic& st : stats) {
+        std::optional<double> v = Evaluate(st, a);
+        if (!st.plain) {
+          if (v) d.extended.emplace_back(st.name, *v);
+          continue;
+        }
+        switch (*st.plain) {
+          case PlainStatistic::kSampleCount:
+            d.sample_count = v;
+            break;
+          case PlainStatistic::kAverage:
+            d.average = v;
+            break;
+          case PlainStatistic::kSum:
+            d.sum = v;
+            break;
+          case PlainStatistic::kMinimum:
+            d.minimum = v;
+            break;
+          case PlainStatistic::kMaximum:
+            d.maximum = v;
+            break;
+        }
+      }
+      out.datapoints.push_back(std::move(d));
+    }
+  }
+  std::stable_sort(out.datapoints.begin(), out.datapoints.end(),
+                   [](const Datapoint& a, const Datapoint& b) { return a.t_ms < b.t_ms; });
+  return out;
+}
+
+// ---- GetMetricData ----------------------------------------------------------
+
+absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
+                                                    const GetMetricDataRequest& req) {
+  if (req.queries.empty() || req.queries.size() > 500) {
+    return MakeError(ErrorKind::kValidationError,
+                     absl::StrFormat("The collection MetricDataQueries must have 1 to 500 "
+                                     "members; it has %d.",
+                                     req.queries.size()));
+  }
+  if (req.start_ms >= req.end_ms) {
+    return MakeError(ErrorKind::kInvalidParameterValue,
+                     "The parameter StartTime must be less than the parameter EndTime.");
+  }
+  const int64_t budget = req.max_datapoints.value_or(kMaxMetricDataDatapoints);
+  if (budget < 1) {
+    return MakeError(ErrorKind::kInvalidParameterValue,
+                     "The parameter MaxDatapoints must be greater than 0.");
+  }
+  std::vector<std::string> problems;
+  std::set<std::string> ids;
+  std::vector<Statistic> stats(req.queries.size());
+  for (size_t i = 0; i < req.queries.size(); ++i) {
+    const MetricDataQuery& q = req.queries[i];
+    const std::string member = absl::StrFormat("MetricDataQueries.member.%d", i + 1);
+    if (!ValidQueryId(q.id)) {
+      problems.push_back(absl::StrFormat("The value %s for parameter %s.Id is not matching the "
+                                         "expected pattern ^[a-z][a-zA-Z0-9_]*$.",
+                                         q.id, member));
+    } else if (!ids.insert(q.id).second) {
+      problems.push_back(absl::StrFormat("The value %s for parameter %s.Id is used more than "
+                                         "once; Ids must be unique.",
+                                         q.id, member));
+    }
+    if (q.expression) {
+      problems.push_back(absl::StrFormat(
+          "%s.Expression: Metric math expressions are not supported by trainwatch yet.", member));
+      continue;
+    }
+    if (q.ns.empty() || q.metric.empty()) {
+      problems.push_back(absl::StrFormat("The parameter %s.MetricStat.Metric.%s is required.",
+                                         member, q.ns.empty() ? "Namespace" : "MetricName"));
+      continue;
+    }
+    if (std::optional<PlainStatistic> p = ParsePlainStatistic(q.stat)) {
+      stats[i] = {q.stat, p, 0};
+    } else {
+      double pct = 0;
+      ExtendedParse e = ParseExtendedStatistic(q.stat, &pct);
+      if (e == ExtendedParse::kUnsupported) {
+        return MakeError(ErrorKind::kInvalidParameterValue,
+                         absl::StrFormat("The statistic %s of %s.MetricStat.Stat is not supported "
+                                         "by trainwatch yet; percentiles (e.g. p99.9) are.",
+                                         q.stat, member));
+      }
+      if (e == ExtendedParse::kMalformed) {
+        problems.push_back(absl::StrFormat(
+            "The value %s for parameter %s.MetricStat.Stat is not a valid statistic.", q.stat,
+            member));
+      }
+      stats[i] = {q.stat, std::nullopt, pct};
+    }
+  }
+  if (!problems.empty()) {
+    std::string msg;
+    for (const std::string& p : problems) msg += (msg.empty() ? "" : "\n") + p;
+    return MakeError(ErrorKind::kValidationError, msg);
+  }
+  for (size_t i = 0; i < req.queries.size(); ++i) {
+    if (!AllowedPeriod(req.queries[i].period_s)) {
+      return MakeError(ErrorKind::kInvalidParameterValue,
+                       PeriodMessage(absl::StrFormat("MetricDataQueries.member.%d.MetricStat.Period",
+                                                     i + 1)));
+    }
+  }
+
+  size_t first_query = 0;
+  int64_t skip = 0;
+  if (!req.next_token.empty()) {
+    std::optional<std::string> plain = Unopaque(req.next_token);
+    size_t c1 = plain ? plain->find(':', 5) : std::string::npos;
+    int64_t qi = -1;
+    if (!plain || plain->substr(0, 5) != "gmd1:" || c1 == std::string::npos ||
+        !absl::SimpleAtoi(plain->substr(5, c1 - 5), &qi) ||
+        !absl::SimpleAtoi(plain->substr(c1 + 1), &skip) || qi < 0 ||
+        qi >= static_cast<int64_t>(req.queries.size()) || skip < 0) {
+      return MakeError(ErrorKind::kInvalidNextToken,
+                       "The NextToken is not valid: pass the NextToken of an earlier GetMetricData "
+                       "response with the same queries.");
+    }
+    first_query = static_cast<size_t>(qi);
+  }
+
+  GetMetricDataResponse out;
+  int64_t left = budget;
+  for (size_t i = first_query; i < req.queries.size(); ++i) {
+    const MetricDataQuery& q = req.queries[i];
+    if (!q.return_data) continue;
+    if (left == 0) {
+      out.next_token = Opaque(absl::StrFormat("gmd1:%d:0", i));
+      break;
+    }
+    MetricDataResult r;
+    r.id = q.id;
+    r.label = q.label.empty() ? q.metric : q.label;
+    TW_ASSIGN_OR_RETURN(std::vector<model::Dimension> dims,
+                        SortedDimensions(q.dimensions, absl::StrFormat(
+                                                           "MetricDataQueries.member.%d.MetricStat."
+                                                           "Metric.Dimensions",
+                                                           i + 1)));
+    const bool percentile = !stats[i].plain;
+    TW_ASSIGN_OR_RETURN(Plan plan, MakePlan(view.retention().For(q.ns), view.now_ms(), req.start_ms,
+                                            req.end_ms, q.period_s, percentile,
+                                            kMaxMetricDataDatapoints));
+    if (!plan.no_data) {
+      std::vector<store::SeriesRef> series;
+      TW_RETURN_IF_ERROR(
+          view.FindSeries(q.ns, q.metric, dims, q.unit ? &*q.unit : nullptr, &series));
+      std::vector<store::Aggregate> buckets(plan.buckets);
+      TW_RETURN_IF_ERROR(AggregateAll(view, series, plan, req.end_ms, percentile, &buckets));
+      for (int64_t k = 0; k < plan.buckets; ++k) {
+        std::optional<double> v = Evaluate(stats[i], buckets[k]);
+        if (!v) continue;
+        r.timestamps_ms.push_back(plan.start_ms + k * plan.period_ms);
+        r.values.push_back(*v);
+      }
+      if (!req.scan_ascending) {
+        std::reverse(r.timestamps_ms.begin(), r.timestamps_ms.end());
+        std::reverse(r.values.begin(), r.values.end());
+      }
+    }
+    const int64_t offset = i == first_query ? skip : 0;
+    const int64_t total = static_cast<int64_t>(r.values.size());
+    const int64_t from = std::min(offset, total);
+    const int64_t take = std::min(left, total - from);
+    r.timestamps_ms = std::vector<int64_t>(r.timestamps_ms.begin() + from,
+                                           r.timestamps_ms.begin() + from + take);
+    r.values = std::vector<double>(r.values.begin() + from, r.values.begin() + from + take);
+    left -= take;
+    if (from + take < total) {
+      r.complete = false;
+      out.next_token = Opaque(absl::StrFormat("gmd1:%d:%d", i, from + take));
+      out.results.push_back(std::move(r));
+      break;
+    }
+    out.results.push_back(std::move(r));
+  }
+  return out;
+}
+
+// ---- ListMetrics ------------------------------------------------------------
+
+absl::StatusOr<ListMetricsResponse> ListMetrics(const store::ReadView& view,
+                                                const ListMetricsRequest& req) {
+  if (req.dimensions.size() > 10) {
+    return MakeError(ErrorKind::kInvalidParameterValue,
+                     "The collection Dimensions must not have a size greater than 10.");
+  }
+  for (const DimensionFilter& f : req.dimensions) {
+    if (f.name.empty()) {
+      return MakeError(ErrorKind::kInvalidParameterValue,
+                       "Every dimension filter needs a Name.");
+    }
+  }
+  if (!req.metric.empty() && req.ns.empty()) {
+    // The index is ordered by namespace first; a metric name alone is
+    // answered by a scan of the listing, filtered below.
+  }
+  const int page = std::clamp(req.page_size, 1, 500);
+  std::string start_after;
+  if (!req.next_token.empty()) {
+    std::optional<std::string> plain = Unopaque(req.next_token);
+    if (!plain || plain->substr(0, 3) != "lm1") {
+      return MakeError(ErrorKind::kInvalidParameterValue,
+                       "The parameter NextToken is not valid: pass the NextToken of an earlier "
+                       "ListMetrics response with the same filters.");
+    }
+    start_after = store::coding::PrefixSuccessor(plain->substr(3));
+  }
+  std::optional<int64_t> since = req.active_since_ms;
+  if (req.recently_active) {
+    const int64_t three_hours = view.now_ms() - 3 * 3'600'000LL;
+    since = since ? std::max(*since, three_hours) : three_hours;
+  }
+
+  ListMetricsResponse out;
+  std::string current;          // metric part of the metric being considered
+  bool current_listed = false;  // already added (another unit of it)
+  std::string last_listed;
+  bool more = false;
+  absl::Status err;
+  const std::string ns_scan = req.ns;
+  const std::string metric_scan = req.ns.empty() ? std::string() : req.metric;
+  TW_RETURN_IF_ERROR(view.ForEachSeries(
+      ns_scan, metric_scan, start_after, [&](store::SeriesRef&& ref, std::string_view key) {
+        if (!req.metric.empty() && ref.key.metric != req.metric) return true;
+        for (const DimensionFilter& f : req.dimensions) {
+          const std::string* v = ref.key.FindDimension(f.name);
+          if (v == nullptr || (f.value && *v != *f.value)) return true;
+        }
+        std::string_view part = store::indexkeys::MetricPart(key);
+        if (part != current) {
+          current.assign(part);
+          current_listed = false;
+        }
+        if (current_listed) return true;
+        if (since) {
+          absl::StatusOr<std::optional<store::LastValue>> last = view.GetLastValue(ref.id);
+          if (!last.ok()) {
+            err = last.status();
+            return false;
+          }
+          if (!last->has_value() || (*last)->t_ms < *since) return true;
+        }
+        if (static_cast<int>(out.metrics.size()) == page) {
+          more = true;
+          return false;
+        }
+        current_listed = true;
+        last_listed = current;
+        out.metrics.push_back({ref.key.ns, ref.key.metric, ref.key.dimensions});
+        return true;
+      }));
+  TW_RETURN_IF_ERROR(err);
+  if (more) out.next_token = Opaque("lm1" + last_listed);
+  return out;
+}
+
+// ---- Chart ------------------------------------------------------------------
+
+absl::StatusOr<ChartResponse> Chart(const store::ReadView& view, const model::SeriesKey& key,
+                                    int64_t start_ms, int64_t end_ms, int buckets) {
+  if (start_ms >= end_ms) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "chart: start %d must be before end %d", start_ms, end_ms));
+  }
+  if (buckets < 1 || buckets > kMaxMetricDataDatapoints) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "chart: %d buckets requested; want 1 to %d", buckets, kMaxMetricDataDatapoints));
+  }
+  const store::TierRetention r = view.retention().For(key.ns);
+  const int64_t now = view.now_ms();
+  int64_t width = std::max<int64_t>(1, (end_ms - start_ms + buckets - 1) / buckets);
+  ChartResponse out;
+  std::optional<Tier> tier;
+  for (Tier t : kTiersCoarseFirst) {
+    if (TierPeriodMs(t) <= width && r.Covers(t, start_ms, now)) {
+      tier = t;
+      break;
+    }
+  }
+  if (!tier && r.Covers(Tier::kRaw, start_ms, now)) tier = Tier::kRaw;
+  if (!tier) {
+    for (Tier t : kTiersFineFirst) {
+      if (r.Covers(t, start_ms, now)) {
+        tier = t;
+        break;
+      }
+    }
+  }
+  if (!tier) return out;
+  int64_t origin = start_ms;
+  if (*tier != Tier::kRaw) {
+    const int64_t tp = TierPeriodMs(*tier);
+    width = (width + tp - 1) / tp * tp;
+    origin = store::AlignDown(start_ms, tp);
+  }
+  out.bucket_ms = width;
+  out.tier = *tier;
+  std::vector<store::SeriesRef> series;
+  TW_RETURN_IF_ERROR(view.FindSeries(key.ns, key.metric, key.dimensions, &key.unit, &series));
+  if (series.empty()) return out;
+  const int64_t n = (end_ms - origin + width - 1) / width;
+  std::vector<store::Aggregate> agg(n);
+  store::AggregateRequest req;
+  req.start_ms = origin;
+  req.end_ms = end_ms;
+  req.origin_ms = origin;
+  req.period_ms = width;
+  req.source = *tier;
+  TW_RETURN_IF_ERROR(view.AggregateSeries(series[0].id, req, &agg));
+  for (int64_t k = 0; k < n; ++k) {
+    const store::Aggregate& a = agg[k];
+    if (a.empty()) continue;
+    out.buckets.push_back({origin + k * width, a.count, a.min, a.max, a.sum / a.count});
+  }
+  return out;
+}
+
+// ---- Last value -------------------------------------------------------------
+
+absl::StatusOr<std::optional<store::LastValue>> LastValue(const store::ReadView& view,
+                                                          const model::SeriesKey& key) {
+  std::vector<store::SeriesRef> series;
+  TW_RETURN_IF_ERROR(view.FindSeries(key.ns, key.metric, key.dimensions, &key.unit, &series));
+  if (series.empty()) return std::optional<store::LastValue>();
+  return view.GetLastValue(series[0].id);
+}
+
+}  // namespace trainwatch::query

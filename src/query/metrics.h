@@ -1,0 +1,185 @@
+#pragma once
+// Metric reads with CloudWatch semantics (spec/aws-api.md §4.2-§4.7), for
+// the api layer to map 1:1 onto GetMetricStatistics, GetMetricData and
+// ListMetrics, plus trainwatch's own: a chart query (min/max/avg per pixel
+// bucket at any zoom) and the last value of a series.
+//
+// Which data a query sees (§4.2), per namespace retention (store/retention.h;
+// with the defaults this is exactly CloudWatch's rule):
+//   * the finest tier that still covers StartTime decides: raw (periods 1, 5,
+//     10, 20, 30 or multiples of 60), 60 s (multiples of 60), 300 s
+//     (multiples of 300), 3600 s (multiples of 3600); a period that does not
+//     fit returns no datapoints, not an error;
+//   * StartTime is rounded down: for periods under 60 s to a multiple of the
+//     period, else to the minute (raw, 60 s tiers), 5 minutes, or the hour;
+//   * buckets start at the rounded StartTime, step by Period, end before
+//     EndTime, and only buckets with data are returned;
+//   * data stored at standard resolution (60) is left out of periods < 60 s.
+// The answer is computed from the coarsest stored tier that gives the same
+// result (count, sum, min, max are exact at every tier); percentiles are
+// exact (nearest rank) from raw data where it still exists, else from the
+// tier's sketches (exact for up to 64 distinct values, else <= 1 % relative
+// error).
+//
+// Errors carry an ErrorKind (query/errors.h) with AWS's wording.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/series.h"
+#include "store/read_view.h"
+
+namespace trainwatch::query {
+
+// ---- GetMetricStatistics ----------------------------------------------------
+
+struct GetMetricStatisticsRequest {
+  std::string ns = {};
+  std::string metric = {};
+  std::vector<model::Dimension> dimensions = {};  // exact set, any order
+  int64_t start_ms = 0;  // inclusive (rounded, see above)
+  int64_t end_ms = 0;    // exclusive
+  int64_t period_s = 0;
+  std::vector<std::string> statistics = {};           // 1-5 plain statistics, or
+  std::vector<std::string> extended_statistics = {};  // 1-10 pNN.NN
+  std::optional<std::string> unit = {};               // filter; none: each unit apart
+};
+
+struct Datapoint {
+  int64_t t_ms = 0;  // bucket start
+  std::string unit;
+  std::optional<double> sample_count, average, sum, minimum, maximum;
+  // Requested extended statistics that the bucket can answer, in request
+  // order (a percentile over data with a negative value or a non-identical
+  // statistic set is left out).
+  std::vector<std::pair<std::string, double>> extended;
+};
+
+struct GetMetricStatisticsResponse {
+  std::string label;  // the metric name
+  std::vector<Datapoint> datapoints;  // by time, then unit
+};
+
+// Errors: kMissingParameter (namespace, metric), kInvalidParameterValue
+// (times, period, statistic names, unsupported statistics),
+// kInvalidParameterCombination (both or neither statistic lists; more than
+// 1440 datapoints requested).
+absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
+    const store::ReadView& view, const GetMetricStatisticsRequest& request);
+
+// ---- GetMetricData ----------------------------------------------------------
+
+struct MetricDataQuery {
+  std::string id = {};  // ^[a-z][a-zA-Z0-9_]*$, unique in the call
+  // MetricStat:
+  std::string ns = {};
+  std::string metric = {};
+  std::vector<model::Dimension> dimensions = {};
+  int64_t period_s = 0;
+  std::string stat = {};
+  std::optional<std::string> unit = {};
+  // Metric math: not supported yet (ValidationError).
+  std::optional<std::string> expression = {};
+  std::string label = {};  // default: the metric name
+  bool return_data = true;
+};
+
+struct GetMetricDataRequest {
+  std::vector<MetricDataQuery> queries = {};  // 1-500
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  bool scan_ascending = false;  // default TimestampDescending
+  std::optional<int64_t> max_datapoints = {};  // default 100,800
+  std::string next_token = {};
+};
+
+struct MetricDataResult {
+  std::string id;
+  std::string label;
+  std::vector<int64_t> timestamps_ms;
+  std::vector<double> values;
+  bool complete = true;  // false: "PartialData", the rest follows with next_token
+};
+
+struct GetMetricDataResponse {
+  std::vector<MetricDataResult> results;  // request order, return_data only
+  std::string next_token;                 // empty on the last page
+};
+
+// A query's units are aggregated together (one series per query). Errors:
+// kValidationError (ids, stats, expressions), kInvalidParameterValue (times,
+// periods), kInvalidParameterCombination (more than 100,800 datapoints
+// requested by one query), kInvalidNextToken.
+absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
+                                                    const GetMetricDataRequest& request);
+
+// ---- ListMetrics ------------------------------------------------------------
+
+struct DimensionFilter {
+  std::string name;
+  std::optional<std::string> value;
+};
+
+struct ListMetricsRequest {
+  std::string ns = {};      // exact, optional
+  std::string metric = {};  // exact, optional
+  std::vector<DimensionFilter> dimensions = {};  // <= 10; a metric may have more
+  bool recently_active = false;                  // PT3H: data in the last 3 hours
+  // TW: only metrics with data at or after this time (the api may pass
+  // now - 14 days as AWS does).
+  std::optional<int64_t> active_since_ms = {};
+  std::string next_token = {};
+  int page_size = 500;
+};
+
+struct MetricInfo {
+  std::string ns;
+  std::string metric;
+  std::vector<model::Dimension> dimensions;
+};
+
+struct ListMetricsResponse {
+  std::vector<MetricInfo> metrics;  // by namespace, metric, dimension list
+  std::string next_token;
+};
+
+absl::StatusOr<ListMetricsResponse> ListMetrics(const store::ReadView& view,
+                                                const ListMetricsRequest& request);
+
+// ---- Chart (native) ---------------------------------------------------------
+
+struct ChartBucket {
+  int64_t t_ms = 0;  // bucket start
+  double count = 0;
+  double min = 0;
+  double max = 0;
+  double avg = 0;
+};
+
+struct ChartResponse {
+  int64_t bucket_ms = 0;    // width actually used (aligned to the tier)
+  store::Tier tier = store::Tier::kRaw;
+  std::vector<ChartBucket> buckets;  // only buckets with data, by time
+};
+
+// About `buckets` buckets over [start_ms, end_ms) of one series (its key
+// includes the unit), from the coarsest tier that is at least as fine as a
+// bucket and still covers start_ms; every sample counts, whatever the zoom.
+absl::StatusOr<ChartResponse> Chart(const store::ReadView& view, const model::SeriesKey& key,
+                                    int64_t start_ms, int64_t end_ms, int buckets);
+
+// ---- Last value -------------------------------------------------------------
+
+// The newest sample of the series (FinalMetricDataList), in O(1); nullopt
+// when the series does not exist or has no data.
+absl::StatusOr<std::optional<store::LastValue>> LastValue(const store::ReadView& view,
+                                                          const model::SeriesKey& key);
+
+// CloudWatch's datapoint limits.
+inline constexpr int64_t kMaxStatisticsDatapoints = 1440;
+inline constexpr int64_t kMaxMetricDataDatapoints = 100'800;
+
+}  // namespace trainwatch::query

@@ -1,0 +1,313 @@
+// Db: samples in, rows and aggregates out, through seals, restarts and
+// readers in other processes' shoes.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "store/bulk_loader.h"
+#include "store/db.h"
+#include "store/test_util.h"
+#include "util/clock.h"
+
+namespace trainwatch::store {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int64_t kT0 = 1736942400000;  // 2025-01-15T12:00:00Z
+
+model::SeriesKey Key(const std::string& metric, const std::string& job = "job-1",
+                     const std::string& unit = "None", const std::string& ns = "trainwatch/Test") {
+  auto k = model::MakeSeriesKey(ns, metric, {{"TrainingJobName", job}}, unit);
+  EXPECT_TRUE(k.ok());
+  return *k;
+}
+
+model::SampleBatch Plain(const model::SeriesKey& key, std::vector<model::Sample> samples,
+                         int resolution = 1) {
+  model::SampleBatch b;
+  b.series.push_back({key, resolution, std::move(samples), {}, {}});
+  return b;
+}
+
+class DbMetricsTest : public ::testing::Test {
+ protected:
+  DbOptions Options(OpenMode mode = OpenMode::kWriter) {
+    DbOptions o;
+    o.data_dir = dir_.Sub("data");
+    o.mode = mode;
+    o.clock = &clock_;
+    o.background_thread = false;
+    o.head = head_;
+    return o;
+  }
+  std::unique_ptr<Db> Open(OpenMode mode = OpenMode::kWriter) {
+    auto db = Db::Open(Options(mode));
+    EXPECT_TRUE(db.ok()) << db.status();
+    return db.ok() ? std::move(*db) : nullptr;
+  }
+  // Every (t, value) of plain rows of a series, sorted.
+  static std::vector<std::pair<int64_t, double>> Rows(Db& db, const model::SeriesKey& key) {
+    auto view = db.View();
+    EXPECT_TRUE(view.ok());
+    std::vector<SeriesRef> refs;
+    EXPECT_TRUE(view->FindSeries(key.ns, key.metric, key.dimensions, &key.unit, &refs).ok());
+    std::vector<std::pair<int64_t, double>> out;
+    if (refs.size() != 1) return out;
+    EXPECT_TRUE(view->ScanRows(refs[0].id, INT64_MIN, INT64_MAX, [&](uint8_t, const Row& r) {
+                      out.emplace_back(r.t_ms, r.c[0]);
+                    }).ok());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  testing::TempDir dir_;
+  util::FakeClock clock_{kT0};
+  HeadOptions head_;
+};
+
+TEST_F(DbMetricsTest, SamplesAreReadableAtOnceAndAfterSealAndRestart) {
+  model::SeriesKey loss = Key("train_loss");
+  std::vector<std::pair<int64_t, double>> expected;
+  {
+    auto db = Open();
+    for (int i = 0; i < 50; ++i) {
+      const double v = 1.0 / (i + 1);
+      ASSERT_TRUE(db->PutSamples(Plain(loss, {{kT0 + i * 1000, v}})).ok());
+      expected.emplace_back(kT0 + i * 1000, v);
+    }
+    EXPECT_EQ(Rows(*db, loss), expected);  // from head records
+    ASSERT_TRUE(db->SealAll().ok());
+    EXPECT_EQ(Rows(*db, loss), expected);  // from raw chunks
+    ASSERT_TRUE(db->PutSamples(Plain(loss, {{kT0 + 50'000, 0.5}})).ok());
+    expected.emplace_back(kT0 + 50'000, 0.5);
+  }
+  auto db = Open();  // replays the head (one open sample)
+  EXPECT_EQ(Rows(*db, loss), expected);
+  auto view = db->View();
+  std::vector<SeriesRef> refs;
+  ASSERT_TRUE(view->FindSeries(loss.ns, loss.metric, loss.dimensions, nullptr, &refs).ok());
+  ASSERT_EQ(refs.size(), 1u);
+  auto last = view->GetLastValue(refs[0].id);
+  ASSERT_TRUE(last.ok() && last->has_value());
+  EXPECT_EQ(**last, (LastValue{kT0 + 50'000, 0.5}));
+}
+
+TEST_F(DbMetricsTest, ValuesRoundTripBitExactly) {
+  model::SeriesKey k = Key("weird");
+  std::vector<double> values = {0.1, -0.0, 1e-300, std::numeric_limits<double>::denorm_min(),
+                                1.7976931348623157e308, 3.141592653589793, 0.30000000000000004};
+  std::vector<model::Sample> samples;
+  for (size_t i = 0; i < values.size(); ++i) samples.push_back({kT0 + int64_t(i), values[i]});
+  auto db = Open();
+  ASSERT_TRUE(db->PutSamples(Plain(k, samples)).ok());
+  ASSERT_TRUE(db->SealAll().ok());
+  auto rows = Rows(*db, k);
+  ASSERT_EQ(rows.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&rows[i].second, &values[i], 8), 0) << i;
+  }
+}
+
+TEST_F(DbMetricsTest, NonFiniteValuesAndBadKeysAreRefusedNamingTheSeries) {
+  auto db = Open();
+  auto s = db->PutSamples(Plain(Key("loss"), {{kT0, 1}, {kT0 + 1, std::nan("")}}));
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_THAT(s.message(), HasSubstr("loss"));
+  EXPECT_THAT(s.message(), HasSubstr("nan"));
+  model::SeriesKey unsorted = Key("x");
+  unsorted.dimensions = {{"b", "1"}, {"a", "2"}};
+  EXPECT_TRUE(absl::IsInvalidArgument(db->PutSamples(Plain(unsorted, {{kT0, 1}}))));
+  model::SampleBatch bad_set;
+  bad_set.series.push_back({Key("s"), 1, {}, {}, {{kT0, 2, 10, 6, 4}}});  // min > max
+  EXPECT_TRUE(absl::IsInvalidArgument(db->PutSamples(bad_set)));
+  EXPECT_TRUE(Rows(*db, Key("loss")).empty());  // nothing of the batch was written
+  // The writer still works after refusing input.
+  EXPECT_TRUE(db->PutSamples(Plain(Key("loss"), {{kT0, 1}})).ok());
+}
+
+TEST_F(DbMetricsTest, LateAndOutOfOrderSamplesAreKeptAndCounted) {
+  head_.max_chunk_rows = 8;  // many seals
+  auto db = Open();
+  model::SeriesKey k = Key("late");
+  std::vector<std::pair<int64_t, double>> expected;
+  // Mostly in order with late arrivals far back, and duplicate timestamps.
+  std::vector<int64_t> order = {10, 11, 12, 5, 13, 6, 14, 14, 1, 15, 2, 3, 16, 4, 20, 19, 18, 17};
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int64_t t = kT0 + order[i] * 1000;
+    ASSERT_TRUE(db->PutSamples(Plain(k, {{t, double(i)}})).ok());
+    expected.emplace_back(t, double(i));
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(Rows(*db, k), expected);
+  ASSERT_TRUE(db->SealAll().ok());
+  EXPECT_EQ(Rows(*db, k), expected);
+  db.reset();
+  db = Open();
+  EXPECT_EQ(Rows(*db, k), expected);
+}
+
+TEST_F(DbMetricsTest, ReaderSeesWhatTheWriterWrote) {
+  auto writer = Open();
+  model::SeriesKey k = Key("gpu");
+  ASSERT_TRUE(writer->PutSamples(Plain(k, {{kT0, 1}})).ok());
+  auto reader = Open(OpenMode::kReader);
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(Rows(*reader, k).size(), 1u);
+  ASSERT_TRUE(writer->PutSamples(Plain(k, {{kT0 + 1, 2}})).ok());
+  EXPECT_EQ(Rows(*reader, k).size(), 2u);
+  ASSERT_TRUE(writer->SealAll().ok());
+  ASSERT_TRUE(writer->Flush().ok());
+  ASSERT_TRUE(writer->PutSamples(Plain(k, {{kT0 + 2, 3}})).ok());
+  EXPECT_EQ(Rows(*reader, k), (std::vector<std::pair<int64_t, double>>{
+                                  {kT0, 1}, {kT0 + 1, 2}, {kT0 + 2, 3}}));
+  EXPECT_TRUE(absl::IsFailedPrecondition(reader->PutSamples(Plain(k, {{kT0 + 3, 4}}))));
+}
+
+TEST_F(DbMetricsTest, IndexListsAndFindsSeriesByExactDimensionsAndUnit) {
+  auto db = Open();
+  auto put = [&](const model::SeriesKey& k) {
+    ASSERT_TRUE(db->PutSamples(Plain(k, {{kT0, 1}})).ok());
+  };
+  put(Key("loss", "job-1", "None"));
+  put(Key("loss", "job-1", "Percent"));
+  put(Key("loss", "job-2"));
+  put(*model::MakeSeriesKey("trainwatch/Test", "loss", {}, "None"));
+  put(*model::MakeSeriesKey("trainwatch/Test", "loss",
+                            {{"TrainingJobName", "job-1"}, {"Host", "algo-1"}}, "None"));
+  put(Key("acc", "job-1", "None", "a/other"));
+  auto view = db->View();
+  std::vector<SeriesRef> found;
+  ASSERT_TRUE(view->FindSeries("trainwatch/Test", "loss", {{"TrainingJobName", "job-1"}}, nullptr,
+                               &found).ok());
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].key.unit, "None");
+  EXPECT_EQ(found[1].key.unit, "Percent");
+  std::string percent = "Percent";
+  found.clear();
+  ASSERT_TRUE(view->FindSeries("trainwatch/Test", "loss", {{"TrainingJobName", "job-1"}},
+                               &percent, &found).ok());
+  EXPECT_EQ(found.size(), 1u);
+
+  std::vector<std::string> listed;
+  ASSERT_TRUE(view->ForEachSeries("", "", "", [&](SeriesRef&& r, std::string_view) {
+                    listed.push_back(r.key.ToString());
+                    return true;
+                  }).ok());
+  EXPECT_THAT(listed, ElementsAre("a/other/acc{TrainingJobName=\"job-1\"}",
+                                  "trainwatch/Test/loss{}",
+                                  "trainwatch/Test/loss{Host=\"algo-1\",TrainingJobName=\"job-1\"}",
+                                  "trainwatch/Test/loss{TrainingJobName=\"job-1\"}",
+                                  "trainwatch/Test/loss{TrainingJobName=\"job-1\"} [Percent]",
+                                  "trainwatch/Test/loss{TrainingJobName=\"job-2\"}"));
+  // Resume after a listing key.
+  std::string second_key;
+  int n = 0;
+  ASSERT_TRUE(view->ForEachSeries("trainwatch/Test", "", "", [&](SeriesRef&&, std::string_view k) {
+                    if (++n == 2) second_key = std::string(k);
+                    return n < 2;
+                  }).ok());
+  std::vector<std::string> rest;
+  ASSERT_TRUE(view->ForEachSeries("trainwatch/Test", "", second_key,
+                                  [&](SeriesRef&& r, std::string_view) {
+                                    rest.push_back(r.key.unit + " " + r.key.dimensions.back().value);
+                                    return true;
+                                  }).ok());
+  EXPECT_THAT(rest, ElementsAre("None job-1", "Percent job-1", "None job-2"));
+}
+
+TEST_F(DbMetricsTest, StatisticSetsWeightedValuesAndResolutionLanes) {
+  auto db = Open();
+  model::SeriesKey k = Key("step_time");
+  model::SampleBatch b;
+  b.series.push_back({k, 1, {{kT0, 5}}, {{kT0 + 10, 101.5, 10}, {kT0 + 20, 99, 5}},
+                      {{kT0 + 30, 10, 875, 80, 95}}});
+  b.series.push_back({k, 60, {{kT0 + 40, 7}}, {}, {}});
+  ASSERT_TRUE(db->PutSamples(b).ok());
+  for (bool sealed : {false, true}) {
+    if (sealed) {
+      ASSERT_TRUE(db->SealAll().ok());
+    }
+    auto view = db->View();
+    std::vector<SeriesRef> refs;
+    ASSERT_TRUE(view->FindSeries(k.ns, k.metric, k.dimensions, nullptr, &refs).ok());
+    ASSERT_EQ(refs.size(), 1u);
+    for (Tier tier : {Tier::kRaw, Tier::k60}) {
+      std::vector<Aggregate> buckets(1);
+      AggregateRequest req{.start_ms = kT0, .end_ms = kT0 + 60'000, .origin_ms = kT0,
+                           .period_ms = 60'000, .source = tier, .distribution = Distribution::kSketch};
+      ASSERT_TRUE(view->AggregateSeries(refs[0].id, req, &buckets).ok());
+      const Aggregate& a = buckets[0];
+      EXPECT_EQ(a.count, 1 + 10 + 5 + 10 + 1) << sealed;
+      EXPECT_DOUBLE_EQ(a.sum, 5 + 1015 + 495 + 875 + 7);
+      EXPECT_EQ(a.min, 5);
+      EXPECT_EQ(a.max, 101.5);
+      EXPECT_TRUE(a.no_percentiles);  // the statistic set is not identical values
+    }
+    // Periods under 60 s leave the standard-resolution sample out.
+    std::vector<Aggregate> fine(60);
+    AggregateRequest req{.start_ms = kT0, .end_ms = kT0 + 60'000, .origin_ms = kT0,
+                         .period_ms = 1'000, .source = Tier::kRaw, .distribution = Distribution::kNone,
+                         .high_resolution_only = true};
+    ASSERT_TRUE(view->AggregateSeries(refs[0].id, req, &fine).ok());
+    double count = 0;
+    for (const auto& a : fine) count += a.count;
+    EXPECT_EQ(count, 26);
+  }
+}
+
+TEST_F(DbMetricsTest, MaintenanceSealsIdleAndOldHeadsAndBoundsMemory) {
+  head_.idle_ms = 60'000;
+  head_.max_open_ms = 600'000;
+  auto db = Open();
+  ASSERT_TRUE(db->PutSamples(Plain(Key("a"), {{kT0, 1}})).ok());
+  ASSERT_TRUE(db->PutSamples(Plain(Key("b"), {{kT0, 1}})).ok());
+  EXPECT_EQ(db->GetHeadStats().open_series, 2u);
+  clock_.AdvanceMs(30'000);
+  ASSERT_TRUE(db->PutSamples(Plain(Key("b"), {{kT0 + 30'000, 1}})).ok());
+  clock_.AdvanceMs(31'000);
+  ASSERT_TRUE(db->Maintain().ok());  // "a" idle for 61 s
+  EXPECT_EQ(db->GetHeadStats().open_series, 1u);
+  for (int i = 0; i < 20; ++i) {
+    clock_.AdvanceMs(30'000);
+    ASSERT_TRUE(db->PutSamples(Plain(Key("b"), {{clock_.NowMs(), 1}})).ok());
+    ASSERT_TRUE(db->Maintain().ok());
+  }
+  // "b" was never idle but its head is sealed every 10 minutes.
+  EXPECT_LE(db->GetHeadStats().rows, 21u);
+  EXPECT_EQ(Rows(*db, Key("a")).size(), 1u);
+  EXPECT_EQ(Rows(*db, Key("b")).size(), 22u);
+}
+
+TEST_F(DbMetricsTest, BulkLoaderAcceptsHistoryAndUnsortedInput) {
+  auto db = Open();
+  model::SeriesKey k = Key("old");
+  auto loader = BulkLoader::Create(db.get());
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  std::vector<int64_t> t;
+  std::vector<double> v;
+  const int64_t year_ago = kT0 - 365LL * 86'400'000;
+  for (int i = 0; i < 20000; ++i) {
+    t.push_back(year_ago + ((i * 7919) % 20000) * 1000);  // a permutation
+    v.push_back(i * 0.25);
+  }
+  ASSERT_TRUE((*loader)->Add(k, t, v).ok());
+  ASSERT_TRUE((*loader)->Add(k, {year_ago + 30'000'000}, {42}).ok());
+  auto bad = (*loader)->Add(k, {year_ago}, {std::numeric_limits<double>::infinity()});
+  EXPECT_THAT(bad.message(), HasSubstr("inf"));
+  ASSERT_TRUE((*loader)->Finish().ok());
+  auto rows = Rows(*db, k);
+  ASSERT_EQ(rows.size(), 20001u);
+  for (int i = 0; i < 20000; ++i) EXPECT_EQ(rows[i].first, year_ago + i * 1000);
+  auto view = db->View();
+  std::vector<SeriesRef> refs;
+  ASSERT_TRUE(view->FindSeries(k.ns, k.metric, k.dimensions, nullptr, &refs).ok());
+  EXPECT_EQ(view->GetLastValue(refs[0].id)->value(), (LastValue{year_ago + 30'000'000, 42}));
+}
+
+}  // namespace
+}  // namespace trainwatch::store

@@ -1,0 +1,300 @@
+// Db's sample write path: series resolution, head appends, sealing, head
+// replay after a restart, and the maintenance that bounds the head.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "absl/strings/str_format.h"
+#include "store/coding.h"
+#include "store/db.h"
+#include "util/check.h"
+#include "util/status_macros.h"
+#include "util/time_parse.h"
+
+namespace trainwatch::store {
+namespace {
+
+absl::Status BadSample(const model::SeriesKey& key, int64_t t_ms, std::string_view what) {
+  return absl::InvalidArgumentError(absl::StrFormat("series %s, sample at %s (t_ms=%d): %s",
+                                                    key.ToString(), util::FormatIso8601Ms(t_ms),
+                                                    t_ms, what));
+}
+
+bool Finite(double v) { return std::isfinite(v); }
+
+}  // namespace
+
+absl::Status Db::CheckSamples(const model::SampleBatch& batch) {
+  for (const model::SeriesSamples& s : batch.series) {
+    const model::SeriesKey& k = s.key;
+    if (k.ns.empty() || k.metric.empty() || k.unit.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "series %s: namespace, metric name and unit must not be empty (build keys with "
+          "model::MakeSeriesKey)",
+          k.ToString()));
+    }
+    if (k.dimensions.size() > model::kMaxDimensions) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "series %s has %d dimensions; at most %d are allowed", k.ToString(),
+          k.dimensions.size(), model::kMaxDimensions));
+    }
+    for (size_t i = 0; i < k.dimensions.size(); ++i) {
+      if (k.dimensions[i].name.empty() || k.dimensions[i].value.empty() ||
+          (i > 0 && !(k.dimensions[i - 1].name < k.dimensions[i].name))) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "series %s: dimensions must have names and values, sorted by name without "
+            "repeats (build keys with model::MakeSeriesKey)",
+            k.ToString()));
+      }
+    }
+    if (s.storage_resolution_s != 1 && s.storage_resolution_s != 60) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "series %s: storage resolution %d; want 1 (high resolution) or 60 (standard)",
+          k.ToString(), s.storage_resolution_s));
+    }
+    for (const model::Sample& x : s.samples) {
+      if (!Finite(x.value)) {
+        return BadSample(k, x.t_ms, absl::StrFormat("value %g is not a finite number", x.value));
+      }
+    }
+    for (const model::WeightedSample& x : s.weighted) {
+      if (!Finite(x.value) || !Finite(x.count) || x.count < 0) {
+        return BadSample(k, x.t_ms,
+                         absl::StrFormat("value %g with count %g: want a finite value and a "
+                                         "finite count >= 0",
+                                         x.value, x.count));
+      }
+    }
+    for (const model::StatisticSet& x : s.statistic_sets) {
+      if (!Finite(x.sample_count) || !Finite(x.sum) || !Finite(x.minimum) ||
+          !Finite(x.maximum) || x.sample_count <= 0 || x.minimum > x.maximum) {
+        return BadSample(k, x.t_ms,
+                         absl::StrFormat("statistic set {SampleCount %g, Sum %g, Minimum %g, "
+                                         "Maximum %g}: want finite numbers, SampleCount > 0 and "
+                                         "Minimum <= Maximum",
+                                         x.sample_count, x.sum, x.minimum, x.maximum));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+TierRetention Db::RetentionFor(std::string_view ns) {
+  std::string key(ns);
+  auto it = retention_by_ns_.find(key);
+  if (it != retention_by_ns_.end()) return it->second;
+  TierRetention r = retention()->For(ns);
+  retention_by_ns_.emplace(std::move(key), r);
+  return r;
+}
+
+Db::HeadEntry* Db::HeadFor(SeriesId id, std::string_view ns) {
+  auto it = heads_.find(id);
+  if (it != heads_.end()) return it->second.get();
+  auto entry = std::make_unique<HeadEntry>();
+  entry->retention = RetentionFor(ns);
+  entry->ns.assign(ns);
+  HeadEntry* raw = entry.get();
+  heads_.emplace(id, std::move(entry));
+  return raw;
+}
+
+void Db::Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
+  if (!entry->head.empty()) {
+    SealChunks(id, entry->retention, &entry->head, [&] { return chunk_seq_->Next(batch); },
+               batch);
+  }
+  batch->DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id));
+  entry->head.Clear();
+}
+
+void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
+                    kv::WriteBatch* batch, int64_t now_ms) {
+  // The rows appended since the last seal in this call: they go into this
+  // write's head record.
+  std::vector<LaneRows> open(lanes->size());
+  for (size_t i = 0; i < lanes->size(); ++i) open[i].lane = (*lanes)[i].lane;
+  for (size_t i = 0; i < lanes->size(); ++i) {
+    const uint8_t lane = (*lanes)[i].lane;
+    for (const Row& row : (*lanes)[i].rows) {
+      if (!entry->head.TryAppend(lane, row, options_.head)) {
+        Seal(id, entry, batch);
+        for (LaneRows& o : open) o.rows.clear();
+        const bool appended = entry->head.TryAppend(lane, row, options_.head);
+        TW_CHECK(appended);  // an empty head takes any row
+      }
+      if (entry->head.opened_ms == 0) entry->head.opened_ms = now_ms;
+      open[i].rows.push_back(row);
+    }
+  }
+  entry->head.last_append_ms = now_ms;
+  bool any = false;
+  for (const LaneRows& o : open) any = any || !o.rows.empty();
+  if (any) {
+    batch->Put(kv::Cf::kHead, headkeys::Key(id, chunk_seq_->Next(batch)), EncodeHeadRecord(open));
+  }
+}
+
+absl::Status Db::PrepareSamples(const model::SampleBatch& samples, kv::WriteBatch* batch,
+                                int64_t now_ms) {
+  for (const model::SeriesSamples& s : samples.series) {
+    if (s.size() == 0) continue;
+    const std::string canonical = s.key.Canonical();
+    bool created = false;
+    SeriesRegistry::Entry* entry = registry_->Resolve(s.key, canonical, batch, &created);
+    const SeriesId id = entry->id;
+    if (created) {
+      TierRetention r = RetentionFor(s.key.ns);
+      std::lock_guard<std::mutex> lock(drop_mu_);
+      retention_by_id_[id] = r;
+    }
+    HeadEntry* head = HeadFor(id, s.key.ns);
+    const bool standard = s.storage_resolution_s == 60;
+
+    std::vector<LaneRows> lanes;
+    if (!s.samples.empty()) {
+      LaneRows l;
+      l.lane = MakeLane(SampleKind::kPlain, standard);
+      l.rows.reserve(s.samples.size());
+      for (const model::Sample& x : s.samples) {
+        Row r;
+        r.t_ms = x.t_ms;
+        r.c[0] = x.value;
+        l.rows.push_back(r);
+      }
+      lanes.push_back(std::move(l));
+    }
+    if (!s.weighted.empty()) {
+      LaneRows l;
+      l.lane = MakeLane(SampleKind::kWeighted, standard);
+      for (const model::WeightedSample& x : s.weighted) {
+        Row r;
+        r.t_ms = x.t_ms;
+        r.c[0] = x.value;
+        r.c[1] = x.count;
+        l.rows.push_back(r);
+      }
+      lanes.push_back(std::move(l));
+    }
+    if (!s.statistic_sets.empty()) {
+      LaneRows l;
+      l.lane = MakeLane(SampleKind::kStatSet, standard);
+      for (const model::StatisticSet& x : s.statistic_sets) {
+        Row r;
+        r.t_ms = x.t_ms;
+        r.c[0] = x.sample_count;
+        r.c[1] = x.sum;
+        r.c[2] = x.minimum;
+        r.c[3] = x.maximum;
+        l.rows.push_back(r);
+      }
+      lanes.push_back(std::move(l));
+    }
+
+    // The newest row is the series' last value (ties: the later one).
+    bool have_last = false;
+    LastValue last;
+    for (LaneRows& l : lanes) {
+      std::stable_sort(l.rows.begin(), l.rows.end(),
+                       [](const Row& a, const Row& b) { return a.t_ms < b.t_ms; });
+      const Row& r = l.rows.back();
+      if (!have_last || r.t_ms >= last.t_ms) {
+        have_last = true;
+        last.t_ms = r.t_ms;
+        last.value = LaneKind(l.lane) == SampleKind::kStatSet ? r.c[1] / r.c[0] : r.c[0];
+      }
+    }
+    if (have_last && last.t_ms >= entry->last_t_ms) {
+      batch->Put(kv::Cf::kIndex, indexkeys::Last(id), indexkeys::EncodeLast(last));
+      entry->last_t_ms = last.t_ms;
+    }
+    AppendRows(id, head, &lanes, batch, now_ms);
+  }
+  return absl::OkStatus();
+}
+
+void Db::PrepareMaintenance(bool seal_all, kv::WriteBatch* batch, int64_t now_ms) {
+  const HeadOptions& o = options_.head;
+  size_t total = 0;
+  std::vector<std::pair<size_t, SeriesId>> sizes;
+  for (auto it = heads_.begin(); it != heads_.end();) {
+    HeadEntry* e = it->second.get();
+    const SeriesId id = it->first;
+    if (e->head.empty()) {
+      heads_.erase(it++);
+      continue;
+    }
+    if (seal_all || now_ms - e->head.opened_ms >= o.max_open_ms ||
+        now_ms - e->head.last_append_ms >= o.idle_ms) {
+      Seal(id, e, batch);
+      heads_.erase(it++);
+      continue;
+    }
+    const size_t bytes = e->head.MemoryBytes();
+    total += bytes;
+    sizes.emplace_back(bytes, id);
+    ++it;
+  }
+  if (total > o.max_head_bytes) {
+    std::sort(sizes.begin(), sizes.end(), std::greater<>());
+    for (const auto& [bytes, id] : sizes) {
+      if (total <= o.max_head_bytes / 4 * 3) break;
+      auto it = heads_.find(id);
+      Seal(id, it->second.get(), batch);
+      heads_.erase(it);
+      total -= bytes;
+    }
+  }
+  head_bytes_ = total;
+}
+
+absl::Status Db::ReplayHead() {
+  std::map<SeriesId, std::vector<LaneRows>> by_series;
+  {
+    kv::ReadOptions ro;
+    ro.fill_cache = false;
+    auto it = kv_->NewIterator(kv::Cf::kHead, ro);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      uint64_t id, seq;
+      if (!headkeys::DecodeKey(it->key(), &id, &seq)) {
+        return absl::DataLossError("a head record has a damaged key");
+      }
+      TW_RETURN_IF_ERROR(DecodeHeadRecord(it->value(), &by_series[id]));
+    }
+    TW_RETURN_IF_ERROR(it->status());
+  }
+  if (by_series.empty()) return absl::OkStatus();
+  kv::WriteBatch batch;
+  const int64_t now_ms = clock_->NowMs();
+  for (auto& [id, records] : by_series) {
+    TW_ASSIGN_OR_RETURN(std::optional<std::string> key_bytes,
+                        kv_->Get(kv::Cf::kIndex, indexkeys::ById(id)));
+    model::SeriesKey key;
+    if (!key_bytes || !indexkeys::DecodeSeriesKey(*key_bytes, &key)) {
+      return absl::DataLossError(
+          absl::StrFormat("head records of series %d have no readable index record", id));
+    }
+    // One list per lane, in time order (the record order is the write order).
+    std::vector<LaneRows> lanes;
+    for (LaneRows& r : records) {
+      auto it = std::find_if(lanes.begin(), lanes.end(),
+                             [&](const LaneRows& l) { return l.lane == r.lane; });
+      if (it == lanes.end()) {
+        lanes.push_back(std::move(r));
+      } else {
+        it->rows.insert(it->rows.end(), r.rows.begin(), r.rows.end());
+      }
+    }
+    for (LaneRows& l : lanes) {
+      std::stable_sort(l.rows.begin(), l.rows.end(),
+                       [](const Row& a, const Row& b) { return a.t_ms < b.t_ms; });
+    }
+    batch.DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id));
+    AppendRows(id, HeadFor(id, key.ns), &lanes, &batch, now_ms);
+  }
+  kv::WriteOptions wo;
+  wo.sync = options_.sync_writes;
+  return kv_->Write(&batch, wo);
+}
+
+}  // namespace trainwatch::store

@@ -1,0 +1,101 @@
+#pragma once
+// The head: the open (unsealed) chunks of every active series, in memory,
+// with a durable copy of their rows in the head column family.
+//
+// Invariant: the head records of a series (key: series id | seq) hold exactly
+// the rows in its open chunks. Each write adds one record per series with
+// the rows that stayed open; sealing a series writes its chunks to the raw
+// column family, its rollups to the tiers, and deletes all its head records,
+// in the same atomic batch. After a crash, the next writer reads the head
+// records back (only the unsealed tail) and continues.
+//
+// Within a lane, rows in time order go to the main chunk; a late row (older
+// than the main chunk's last) goes to a second "late" chunk while it is in
+// order there; a row that fits neither makes the series seal first. Chunks
+// are also sealed when full (rows, bytes, span) and by the writer's
+// maintenance (age, idleness, total head memory).
+//
+// Memory per active series: see SeriesHead::MemoryBytes() and docs/store.md.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "store/kv/kv.h"
+#include "store/lane.h"
+#include "store/raw_chunk.h"
+#include "store/retention.h"
+
+namespace trainwatch::store {
+
+struct HeadOptions {
+  // A chunk is sealed when it reaches any of these.
+  size_t max_chunk_rows = 4096;
+  size_t max_chunk_bytes = 16 << 10;
+  int64_t max_chunk_span_ms = 2 * 3'600'000LL;  // <= kMaxChunkSpanMs
+  // Maintenance seals a series whose head was opened this long ago (wall
+  // clock), or that received nothing for idle_ms; this bounds what a restart
+  // replays and what readers in other processes decode from head records.
+  int64_t max_open_ms = 3'600'000;
+  int64_t idle_ms = 10 * 60'000;
+  // Maintenance seals the biggest heads while the total exceeds this.
+  size_t max_head_bytes = 64 << 20;
+};
+
+// The open chunks of one series.
+class SeriesHead {
+ public:
+  SeriesHead() = default;
+  // Appends `row` to `lane` (see the class comment); false when it fits
+  // neither chunk of the lane: the caller seals the series and appends again.
+  bool TryAppend(uint8_t lane, const Row& row, const HeadOptions& options);
+  bool empty() const;
+  size_t rows() const;
+  size_t EstimatedBytes() const;
+  // Heap bytes this head uses, all included (for the memory bound).
+  size_t MemoryBytes() const;
+  // Every non-empty open chunk.
+  void ForEachChunk(const std::function<void(const LaneChunk&)>& fn) const;
+  void Clear();
+
+  int64_t opened_ms = 0;       // wall clock of the first row since the last seal
+  int64_t last_append_ms = 0;  // wall clock of the last row
+
+ private:
+  struct LaneState {
+    explicit LaneState(uint8_t lane) : main(lane), late(lane) {}
+    LaneChunk main;
+    LaneChunk late;
+  };
+  static bool Fits(const LaneChunk& c, const Row& row, const HeadOptions& o);
+  std::vector<std::unique_ptr<LaneState>> lanes_;  // at most kLaneCount
+};
+
+// Writes the sealed chunks of `head` (raw records) and their rollups to
+// `batch`, with keys from `next_seq`, and clears the head. Does not touch head
+// records (the caller deletes them).
+void SealChunks(uint64_t series_id, const TierRetention& retention, SeriesHead* head,
+                const std::function<uint64_t()>& next_seq, kv::WriteBatch* batch);
+
+// Head records.
+namespace headkeys {
+std::string Key(uint64_t series_id, uint64_t seq);
+std::string SeriesPrefix(uint64_t series_id);
+std::string SeriesEnd(uint64_t series_id);
+bool DecodeKey(std::string_view key, uint64_t* series_id, uint64_t* seq);
+}  // namespace headkeys
+
+// Rows of several lanes, as in one head record.
+struct LaneRows {
+  uint8_t lane = 0;
+  std::vector<Row> rows;
+};
+std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes);
+// DataLoss on damaged bytes.
+absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes);
+
+}  // namespace trainwatch::store

@@ -1,0 +1,158 @@
+// ReadView: the metric reads (index, last value, aggregation, rows).
+#include "absl/strings/str_format.h"
+#include "store/coding.h"
+#include "store/head.h"
+#include "store/raw_chunk.h"
+#include "store/read_view.h"
+#include "store/rollup.h"
+#include "util/status_macros.h"
+
+namespace trainwatch::store {
+namespace {
+
+// Floor((t - origin) / period) without overflow surprises for t < origin.
+int64_t BucketIndex(int64_t t, int64_t origin, int64_t period) {
+  int64_t d = t - origin;
+  return d >= 0 ? d / period : -((-d + period - 1) / period);
+}
+
+}  // namespace
+
+absl::Status ReadView::FindSeries(std::string_view ns, std::string_view metric,
+                                  const std::vector<model::Dimension>& dims,
+                                  const std::string* unit, std::vector<SeriesRef>* out) const {
+  std::string prefix = indexkeys::ListingPrefix(ns, metric, dims);
+  if (unit != nullptr) coding::PutOrderedString(&prefix, *unit);
+  auto it = NewIterator(kv::Cf::kIndex, prefix, coding::PrefixSuccessor(prefix));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    SeriesRef ref;
+    if (!indexkeys::DecodeListing(it->key(), &ref.key, &ref.id)) {
+      return absl::DataLossError("a series listing record is damaged");
+    }
+    out->push_back(std::move(ref));
+  }
+  return it->status();
+}
+
+absl::Status ReadView::ForEachSeries(
+    std::string_view ns, std::string_view metric, std::string_view start_after,
+    const std::function<bool(SeriesRef&&, std::string_view listing_key)>& fn) const {
+  std::string prefix = "n";
+  if (!ns.empty()) {
+    prefix = metric.empty() ? indexkeys::ListingPrefix(ns) : indexkeys::ListingPrefix(ns, metric);
+  }
+  auto it = NewIterator(kv::Cf::kIndex, prefix, coding::PrefixSuccessor(prefix));
+  if (start_after.empty()) {
+    it->SeekToFirst();
+  } else {
+    it->Seek(std::string(start_after) + std::string(1, '\0'));
+  }
+  for (; it->Valid(); it->Next()) {
+    SeriesRef ref;
+    if (!indexkeys::DecodeListing(it->key(), &ref.key, &ref.id)) {
+      return absl::DataLossError("a series listing record is damaged");
+    }
+    if (!fn(std::move(ref), it->key())) break;
+  }
+  return it->status();
+}
+
+absl::StatusOr<std::optional<model::SeriesKey>> ReadView::GetSeriesKey(SeriesId id) const {
+  TW_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(kv::Cf::kIndex, indexkeys::ById(id)));
+  if (!v) return std::optional<model::SeriesKey>();
+  model::SeriesKey key;
+  if (!indexkeys::DecodeSeriesKey(*v, &key)) {
+    return absl::DataLossError(absl::StrFormat("the index record of series %d is damaged", id));
+  }
+  return std::optional<model::SeriesKey>(std::move(key));
+}
+
+absl::StatusOr<std::optional<LastValue>> ReadView::GetLastValue(SeriesId id) const {
+  TW_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(kv::Cf::kIndex, indexkeys::Last(id)));
+  if (!v) return std::optional<LastValue>();
+  LastValue last;
+  if (!indexkeys::DecodeLast(*v, &last)) {
+    return absl::DataLossError(absl::StrFormat("the last-value record of series %d is damaged", id));
+  }
+  return std::optional<LastValue>(last);
+}
+
+absl::Status ReadView::ScanHeadRows(SeriesId id, int64_t start_ms, int64_t end_ms,
+                                    const std::function<void(uint8_t, const Row&)>& fn) const {
+  auto it = NewIterator(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id));
+  std::vector<LaneRows> lanes;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    lanes.clear();
+    TW_RETURN_IF_ERROR(DecodeHeadRecord(it->value(), &lanes));
+    for (const LaneRows& l : lanes) {
+      for (const Row& r : l.rows) {
+        if (r.t_ms >= start_ms && r.t_ms < end_ms) fn(l.lane, r);
+      }
+    }
+  }
+  return it->status();
+}
+
+absl::Status ReadView::ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,
+                                const std::function<void(uint8_t, const Row&)>& fn) const {
+  if (end_ms <= start_ms) return absl::OkStatus();
+  const int64_t lower_t =
+      start_ms > INT64_MIN + kMaxChunkSpanMs ? start_ms - kMaxChunkSpanMs : INT64_MIN;
+  auto it = NewIterator(kv::Cf::kRaw, rawkeys::Key(id, lower_t, 0), rawkeys::Key(id, end_ms, 0));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    uint64_t sid;
+    int64_t first;
+    RawChunkHeader header;
+    if (!rawkeys::DecodeKey(it->key(), &sid, &first) || !DecodeRawHeader(it->value(), &header)) {
+      return absl::DataLossError(absl::StrFormat("a raw chunk of series %d is damaged", id));
+    }
+    if (first + header.span_ms < start_ms) continue;
+    TW_ASSIGN_OR_RETURN(RawChunkReader reader, RawChunkReader::Open(it->value()));
+    Row row;
+    while (reader.Next(&row)) {
+      if (row.t_ms >= end_ms) break;
+      if (row.t_ms >= start_ms) fn(header.lane, row);
+    }
+    TW_RETURN_IF_ERROR(reader.status());
+  }
+  TW_RETURN_IF_ERROR(it->status());
+  return ScanHeadRows(id, start_ms, end_ms, fn);
+}
+
+absl::Status ReadView::AggregateSeries(SeriesId id, const AggregateRequest& req,
+                                       std::vector<Aggregate>* buckets) const {
+  if (req.period_ms <= 0) return absl::InvalidArgumentError("aggregation period must be > 0");
+  const int64_t n = static_cast<int64_t>(buckets->size());
+  // Tier buckets bring sketches: rows added to them must be sketched too.
+  const Distribution distribution =
+      req.source != Tier::kRaw && req.distribution == Distribution::kExact ? Distribution::kSketch
+                                                                           : req.distribution;
+  auto add_row = [&](uint8_t lane, const Row& row) {
+    if (req.high_resolution_only && LaneIsStandardResolution(lane)) return;
+    int64_t k = BucketIndex(row.t_ms, req.origin_ms, req.period_ms);
+    if (k < 0 || k >= n) return;
+    (*buckets)[k].AddRow(lane, row, distribution);
+  };
+  if (req.source == Tier::kRaw) return ScanRows(id, req.start_ms, req.end_ms, add_row);
+
+  const int64_t window = kTierWindowMs[static_cast<int>(req.source)];
+  auto it = NewIterator(TierCf(req.source),
+                        rollupkeys::Key(id, AlignDown(req.start_ms, window), 0),
+                        rollupkeys::Key(id, req.end_ms, 0));
+  std::vector<RollupBucket> record;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    record.clear();
+    TW_RETURN_IF_ERROR(
+        DecodeRollupRecord(it->value(), req.distribution != Distribution::kNone, &record));
+    for (const RollupBucket& b : record) {
+      if (b.t_ms < req.start_ms || b.t_ms >= req.end_ms) continue;
+      int64_t k = BucketIndex(b.t_ms, req.origin_ms, req.period_ms);
+      if (k < 0 || k >= n) continue;
+      (*buckets)[k].Merge(b.agg);
+    }
+  }
+  TW_RETURN_IF_ERROR(it->status());
+  return ScanHeadRows(id, req.start_ms, req.end_ms, add_row);
+}
+
+}  // namespace trainwatch::store

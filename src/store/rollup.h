@@ -1,0 +1,82 @@
+#pragma once
+// Rollup tiers: 60 s, 300 s and 3600 s buckets of count, sum, min, max (and
+// a quantile sketch where raw data will not outlive the tier, see
+// TierRetention::SketchesNeeded). Rollups are computed when the head seals a
+// chunk (and by the bulk loader), from exactly the rows that go into raw
+// chunks; data not sealed yet is aggregated from the head at query time, so
+// queries always see everything at once.
+//
+// Records group the buckets of one series in an aligned window (6 h for the
+// 60 s tier, 1 d for 300 s, 16 d for 3600 s). Several records may hold
+// buckets of the same window (one per seal); readers merge them.
+//
+//   rollup column family key:  series id (8) | window start (8, ordered) | seq (8)
+//   value:  u8 version=1 | u8 flags (1 sketches, 2 no-percentile bitmap) | varint n
+//           | 4 x (varint length, codec chunk): (bucket start, count|sum|min|max)
+//           | [bitmap, ceil(n/8) bytes] | [n x (varint length, sketch bytes)]
+// (docs/format/store.md).
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "store/aggregate.h"
+#include "store/kv/kv.h"
+#include "store/lane.h"
+#include "store/retention.h"
+
+namespace trainwatch::store {
+
+inline constexpr std::array<int64_t, kTierCount> kTierWindowMs = {
+    0, 6 * 3'600'000LL, 24 * 3'600'000LL, 16 * 24 * 3'600'000LL};
+
+// The column family of a rollup tier.
+kv::Cf TierCf(Tier tier);
+
+// Floor division for possibly negative times.
+inline int64_t AlignDown(int64_t t, int64_t step) {
+  int64_t r = t % step;
+  return r < 0 ? t - r - step : t - r;
+}
+
+struct RollupBucket {
+  int64_t t_ms = 0;  // bucket start
+  Aggregate agg;
+};
+
+namespace rollupkeys {
+std::string Key(uint64_t series_id, int64_t window_start_ms, uint64_t seq);
+std::string SeriesPrefix(uint64_t series_id);
+bool DecodeKey(std::string_view key, uint64_t* series_id, int64_t* window_start_ms);
+}  // namespace rollupkeys
+
+// `buckets` sorted by t_ms; sketches are written when `with_sketches` and a
+// bucket has one.
+std::string EncodeRollupRecord(const std::vector<RollupBucket>& buckets, bool with_sketches);
+// Appends the record's buckets to `out`; sketches decoded only when asked.
+// DataLoss on damaged bytes (never undefined behaviour).
+absl::Status DecodeRollupRecord(std::string_view value, bool want_sketches,
+                                std::vector<RollupBucket>* out);
+
+// Computes every tier's records from rows.
+class RollupBuilder {
+ public:
+  explicit RollupBuilder(const TierRetention& retention);
+  void Add(uint8_t lane, const Row& row);
+  bool empty() const { return m1_.empty(); }
+  // Calls emit(tier, window start, record value) for every window of every
+  // tier, then clears.
+  void Finish(const std::function<void(Tier, int64_t, std::string)>& emit);
+
+ private:
+  std::array<bool, kTierCount> sketch_{};  // store sketches in this tier
+  bool track_ = false;                     // build sketches at all
+  std::map<int64_t, Aggregate> m1_;
+};
+
+}  // namespace trainwatch::store
