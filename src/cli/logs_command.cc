@@ -67,9 +67,14 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
 
   bool job_done = model::IsTerminal((*job)->status);
   while (true) {
-    auto view = (*db)->View();
-    if (!view.ok()) return ReportError(view.status(), 1);
-    auto page = query::GetLogEvents(*view, request);
+    absl::StatusOr<query::GetLogEventsResponse> page;
+    {
+      // A view pins what this reader has caught up to; it must be gone before
+      // the next View() (LoadJob below) can catch up again.
+      auto view = (*db)->View();
+      if (!view.ok()) return ReportError(view.status(), 1);
+      page = query::GetLogEvents(*view, request);
+    }
     if (!page.ok()) {
       // The stream appears with the job's first line.
       if (absl::IsNotFound(page.status()) && flags.follow && !job_done) {

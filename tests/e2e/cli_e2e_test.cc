@@ -1,0 +1,277 @@
+// End-to-end tests of the `trainwatch` binary as a user drives it: `run` over
+// the fake trainer, and the read commands (describe, jobs, logs, metrics, stop)
+// from "another terminal" while it runs and after it ends.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <algorithm>
+#include <fcntl.h>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/e2e/fake_trainer.h"
+#include "tests/e2e/subprocess.h"
+
+namespace trainwatch {
+namespace {
+
+using testing::Finished;
+using testing::RunCommand;
+using testing::Subprocess;
+
+const std::string kBinary = std::string(TW_BINARY_DIR) + "/trainwatch";
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/tw-cli-e2e-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    data_ = dir_ + "/data";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // `trainwatch ARGS... --data DIR` (the data flag goes to the subcommand).
+  std::vector<std::string> Tw(std::vector<std::string> args) const {
+    args.insert(args.begin(), kBinary);
+    // Insert --data right after the subcommand so that `run ... -- CMD` keeps CMD last.
+    args.insert(args.begin() + 2, {"--data", data_});
+    return args;
+  }
+  std::vector<std::string> RunArgs(std::vector<std::string> flags,
+                                   std::initializer_list<std::string> trainer) const {
+    std::vector<std::string> args = {"run"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back("--");
+    for (const std::string& a : testing::FakeTrainer(trainer)) args.push_back(a);
+    return Tw(args);
+  }
+  std::string File(const std::string& name) const { return dir_ + "/" + name; }
+  static bool WaitForFile(const std::string& path, int timeout_ms = 30000) {
+    for (int waited = 0; waited < timeout_ms; waited += 20) {
+      if (::access(path.c_str(), F_OK) == 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+  // Polls `trainwatch describe` until its output contains `text`.
+  bool WaitForDescribe(const std::string& job, const std::string& text, int timeout_ms = 30000) {
+    for (int waited = 0; waited < timeout_ms; waited += 100) {
+      Finished f = RunCommand(Tw({"describe", job}));
+      if (f.out.find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  std::string dir_;
+  std::string data_;
+};
+
+const std::vector<std::string> kDefinitions = {
+    "--metric", "train:loss=step=\\d+ loss=([0-9.]+)", "--metric", "train:accuracy=accuracy=([0-9.]+)",
+    "--metric", "validation:loss=val_loss=([0-9.]+)"};
+
+TEST_F(CliTest, RunPassesOutputThroughAndRecordsLogsMetricsAndTheJob) {
+  Finished direct = RunCommand(testing::FakeTrainer({"epochs:2", "bar:3", "out:no newline"}));
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+
+  std::vector<std::string> flags = {"--name", "e2e-ok", "--profile-interval", "off"};
+  flags.insert(flags.end(), kDefinitions.begin(), kDefinitions.end());
+  Finished run = RunCommand(RunArgs(flags, {"epochs:2", "bar:3", "out:no newline"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // Byte for byte what the trainer prints without trainwatch.
+  EXPECT_EQ(run.out, direct.out);
+  EXPECT_NE(run.err.find(direct.err), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("job e2e-ok Completed"), std::string::npos) << run.err;
+
+  Finished describe = RunCommand(Tw({"describe", "e2e-ok"}));
+  ASSERT_EQ(describe.exit_code, 0) << describe.err;
+  EXPECT_NE(describe.out.find("Status:         Completed (Completed)"), std::string::npos)
+      << describe.out;
+  // epochs:2 -> last step E=2, S=2: loss = 1/(2*3+2+1) = 0.1111, val_loss = loss + 0.05.
+  EXPECT_NE(describe.out.find("train:loss       0.1111 "), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("validation:loss  0.1611 "), std::string::npos) << describe.out;
+
+  Finished logs = RunCommand(Tw({"logs", "e2e-ok"}));
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("epoch=1 step=1 loss="), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("no newline\n"), std::string::npos) << "last segment is a line";
+
+  Finished filtered = RunCommand(Tw({"logs", "e2e-ok", "--filter", "validation"}));
+  ASSERT_EQ(filtered.exit_code, 0) << filtered.err;
+  EXPECT_EQ(std::count(filtered.out.begin(), filtered.out.end(), '\n'), 2) << filtered.out;
+
+  Finished count = RunCommand(Tw({"metrics", "e2e-ok", "--metric", "train:loss", "--stat",
+                           "SampleCount", "--period", "60", "--format", "csv"}));
+  ASSERT_EQ(count.exit_code, 0) << count.err;
+  // 2 epochs x 3 steps, in one or two minute buckets.
+  double total = 0;
+  std::istringstream rows(count.out);
+  std::string row;
+  std::getline(rows, row);
+  EXPECT_EQ(row, "timestamp,SampleCount");
+  while (std::getline(rows, row)) total += std::stod(row.substr(row.find(',') + 1));
+  EXPECT_EQ(total, 6) << count.out;
+
+  Finished jobs = RunCommand(Tw({"jobs"}));
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  EXPECT_NE(jobs.out.find("e2e-ok  Completed"), std::string::npos) << jobs.out;
+}
+
+TEST_F(CliTest, ExitStatusIsTheCommandsAndFailuresAreExplained) {
+  Finished crash = RunCommand(RunArgs({"--name", "e2e-crash", "--profile-interval", "off"},
+                               {"out:starting", "crash"}));
+  EXPECT_EQ(crash.exit_code, 1);
+  Finished describe = RunCommand(Tw({"describe", "e2e-crash"}));
+  EXPECT_NE(describe.out.find("Status:         Failed (Failed)"), std::string::npos)
+      << describe.out;
+  EXPECT_NE(describe.out.find("AlgorithmError"), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("ValueError"), std::string::npos) << describe.out;
+
+  Finished killed = RunCommand(RunArgs({"--name", "e2e-killed", "--profile-interval", "off"},
+                                {"kill:9"}));
+  EXPECT_EQ(killed.exit_code, 128 + 9);
+}
+
+TEST_F(CliTest, BadInputIsAOneLineErrorWithExitCode2AndNothingRuns) {
+  const std::string touched = File("started");
+  // An invalid definition: named in the message, the command never starts.
+  Finished bad_def = RunCommand(RunArgs({"--name", "e2e-bad", "--metric", "lookahead=loss(?=x)([0-9]+)"},
+                                 {"touch:" + touched}));
+  EXPECT_EQ(bad_def.exit_code, 2);
+  EXPECT_NE(bad_def.err.find("lookahead"), std::string::npos) << bad_def.err;
+  EXPECT_FALSE(std::filesystem::exists(touched));
+
+  // A command that cannot be started.
+  Finished missing = RunCommand(Tw({"run", "--name", "e2e-missing", "--", "no-such-trainer-xyz"}));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no-such-trainer-xyz"), std::string::npos) << missing.err;
+
+  // A job name that exists (names compare ignoring case, as SageMaker's ARNs).
+  ASSERT_EQ(RunCommand(RunArgs({"--name", "e2e-dup", "--profile-interval", "off"}, {"out:first"}))
+                .exit_code,
+            0);
+  Finished dup = RunCommand(RunArgs({"--name", "E2E-Dup"}, {"touch:" + touched}));
+  EXPECT_EQ(dup.exit_code, 2);
+  EXPECT_NE(dup.err.find("exists"), std::string::npos) << dup.err;
+  EXPECT_FALSE(std::filesystem::exists(touched));
+  EXPECT_NE(RunCommand(Tw({"describe", "e2e-dup"})).out.find("Completed"), std::string::npos);
+
+  // Unknown job for a read command.
+  Finished unknown = RunCommand(Tw({"describe", "nope"}));
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no training job named \"nope\""), std::string::npos) << unknown.err;
+}
+
+TEST_F(CliTest, ReadCommandsWorkWhileAJobRunsAndStopStopsIt) {
+  const std::string ready = File("ready");
+  std::vector<std::string> flags = {"--name", "e2e-live", "--profile-interval", "100ms",
+                                    "--stop-grace", "5s"};
+  flags.insert(flags.end(), kDefinitions.begin(), kDefinitions.end());
+  Subprocess runner(RunArgs(flags, {"epochs:1", "touch:" + ready, "hang"}), {});
+  ASSERT_TRUE(WaitForFile(ready));
+
+  // A second writer is refused with a message that names the holder.
+  Finished second = RunCommand(RunArgs({"--name", "e2e-second"}, {"out:x"}));
+  EXPECT_EQ(second.exit_code, 2);
+  EXPECT_NE(second.err.find(std::to_string(runner.pid())), std::string::npos) << second.err;
+
+  ASSERT_TRUE(WaitForDescribe("e2e-live", "InProgress (Training)"));
+  // Datapoints are queryable while the job runs, not at its end.
+  bool seen = false;
+  for (int i = 0; i < 100 && !seen; ++i) {
+    Finished m = RunCommand(Tw({"metrics", "e2e-live", "--metric", "train:loss", "--stat", "SampleCount",
+                         "--format", "csv", "--period", "60"}));
+    seen = m.exit_code == 0 && m.out.find("\n20") != std::string::npos;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(seen) << "no train:loss datapoints while the job runs";
+  Finished logs = RunCommand(Tw({"logs", "e2e-live"}));
+  EXPECT_NE(logs.out.find("validation: val_loss="), std::string::npos) << logs.out;
+  Finished jobs = RunCommand(Tw({"jobs", "--status", "InProgress"}));
+  EXPECT_NE(jobs.out.find("e2e-live"), std::string::npos) << jobs.out;
+
+  Finished stop = RunCommand(Tw({"stop", "e2e-live"}));
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_NE(stop.err.find("Stopped"), std::string::npos) << stop.err;
+  Finished done = runner.Wait();
+  EXPECT_EQ(done.exit_code, 128 + SIGTERM) << done.err;
+  Finished describe = RunCommand(Tw({"describe", "e2e-live"}));
+  EXPECT_NE(describe.out.find("Status:         Stopped (Stopped)"), std::string::npos)
+      << describe.out;
+  // The profiler sampled the job while it ran.
+  Finished cpu = RunCommand(Tw({"metrics", "e2e-live", "--metric", "CPUUtilization", "--period", "1",
+                         "--stat", "SampleCount", "--format", "csv"}));
+  EXPECT_EQ(cpu.exit_code, 0) << cpu.err;
+  EXPECT_GE(std::count(cpu.out.begin(), cpu.out.end(), '\n'), 2) << cpu.out;
+}
+
+TEST_F(CliTest, AJobWhoseRunnerDiedIsRecordedFailedByTheNextReader) {
+  const std::string ready = File("ready");
+  Subprocess runner(RunArgs({"--name", "e2e-orphan", "--profile-interval", "off"},
+                            {"out:working", "touch:" + ready, "hang"}),
+                    {});
+  ASSERT_TRUE(WaitForFile(ready));
+  ASSERT_TRUE(WaitForDescribe("e2e-orphan", "InProgress"));
+  runner.Signal(SIGKILL);
+  runner.Wait();
+
+  Finished describe = RunCommand(Tw({"describe", "e2e-orphan"}));
+  EXPECT_NE(describe.out.find("Status:         Failed (Failed)"), std::string::npos)
+      << describe.out;
+  EXPECT_NE(describe.out.find("stopped without finishing"), std::string::npos) << describe.out;
+  // ...and recorded so: the status filter sees it as Failed.
+  Finished failed = RunCommand(Tw({"jobs", "--status", "Failed"}));
+  EXPECT_NE(failed.out.find("e2e-orphan"), std::string::npos) << failed.out;
+}
+
+TEST_F(CliTest, MaxRuntimeStopsTheJobWithSigkillAfterTheGracePeriod) {
+  Finished run = RunCommand(RunArgs({"--name", "e2e-slow", "--max-runtime", "1", "--stop-grace", "500ms",
+                              "--profile-interval", "off"},
+                             {"ignore-term", "out:stubborn", "hang"}));
+  EXPECT_EQ(run.exit_code, 128 + SIGKILL) << run.err;
+  Finished describe = RunCommand(Tw({"describe", "e2e-slow"}));
+  EXPECT_NE(describe.out.find("Status:         Stopped (MaxRuntimeExceeded)"), std::string::npos)
+      << describe.out;
+}
+
+TEST_F(CliTest, CtrlCIsForwardedAndTheExitStatusIsTheCommands) {
+  const std::string ready = File("ready");
+  Subprocess runner(RunArgs({"--name", "e2e-int", "--profile-interval", "off"},
+                            {"touch:" + ready, "hang"}),
+                    {});
+  ASSERT_TRUE(WaitForFile(ready));
+  runner.Signal(SIGINT);
+  Finished done = runner.Wait();
+  EXPECT_EQ(done.exit_code, 130) << done.err;  // the trainer's KeyboardInterrupt exit
+  EXPECT_NE(done.err.find("interrupted"), std::string::npos) << done.err;
+}
+
+TEST_F(CliTest, LogsFollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
+  const std::string ready = File("ready");
+  const std::string go = File("go");
+  Subprocess runner(RunArgs({"--name", "e2e-follow", "--profile-interval", "off"},
+                            {"out:first line\\n", "touch:" + ready, "wait-file:" + go,
+                             "out:second line\\n"}),
+                    {});
+  ASSERT_TRUE(WaitForFile(ready));
+  ASSERT_TRUE(WaitForDescribe("e2e-follow", "InProgress"));
+  Subprocess follow(Tw({"logs", "e2e-follow", "--follow"}), {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::close(::open(go.c_str(), O_CREAT | O_WRONLY, 0644));
+  EXPECT_EQ(runner.Wait().exit_code, 0);
+  Finished followed = follow.Wait();
+  EXPECT_EQ(followed.exit_code, 0) << followed.err;
+  EXPECT_EQ(followed.out, "first line\nsecond line\n");
+}
+
+}  // namespace
+}  // namespace trainwatch
