@@ -2,13 +2,18 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <queue>
 
 #include "absl/strings/str_format.h"
 #include "api/logs/logs.h"
 #include "app/job_access.h"
 #include "job/runner_identity.h"
+#include "api/cloudwatch/statistics.h"
+#include "api/errors.h"
+#include "query/errors.h"
 #include "query/filter_pattern.h"
+#include "query/metrics.h"
 #include "store/read_view.h"
 
 namespace trainwatch::app {
@@ -48,9 +53,11 @@ std::string PatternText(const api::LogFilter& f) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_dir) {
+absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_dir,
+                                                        util::Clock* clock) {
   store::DbOptions options;
   options.data_dir = data_dir;
+  options.clock = clock;
   options.mode = store::OpenMode::kReader;
   options.background_thread = false;
   // Catching up with the writer on every request would cost more than it
@@ -67,6 +74,161 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_
     db = store::Db::Open(options);
   }
   return db;
+}
+
+namespace {
+
+// query's errors carry the AWS code as an ErrorKind; keep it for the api.
+absl::Status WithAwsCode(const absl::Status& s) {
+  if (s.ok()) return s;
+  std::optional<query::ErrorKind> kind = query::GetErrorKind(s);
+  if (!kind) return s;
+  return api::AwsStatus(query::ErrorKindName(*kind), api::MessageOf(s));
+}
+
+}  // namespace
+
+absl::Status StoreMetricsBackend::Put(const model::SampleBatch& batch) {
+  if (!db_.writable()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "this server follows %s, which %s writes; metrics reach it through that writer",
+        db_.data_dir(), db_.WriterDescription()));
+  }
+  return db_.PutSamples(batch);
+}
+
+absl::StatusOr<std::vector<api::StatisticsBucket>> StoreMetricsBackend::GetStatistics(
+    const api::StatisticsQuery& q) {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  std::vector<api::StatisticsBucket> out;
+  int64_t periods = api::cloudwatch::RequestedDatapoints(q.start_ms, q.end_ms, q.period_s,
+                                                         view->now_ms());
+  if (periods > query::kMaxStatisticsDatapoints && q.statistics.size() == 1) {
+    // A long GetMetricData query: one statistic, scanned in order, resumable.
+    query::GetMetricDataRequest req;
+    query::MetricDataQuery mq;
+    mq.id = "q";
+    mq.ns = q.metric.ns;
+    mq.metric = q.metric.metric;
+    mq.dimensions = q.metric.dimensions;
+    mq.period_s = q.period_s;
+    mq.stat = q.statistics[0].name;
+    mq.unit = q.unit;
+    req.queries = {mq};
+    req.start_ms = q.start_ms;
+    req.end_ms = q.end_ms;
+    req.scan_ascending = !q.descending;
+    if (q.resume_after_ms) {
+      if (q.descending) {
+        req.end_ms = std::min(req.end_ms, *q.resume_after_ms);
+      } else {
+        req.start_ms = std::max(req.start_ms, *q.resume_after_ms + q.period_s * 1000);
+      }
+    }
+    if (req.start_ms >= req.end_ms) return out;
+    req.max_datapoints = static_cast<int64_t>(
+        std::min<size_t>(q.max_buckets, static_cast<size_t>(query::kMaxMetricDataDatapoints)));
+    absl::StatusOr<query::GetMetricDataResponse> got = query::GetMetricData(*view, req);
+    if (!got.ok()) return WithAwsCode(got.status());
+    for (const query::MetricDataResult& r : got->results) {
+      for (size_t i = 0; i < r.timestamps_ms.size() && i < r.values.size(); ++i) {
+        out.push_back({r.timestamps_ms[i], q.unit.value_or("None"), {r.values[i]}});
+      }
+    }
+    if (out.size() > q.max_buckets) out.resize(q.max_buckets);
+    return out;
+  }
+  if (periods > query::kMaxStatisticsDatapoints) {
+    return api::InvalidParameterCombination(absl::StrFormat(
+        "You have requested up to %d datapoints, which exceeds the limit of %d.", periods,
+        query::kMaxStatisticsDatapoints));
+  }
+  // Plain statistics and percentiles go in separate calls (query takes one
+  // kind at a time); the answers are merged per (time, unit).
+  query::GetMetricStatisticsRequest base;
+  base.ns = q.metric.ns;
+  base.metric = q.metric.metric;
+  base.dimensions = q.metric.dimensions;
+  base.start_ms = q.start_ms;
+  base.end_ms = q.end_ms;
+  base.period_s = q.period_s;
+  base.unit = q.unit;
+  query::GetMetricStatisticsRequest plain = base, extended = base;
+  for (const api::Statistic& s : q.statistics) {
+    (s.kind == api::Statistic::Kind::kPercentile ? extended.extended_statistics
+                                                 : plain.statistics)
+        .push_back(s.name);
+  }
+  std::map<std::pair<int64_t, std::string>, api::StatisticsBucket> merged;
+  for (const query::GetMetricStatisticsRequest* req : {&plain, &extended}) {
+    if (req->statistics.empty() && req->extended_statistics.empty()) continue;
+    absl::StatusOr<query::GetMetricStatisticsResponse> got =
+        query::GetMetricStatistics(*view, *req);
+    if (!got.ok()) return WithAwsCode(got.status());
+    for (const query::Datapoint& d : got->datapoints) {
+      api::StatisticsBucket& b = merged[{d.t_ms, d.unit}];
+      b.t_ms = d.t_ms;
+      b.unit = d.unit;
+      b.values.resize(q.statistics.size());
+      for (size_t i = 0; i < q.statistics.size(); ++i) {
+        const api::Statistic& s = q.statistics[i];
+        switch (s.kind) {
+          case api::Statistic::Kind::kSampleCount: if (d.sample_count) b.values[i] = d.sample_count; break;
+          case api::Statistic::Kind::kAverage: if (d.average) b.values[i] = d.average; break;
+          case api::Statistic::Kind::kSum: if (d.sum) b.values[i] = d.sum; break;
+          case api::Statistic::Kind::kMinimum: if (d.minimum) b.values[i] = d.minimum; break;
+          case api::Statistic::Kind::kMaximum: if (d.maximum) b.values[i] = d.maximum; break;
+          case api::Statistic::Kind::kPercentile:
+            for (const auto& [name, value] : d.extended) {
+              if (name == s.name) b.values[i] = value;
+            }
+            break;
+        }
+      }
+    }
+  }
+  for (auto& [unused, bucket] : merged) out.push_back(std::move(bucket));
+  if (q.descending) {
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.t_ms > b.t_ms; });
+  }
+  if (q.resume_after_ms) {
+    std::erase_if(out, [&](const api::StatisticsBucket& b) {
+      return q.descending ? b.t_ms >= *q.resume_after_ms : b.t_ms <= *q.resume_after_ms;
+    });
+  }
+  if (out.size() > q.max_buckets) out.resize(q.max_buckets);
+  return out;
+}
+
+absl::StatusOr<std::vector<api::MetricId>> StoreMetricsBackend::ListMetrics(
+    const api::ListMetricsQuery& q) {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  std::vector<api::MetricId> found;
+  absl::Status s = view->ForEachSeries(
+      q.ns.value_or(""), q.metric.value_or(""), "",
+      [&](store::SeriesRef&& series, std::string_view) {
+        const model::SeriesKey& key = series.key;
+        if (q.ns && key.ns != *q.ns) return true;
+        if (q.metric && key.metric != *q.metric) return true;
+        for (const api::DimensionFilter& f : q.dimensions) {
+          const std::string* v = key.FindDimension(f.name);
+          if (v == nullptr || (f.value && *v != *f.value)) return true;
+        }
+        api::MetricId id{key.ns, key.metric, key.dimensions};
+        if (q.after && !(*q.after < id)) return true;
+        absl::StatusOr<std::optional<store::LastValue>> last = view->GetLastValue(series.id);
+        if (!last.ok() || !last->has_value() || (*last)->t_ms < q.active_since_ms) return true;
+        found.push_back(std::move(id));
+        return true;
+      });
+  if (!s.ok()) return s;
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  if (found.size() > q.limit) found.resize(q.limit);
+  return found;
 }
 
 absl::Status StoreLogsBackend::CreateLogGroup(const std::string& group, int64_t) {

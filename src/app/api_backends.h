@@ -2,12 +2,12 @@
 // The api's backends over the store, for `trainwatch server` (composition
 // root: it may use every layer).
 //
-// What is served today: CloudWatch Logs (reads, and PutLogEvents when this
-// process holds the data folder's writer lock) and SageMaker's job reads and
-// StopTrainingJob (a signal to the job's runner), over a store::Db that
-// `trainwatch run` writes. Metric samples and CreateTrainingJob are not
-// wired yet (the store keeps no samples yet; local jobs start with
-// `trainwatch run`): the server answers those operations "not available".
+// What is served: CloudWatch metric reads (GetMetricStatistics,
+// GetMetricData, ListMetrics through query/metrics.h), CloudWatch Logs
+// (reads, and writes when this process holds the data folder's writer lock)
+// and SageMaker's job reads and StopTrainingJob (a signal to the job's
+// runner), over a store::Db that `trainwatch run` writes. CreateTrainingJob
+// is not wired yet (local jobs start with `trainwatch run`).
 // Thread-safe (store::Db is).
 
 #include <memory>
@@ -15,13 +15,35 @@
 
 #include "api/backend.h"
 #include "store/db.h"
+#include "util/clock.h"
 
 namespace trainwatch::app {
 
 // Opens `data_dir` for `trainwatch server`: as a follower of whoever writes it
 // (`trainwatch run`), never holding the writer lock itself, so runs can start
 // while the server serves. An empty or missing folder is initialised first.
-absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_dir);
+// `clock` (default: the system clock) must outlive the Db.
+absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_dir,
+                                                        util::Clock* clock = nullptr);
+
+class StoreMetricsBackend final : public api::MetricsReader, public model::SampleSink {
+ public:
+  explicit StoreMetricsBackend(store::Db& db) : db_(db) {}
+
+  // FailedPrecondition (naming the writer) when this process only follows the folder.
+  absl::Status Put(const model::SampleBatch& batch) override;
+  // Through query::GetMetricStatistics (tier choice, rounding, percentiles);
+  // a GetMetricData query over more than 1440 periods goes through
+  // query::GetMetricData (its units aggregated together).
+  absl::StatusOr<std::vector<api::StatisticsBucket>> GetStatistics(
+      const api::StatisticsQuery& query) override;
+  // Series of the namespace (and metric) from the index, filtered, without
+  // units, in MetricId order. O(series in the namespace) a page.
+  absl::StatusOr<std::vector<api::MetricId>> ListMetrics(const api::ListMetricsQuery& query) override;
+
+ private:
+  store::Db& db_;
+};
 
 class StoreLogsBackend final : public api::LogsBackend {
  public:

@@ -50,14 +50,24 @@ class StoreBackendsTest : public ::testing::Test {
     job.secondary_status = model::SecondaryStatus::kTraining;
     ASSERT_TRUE(writer_->CreateJob(job).ok());
 
-    absl::StatusOr<std::unique_ptr<store::Db>> follower = OpenFollower(dir_.path());
+    model::SeriesSamples loss;
+    loss.key = *model::MakeSeriesKey(kGroup, "train:loss", {{"TrainingJobName", "job-a"}});
+    loss.storage_resolution_s = 1;
+    for (int i = 0; i < 30; ++i) loss.samples.push_back({kNow - 60000 + i * 1000, 1.0 + i});
+    model::SeriesSamples gpu;
+    gpu.key = *model::MakeSeriesKey(kGroup, "GPUUtilization", {{"Host", "job-a/algo-1"}}, "Percent");
+    gpu.weighted = {{kNow - 59000, 80, 3}, {kNow - 58000, 90, 1}};
+    ASSERT_TRUE(writer_->PutSamples({{loss, gpu}}).ok());
+
+    absl::StatusOr<std::unique_ptr<store::Db>> follower = OpenFollower(dir_.path(), &clock_);
     ASSERT_TRUE(follower.ok()) << follower.status();
     follower_ = *std::move(follower);
+    metrics_ = std::make_unique<StoreMetricsBackend>(*follower_);
     logs_ = std::make_unique<StoreLogsBackend>(*follower_);
     jobs_ = std::make_unique<StoreJobsBackend>(*follower_);
-    api_ = std::make_unique<api::Api>(api::ApiOptions{},
-                                      api::Backends{nullptr, nullptr, logs_.get(), jobs_.get()},
-                                      clock_);
+    api_ = std::make_unique<api::Api>(
+        api::ApiOptions{}, api::Backends{metrics_.get(), metrics_.get(), logs_.get(), jobs_.get()},
+        clock_);
   }
 
   nlohmann::json Call(const api::HttpRequest& r, int status = 200) {
@@ -70,6 +80,7 @@ class StoreBackendsTest : public ::testing::Test {
   util::FakeClock clock_{kNow};
   std::unique_ptr<store::Db> writer_;
   std::unique_ptr<store::Db> follower_;
+  std::unique_ptr<StoreMetricsBackend> metrics_;
   std::unique_ptr<StoreLogsBackend> logs_;
   std::unique_ptr<StoreJobsBackend> jobs_;
   std::unique_ptr<api::Api> api_;
@@ -155,9 +166,78 @@ TEST_F(StoreBackendsTest, TrainingJobs) {
   j = Call(api::testing::SageMakerJson("DescribeTrainingJob", R"({"TrainingJobName": "nope"})"), 400);
   EXPECT_EQ(j["message"], "Requested resource not found.");
   // Not wired yet, said plainly (and not retried by clients).
-  j = Call(api::testing::CloudWatchJson("ListMetrics", "{}"), 400);
+  j = Call(api::testing::SageMakerJson("CreateTrainingJob", R"({"TrainingJobName": "x",
+      "AlgorithmSpecification": {"TrainingImage": "i", "TrainingInputMode": "File"},
+      "RoleArn": "arn:aws:iam::000000000000:role/TrainWatchLocal",
+      "OutputDataConfig": {"S3OutputPath": "s3://b/o"},
+      "ResourceConfig": {"InstanceType": "local", "InstanceCount": 1, "VolumeSizeInGB": 1},
+      "StoppingCondition": {}})"),
+           400);
   EXPECT_EQ(j["__type"], "UnknownOperationException");
-  EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("no metric store"));
+  EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("trainwatch run"));
+}
+
+TEST_F(StoreBackendsTest, CloudWatchMetrics) {
+  nlohmann::json j = Call(api::testing::CloudWatchJson("GetMetricStatistics", R"({
+      "Namespace": "/aws/sagemaker/TrainingJobs", "MetricName": "train:loss",
+      "Dimensions": [{"Name": "TrainingJobName", "Value": "job-a"}],
+      "StartTime": 1736942580, "EndTime": 1736942700, "Period": 60,
+      "Statistics": ["SampleCount", "Average", "Maximum"]})"));
+  ASSERT_EQ(j["Datapoints"].size(), 1u) << j;
+  EXPECT_EQ(j["Datapoints"][0]["Timestamp"], 1736942640.0);
+  EXPECT_EQ(j["Datapoints"][0]["SampleCount"], 30.0);
+  EXPECT_EQ(j["Datapoints"][0]["Average"], 15.5);
+  EXPECT_EQ(j["Datapoints"][0]["Maximum"], 30.0);
+  api::HttpResponse xml = api_->Handle(api::testing::QueryRequest(
+      "GetMetricStatistics",
+      "Namespace=%2Faws%2Fsagemaker%2FTrainingJobs&MetricName=GPUUtilization"
+      "&Dimensions.member.1.Name=Host&Dimensions.member.1.Value=job-a%2Falgo-1"
+      "&StartTime=2025-01-15T12:03:00Z&EndTime=2025-01-15T12:05:00Z&Period=60"
+      "&ExtendedStatistics.member.1=p50&ExtendedStatistics.member.2=p100"));
+  EXPECT_EQ(xml.status, 200) << xml.body;
+  EXPECT_THAT(xml.body, HasSubstr("<key>p50</key>\n            <value>80.0</value>"));
+  EXPECT_THAT(xml.body, HasSubstr("<key>p100</key>\n            <value>90.0</value>"));
+  EXPECT_THAT(xml.body, HasSubstr("<Unit>Percent</Unit>"));
+
+  // GetMetricData, 7 datapoints a page, to completion; and a query over more
+  // than 1440 periods (3600 one-second periods).
+  for (int64_t start : {1736942580LL, 1736939100LL}) {
+    std::vector<double> values;
+    std::string token;
+    for (int page = 0; page < 20; ++page) {
+      nlohmann::json body = {
+          {"MetricDataQueries",
+           {{{"Id", "loss"},
+             {"MetricStat",
+              {{"Metric", {{"Namespace", kGroup}, {"MetricName", "train:loss"},
+                           {"Dimensions", {{{"Name", "TrainingJobName"}, {"Value", "job-a"}}}}}},
+               {"Period", 1},
+               {"Stat", "Average"}}}}}},
+          {"StartTime", start}, {"EndTime", 1736942700}, {"MaxDatapoints", 7},
+          {"ScanBy", "TimestampAscending"}};
+      if (!token.empty()) body["NextToken"] = token;
+      j = Call(api::testing::CloudWatchJson("GetMetricData", body.dump()));
+      for (const auto& r : j["MetricDataResults"]) {
+        for (const auto& v : r["Values"]) values.push_back(v.get<double>());
+      }
+      if (!j.contains("NextToken")) break;
+      token = j["NextToken"].get<std::string>();
+    }
+    ASSERT_EQ(values.size(), 30u) << start;
+    EXPECT_EQ(values.front(), 1.0);
+    EXPECT_EQ(values.back(), 30.0);
+  }
+
+  j = Call(api::testing::CloudWatchJson("ListMetrics", R"({"Namespace":
+      "/aws/sagemaker/TrainingJobs", "Dimensions": [{"Name": "Host"}]})"));
+  ASSERT_EQ(j["Metrics"].size(), 1u);
+  EXPECT_EQ(j["Metrics"][0]["MetricName"], "GPUUtilization");
+  j = Call(api::testing::CloudWatchJson("ListMetrics", "{}"));
+  EXPECT_EQ(j["Metrics"].size(), 2u);
+  // Writes need the writer.
+  j = Call(api::testing::CloudWatchJson("PutMetricData", R"({"Namespace": "T",
+      "MetricData": [{"MetricName": "m", "Value": 1}]})"), 400);
+  EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("follows"));
 }
 
 }  // namespace

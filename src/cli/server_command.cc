@@ -49,11 +49,10 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   const std::string data_dir = DataDir(options);
   absl::StatusOr<std::unique_ptr<store::Db>> db = app::OpenFollower(data_dir);
   if (!db.ok()) return ReportError(db.status());
+  app::StoreMetricsBackend metrics_backend(**db);
   app::StoreLogsBackend logs(**db);
   app::StoreJobsBackend jobs(**db);
-  // Metric samples are not kept by the store yet: the CloudWatch operations
-  // answer that they are not available here (docs/api.md).
-  api::Backends backends{nullptr, nullptr, &logs, &jobs};
+  api::Backends backends{&metrics_backend, &metrics_backend, &logs, &jobs};
 
   util::SystemClock& clock = util::SystemClock::Get();
   api::Api aws(api_options, backends, clock);
