@@ -38,5 +38,6 @@ void RegisterImportCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
 void RegisterAdminCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterMetricsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 
 }  // namespace trainwatch::cli

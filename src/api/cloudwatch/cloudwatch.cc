@@ -1,0 +1,61 @@
+// The CloudWatch dispatcher: operation name -> decode, run, encode.
+#include "api/cloudwatch/cloudwatch.h"
+
+#include "absl/strings/str_format.h"
+#include "util/status_macros.h"
+
+namespace trainwatch::api::cloudwatch {
+namespace {
+
+// CloudWatch operations that exist but trainwatch does not serve yet (§4.8).
+constexpr std::string_view kLater[] = {
+    "PutMetricAlarm",     "DescribeAlarms",         "DeleteAlarms",
+    "SetAlarmState",      "DescribeAlarmHistory",   "DescribeAlarmsForMetric",
+    "PutDashboard",       "GetDashboard",           "ListDashboards",
+    "DeleteDashboards",   "GetMetricWidgetImage",   "EnableAlarmActions",
+    "DisableAlarmActions", "PutCompositeAlarm",     "ListTagsForResource",
+    "TagResource",        "UntagResource",          "PutAnomalyDetector",
+    "DescribeAnomalyDetectors", "DeleteAnomalyDetector", "PutInsightRule",
+    "DescribeInsightRules", "GetInsightRuleReport", "PutMetricStream",
+    "ListMetricStreams",  "GetMetricStream",        "DeleteMetricStream",
+    "ListManagedInsightRules", "StartMetricStreams", "StopMetricStreams",
+};
+
+}  // namespace
+
+absl::StatusOr<std::string> Handle(std::string_view operation, const Node& input,
+                                   Protocol protocol, const Context& context,
+                                   const Backends& backends) {
+  bool query = protocol == Protocol::kQuery;
+  if (operation == "PutMetricData") {
+    TW_ASSIGN_OR_RETURN(PutMetricDataRequest request, DecodePutMetricData(input, context.now_ms));
+    TW_RETURN_IF_ERROR(RunPutMetricData(request, backends));
+    return query ? EncodeEmptyXml(operation, context.request_id) : std::string("{}");
+  }
+  if (operation == "GetMetricStatistics") {
+    TW_ASSIGN_OR_RETURN(GetMetricStatisticsRequest request,
+                        DecodeGetMetricStatistics(input, context));
+    TW_ASSIGN_OR_RETURN(GetMetricStatisticsResponse response,
+                        RunGetMetricStatistics(request, context, backends));
+    return query ? EncodeXml(response, context.request_id) : EncodeJson(response);
+  }
+  if (operation == "GetMetricData") {
+    TW_ASSIGN_OR_RETURN(GetMetricDataRequest request, DecodeGetMetricData(input, context));
+    TW_ASSIGN_OR_RETURN(GetMetricDataResponse response,
+                        RunGetMetricData(request, context, backends));
+    return query ? EncodeXml(response, context.request_id) : EncodeJson(response);
+  }
+  if (operation == "ListMetrics") {
+    TW_ASSIGN_OR_RETURN(ListMetricsRequest request, DecodeListMetrics(input, context));
+    TW_ASSIGN_OR_RETURN(ListMetricsResponse response, RunListMetrics(request, context, backends));
+    return query ? EncodeXml(response, context.request_id) : EncodeJson(response);
+  }
+  for (std::string_view later : kLater) {
+    if (operation == later) return NotImplemented(operation);
+  }
+  return AwsStatus("InvalidAction",
+                   absl::StrFormat("The action %s is not valid for this web service.",
+                                   std::string(operation.substr(0, 100))));
+}
+
+}  // namespace trainwatch::api::cloudwatch

@@ -1,0 +1,369 @@
+// CloudWatch metric operations end to end through the Api and the fake backend.
+#include <cmath>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "api/api.h"
+#include "api/gzip.h"
+#include "api/testing/api_client.h"
+#include "api/testing/fake_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "util/time_parse.h"
+
+namespace trainwatch::api {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::CloudWatchJson;
+using testing::QueryRequest;
+
+// 2025-01-15T12:05:00Z
+constexpr int64_t kNow = 1736942700000;
+
+class CloudWatchTest : public ::testing::Test {
+ protected:
+  CloudWatchTest() : clock_(kNow), fake_(clock_), api_(ApiOptions{}, fake_.backends(), clock_) {}
+
+  nlohmann::json Json(const HttpRequest& r, int status = 200) {
+    HttpResponse response = api_.Handle(r);
+    EXPECT_EQ(response.status, status) << response.body;
+    return nlohmann::json::parse(response.body, nullptr, false);
+  }
+  HttpResponse Call(const HttpRequest& r) { return api_.Handle(r); }
+
+  util::FakeClock clock_;
+  testing::FakeBackend fake_;
+  Api api_;
+};
+
+model::SeriesKey Key(std::string metric, std::vector<model::Dimension> dims, std::string unit) {
+  return *model::MakeSeriesKey("Train", std::move(metric), std::move(dims), std::move(unit));
+}
+
+TEST_F(CloudWatchTest, QueryAndJsonStoreTheSameData) {
+  // The same three datums (value, statistic set, values/counts) in both protocols.
+  HttpResponse q = Call(QueryRequest(
+      "PutMetricData",
+      "Namespace=Train&MetricData.member.1.MetricName=loss"
+      "&MetricData.member.1.Dimensions.member.1.Name=Job&MetricData.member.1.Dimensions.member.1."
+      "Value=a&MetricData.member.1.Timestamp=2025-01-15T12%3A00%3A01Z&MetricData.member.1.Value=0."
+      "52&MetricData.member.1.StorageResolution=1"
+      "&MetricData.member.2.MetricName=gpu&MetricData.member.2.Timestamp=2025-01-15T12:00:02Z"
+      "&MetricData.member.2.StatisticValues.SampleCount=10&MetricData.member.2.StatisticValues.Sum="
+      "875&MetricData.member.2.StatisticValues.Minimum=80&MetricData.member.2.StatisticValues."
+      "Maximum=95&MetricData.member.2.Unit=Percent"
+      "&MetricData.member.3.MetricName=step&MetricData.member.3.Timestamp=2025-01-15T12:00:03Z"
+      "&MetricData.member.3.Values.member.1=101.5&MetricData.member.3.Values.member.2=99"
+      "&MetricData.member.3.Counts.member.1=10&MetricData.member.3.Counts.member.2=5"
+      "&MetricData.member.3.Unit=Milliseconds"));
+  ASSERT_EQ(q.status, 200) << q.body;
+  EXPECT_THAT(q.body, HasSubstr("<PutMetricDataResponse"));
+  auto loss = fake_.ObservationsForTest(Key("loss", {{"Job", "a"}}, "None"));
+  auto gpu = fake_.ObservationsForTest(Key("gpu", {}, "Percent"));
+  auto step = fake_.ObservationsForTest(Key("step", {}, "Milliseconds"));
+
+  testing::FakeBackend other(clock_);
+  Api json_api(ApiOptions{}, other.backends(), clock_);
+  HttpResponse j = json_api.Handle(CloudWatchJson("PutMetricData", R"({"Namespace": "Train",
+      "MetricData": [
+        {"MetricName": "loss", "Dimensions": [{"Name": "Job", "Value": "a"}],
+         "Timestamp": 1736942401, "Value": 0.52, "StorageResolution": 1},
+        {"MetricName": "gpu", "Timestamp": "2025-01-15T12:00:02Z", "Unit": "Percent",
+         "StatisticValues": {"SampleCount": 10, "Sum": 875, "Minimum": 80, "Maximum": 95}},
+        {"MetricName": "step", "Timestamp": 1736942403.0, "Values": [101.5, 99.0],
+         "Counts": [10, 5], "Unit": "Milliseconds", "UnknownNewMember": {"ignored": true}}]})"));
+  ASSERT_EQ(j.status, 200) << j.body;
+  EXPECT_EQ(j.body, "{}");
+  EXPECT_EQ(other.ObservationsForTest(Key("loss", {{"Job", "a"}}, "None")), loss);
+  EXPECT_EQ(other.ObservationsForTest(Key("gpu", {}, "Percent")), gpu);
+  EXPECT_EQ(other.ObservationsForTest(Key("step", {}, "Milliseconds")), step);
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_EQ(loss[0].t_ms, 1736942401000);
+  ASSERT_EQ(step.size(), 2u);
+  EXPECT_EQ(step[0].count, 10);
+}
+
+TEST_F(CloudWatchTest, GzipBodiesAreAcceptedAndBoundedAfterDecompression) {
+  std::string body = R"({"Namespace": "Train", "MetricData": [{"MetricName": "x", "Value": 1}]})";
+  HttpRequest r = CloudWatchJson("PutMetricData", Gzip(body));
+  r.headers.Add("Content-Encoding", "gzip");
+  EXPECT_EQ(Call(r).status, 200);
+  EXPECT_EQ(fake_.ObservationsForTest(Key("x", {}, "None")).size(), 1u);
+
+  r.body[r.body.size() / 2] ^= 0x55;  // corrupt
+  HttpResponse bad = Call(r);
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_THAT(bad.body, HasSubstr("gzip"));
+
+  // A small wire body that inflates past 8 MiB: 413 without inflating it all.
+  r.body = Gzip(std::string(9 * 1024 * 1024, ' '));
+  HttpResponse big = Call(r);
+  EXPECT_EQ(big.status, 413);
+  EXPECT_EQ(*big.headers.Find("x-amzn-query-error"), "RequestEntityTooLarge;Sender");
+}
+
+TEST_F(CloudWatchTest, InvalidDatumsRejectTheWholeRequestWithEveryMessage) {
+  HttpResponse r = Call(QueryRequest(
+      "PutMetricData",
+      "Namespace=Train&MetricData.member.1.MetricName=ok&MetricData.member.1.Value=1"
+      "&MetricData.member.2.MetricName=x&MetricData.member.2.Value=nan"
+      "&MetricData.member.3.MetricName=y&MetricData.member.3.Value=1"
+      "&MetricData.member.3.Timestamp=2024-12-01T00:00:00Z"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("<Code>InvalidParameterValue</Code>"));
+  EXPECT_THAT(r.body, HasSubstr("The value NaN for parameter MetricData.member.2.Value is invalid"));
+  EXPECT_THAT(r.body, HasSubstr("The parameter MetricData.member.3.Timestamp must specify a time "
+                                "within the past two weeks."));
+  EXPECT_EQ(fake_.PutCallsForTest(), 0u);
+
+  nlohmann::json j = Json(CloudWatchJson("PutMetricData", R"({"Namespace": "Train",
+      "MetricData": [{"MetricName": "x", "Value": "Infinity"}]})"), 400);
+  EXPECT_EQ(j["__type"], "com.amazonaws.cloudwatch#InvalidParameterValueException");
+  EXPECT_THAT(j["message"].get<std::string>(),
+              HasSubstr("The value Infinity for parameter MetricData.member.1.Value is invalid"));
+}
+
+TEST_F(CloudWatchTest, PutMetricDataLimitsAndCombinations) {
+  struct Case {
+    std::string body;
+    std::string code;
+    std::string text;
+  };
+  std::string thousand_and_one;
+  for (int i = 1; i <= 1001; ++i) {
+    thousand_and_one += absl::StrFormat("&MetricData.member.%d.MetricName=m&MetricData.member.%d.Value=1", i, i);
+  }
+  std::string values;
+  for (int i = 1; i <= 151; ++i) values += absl::StrFormat("&MetricData.member.1.Values.member.%d=1", i);
+  std::string dims;
+  for (int i = 1; i <= 31; ++i) {
+    dims += absl::StrFormat("&MetricData.member.1.Dimensions.member.%d.Name=d%d"
+                            "&MetricData.member.1.Dimensions.member.%d.Value=v", i, i, i);
+  }
+  std::vector<Case> cases = {
+      {"Namespace=T" + thousand_and_one, "InvalidParameterValue",
+       "The collection MetricData must not have a size greater than 1000"},
+      {"Namespace=T&MetricData.member.1.MetricName=m" + values, "InvalidParameterValue",
+       "MetricData.member.1.Values must not have a size greater than 150"},
+      {"Namespace=T&MetricData.member.1.MetricName=m&MetricData.member.1.Value=1" + dims,
+       "InvalidParameterValue", "MetricData.member.1.Dimensions must not have a size greater than 30"},
+      {"Namespace=T&MetricData.member.1.MetricName=m&MetricData.member.1.Value=1"
+       "&MetricData.member.1.StatisticValues.SampleCount=1&MetricData.member.1.StatisticValues.Sum=1"
+       "&MetricData.member.1.StatisticValues.Minimum=1&MetricData.member.1.StatisticValues.Maximum=1",
+       "InvalidParameterCombination",
+       "The parameters MetricData.member.1.Value and MetricData.member.1.StatisticValues are "
+       "mutually exclusive and you have specified both."},
+      {"Namespace=T&MetricData.member.1.MetricName=m", "MissingParameter",
+       "The parameter MetricData.member.1.Value is required"},
+      {"MetricData.member.1.MetricName=m&MetricData.member.1.Value=1", "MissingParameter",
+       "The parameter Namespace is required."},
+      {"Namespace=AWS/EC2&MetricData.member.1.MetricName=m&MetricData.member.1.Value=1",
+       "InvalidParameterValue", "reserved"},
+      {"Namespace=T&MetricData.member.1.MetricName=m&MetricData.member.1.Value=1"
+       "&MetricData.member.1.Unit=Furlongs", "InvalidParameterValue", "not a valid unit"},
+      {"Namespace=T&MetricData.member.1.MetricName=m&MetricData.member.1.Value=1"
+       "&MetricData.member.1.StorageResolution=5", "InvalidParameterValue", "must be 1"},
+      {"Namespace=T&MetricData.member.1.MetricName=m&MetricData.member.1.Values.member.1=1"
+       "&MetricData.member.1.Counts.member.1=1&MetricData.member.1.Counts.member.2=1",
+       "InvalidParameterValue", "must be of the same size"},
+      {"Namespace=T&MetricData.member.1.MetricName=m&MetricData.member.1.Value=1"
+       "&MetricData.member.1.Dimensions.member.1.Name=a&MetricData.member.1.Dimensions.member.1.Value=x"
+       "&MetricData.member.1.Dimensions.member.2.Name=a&MetricData.member.1.Dimensions.member.2.Value=y",
+       "InvalidParameterValue", "more than once"},
+      {"Namespace=T&MetricData.member.1.MetricName=m&MetricData.member.3.Value=1",
+       "InvalidParameterValue", "without gaps"},
+      {"Namespace=T&MetricData.member.1.MetricName=m&MetricData.member.1.Value=1e400",
+       "InvalidParameterValue", "is invalid"},
+  };
+  for (const Case& c : cases) {
+    HttpResponse r = Call(QueryRequest("PutMetricData", c.body));
+    EXPECT_EQ(r.status, 400) << c.text;
+    EXPECT_THAT(r.body, HasSubstr("<Code>" + c.code + "</Code>")) << c.text;
+    EXPECT_THAT(r.body, HasSubstr(c.text));
+  }
+  EXPECT_EQ(fake_.PutCallsForTest(), 0u);
+  // The empty-list form and Python's repr of doubles.
+  EXPECT_EQ(Call(QueryRequest("PutMetricData",
+                              "Namespace=T&MetricData.member.1.MetricName=x&MetricData.member.1."
+                              "Dimensions=&MetricData.member.1.Value=1e-05&MetricData.member.2."
+                              "MetricName=y&MetricData.member.2.Value=1.2345678901234567e%2B19"))
+                .status,
+            200);
+}
+
+TEST_F(CloudWatchTest, GetMetricStatisticsWithPercentiles) {
+  // 1..100 in one minute, plus a pre-aggregated set that blocks percentiles a minute later.
+  std::string put = R"({"Namespace": "Train", "MetricData": [)";
+  for (int i = 1; i <= 100; ++i) {
+    put += absl::StrFormat(R"(%s{"MetricName": "lat", "Value": %d, "Timestamp": %d, "Unit": "Milliseconds"})",
+                           i == 1 ? "" : ",", i, 1736942400 + (i % 60));
+  }
+  put += R"(, {"MetricName": "lat", "Timestamp": 1736942460, "Unit": "Milliseconds",
+              "StatisticValues": {"SampleCount": 4, "Sum": 10, "Minimum": 1, "Maximum": 4}}]})";
+  ASSERT_EQ(Call(CloudWatchJson("PutMetricData", put)).status, 200);
+
+  nlohmann::json j = Json(CloudWatchJson("GetMetricStatistics", R"({"Namespace": "Train",
+      "MetricName": "lat", "StartTime": 1736942400, "EndTime": 1736942520, "Period": 60,
+      "ExtendedStatistics": ["p50", "p99", "p100"]})"));
+  EXPECT_EQ(j["Label"], "lat");
+  ASSERT_EQ(j["Datapoints"].size(), 2u) << j;
+  EXPECT_EQ(j["Datapoints"][0]["Timestamp"], 1736942400.0);
+  EXPECT_EQ(j["Datapoints"][0]["Unit"], "Milliseconds");
+  EXPECT_EQ(j["Datapoints"][0]["ExtendedStatistics"]["p50"], 50.0);
+  EXPECT_EQ(j["Datapoints"][0]["ExtendedStatistics"]["p99"], 99.0);
+  EXPECT_EQ(j["Datapoints"][0]["ExtendedStatistics"]["p100"], 100.0);
+  // A statistic set of different values has no percentiles: the keys are omitted.
+  EXPECT_TRUE(j["Datapoints"][1]["ExtendedStatistics"].empty()) << j;
+
+  HttpResponse xml = Call(QueryRequest(
+      "GetMetricStatistics",
+      "Namespace=Train&MetricName=lat&StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:02:00Z"
+      "&Period=60&Statistics.member.1=SampleCount&Statistics.member.2=Average"));
+  EXPECT_EQ(xml.status, 200);
+  EXPECT_THAT(xml.body, HasSubstr("<Timestamp>2025-01-15T12:00:00.000Z</Timestamp>"));
+  EXPECT_THAT(xml.body, HasSubstr("<SampleCount>100.0</SampleCount>"));
+  EXPECT_THAT(xml.body, HasSubstr("<Average>50.5</Average>"));
+  EXPECT_THAT(xml.body, HasSubstr("<Average>2.5</Average>"));
+}
+
+TEST_F(CloudWatchTest, GetMetricStatisticsRules) {
+  auto gms = [&](const std::string& extra) {
+    return Call(QueryRequest("GetMetricStatistics", "Namespace=T&MetricName=m" + extra));
+  };
+  HttpResponse r = gms("&StartTime=2025-01-14T00:00:00Z&EndTime=2025-01-15T12:00:00Z&Period=60"
+                       "&Statistics.member.1=Average");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("<Code>InvalidParameterCombination</Code>"));
+  EXPECT_THAT(r.body, HasSubstr("You have requested up to 2160 datapoints, which exceeds the limit "
+                                "of 1440."));
+  r = gms("&StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:05:00Z&Period=61"
+          "&Statistics.member.1=Average");
+  EXPECT_THAT(r.body, HasSubstr("The parameter Period must be 1, 5, 10, 20, 30 or a multiple of 60"));
+  r = gms("&StartTime=2025-01-15T12:05:00Z&EndTime=2025-01-15T12:00:00Z&Period=60"
+          "&Statistics.member.1=Average");
+  EXPECT_THAT(r.body, HasSubstr("The parameter StartTime must be less than the parameter EndTime."));
+  r = gms("&StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:05:00Z&Period=60");
+  EXPECT_THAT(r.body, HasSubstr("<Code>InvalidParameterCombination</Code>"));
+  r = gms("&StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:05:00Z&Period=60"
+          "&Statistics.member.1=Median");
+  EXPECT_THAT(r.body, HasSubstr("is not a valid statistic"));
+  r = gms("&StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:05:00Z&Period=60"
+          "&ExtendedStatistics.member.1=p100.5");
+  EXPECT_THAT(r.body, HasSubstr("is not a valid statistic"));
+  // Three hours back a 1 s period is no longer served: no datapoints, not an error.
+  r = gms("&StartTime=2025-01-15T08:00:00Z&EndTime=2025-01-15T08:10:00Z&Period=1"
+          "&Statistics.member.1=Average");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("<Datapoints/>"));
+}
+
+TEST_F(CloudWatchTest, GetMetricDataPaginatesToCompletion) {
+  std::string put = R"({"Namespace": "Train", "MetricData": [)";
+  for (int i = 0; i < 10; ++i) {
+    put += absl::StrFormat(R"(%s{"MetricName": "loss", "Value": %d, "Timestamp": %d, "StorageResolution": 1})",
+                           i == 0 ? "" : ",", i, 1736942400 + i);
+  }
+  put += "]}";
+  ASSERT_EQ(Call(CloudWatchJson("PutMetricData", put)).status, 200);
+  for (bool ascending : {true, false}) {
+    std::vector<double> seen;
+    std::optional<std::string> token;
+    int pages = 0;
+    do {
+      nlohmann::json request = {
+          {"MetricDataQueries",
+           {{{"Id", "a"},
+             {"MetricStat",
+              {{"Metric", {{"Namespace", "Train"}, {"MetricName", "loss"}}},
+               {"Period", 1},
+               {"Stat", "Maximum"}}}},
+            {{"Id", "b"},
+             {"MetricStat",
+              {{"Metric", {{"Namespace", "Train"}, {"MetricName", "loss"}}},
+               {"Period", 5},
+               {"Stat", "SampleCount"}}}}}},
+          {"StartTime", 1736942400},
+          {"EndTime", 1736942700},
+          {"MaxDatapoints", 3}};
+      if (ascending) request["ScanBy"] = "TimestampAscending";
+      if (token) request["NextToken"] = *token;
+      nlohmann::json j = Json(CloudWatchJson("GetMetricData", request.dump()));
+      for (const auto& result : j["MetricDataResults"]) {
+        for (const auto& v : result["Values"]) seen.push_back(v.get<double>());
+        EXPECT_EQ(result["Timestamps"].size(), result["Values"].size());
+      }
+      token.reset();
+      if (j.contains("NextToken")) token = j["NextToken"].get<std::string>();
+      ASSERT_LT(++pages, 20);
+    } while (token);
+    EXPECT_EQ(pages, 4);  // 12 values, 3 a page
+    std::vector<double> expected = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 5, 5};
+    if (!ascending) expected = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 5, 5};
+    EXPECT_EQ(seen, expected);
+  }
+}
+
+TEST_F(CloudWatchTest, GetMetricDataValidation) {
+  nlohmann::json j = Json(CloudWatchJson("GetMetricData", R"({"MetricDataQueries": [
+      {"Id": "5xx_error", "MetricStat": {"Metric": {"Namespace": "T", "MetricName": "m"},
+       "Period": 60, "Stat": "Average"}}], "StartTime": 1736942400, "EndTime": 1736942700})"),
+                          400);
+  EXPECT_EQ(j["__type"], "com.amazonaws.cloudwatch#ValidationError");
+  EXPECT_EQ(j["message"], "The value 5xx_error for parameter MetricDataQueries.member.1.Id is not "
+                          "matching the expected pattern ^[a-z][a-zA-Z0-9_]*$.");
+  j = Json(CloudWatchJson("GetMetricData", R"j({"MetricDataQueries": [{"Id": "e",
+      "Expression": "SUM(METRICS())"}], "StartTime": 1736942400, "EndTime": 1736942700})j"), 400);
+  EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("Metric math expressions are not supported"));
+  j = Json(CloudWatchJson("GetMetricData", R"({"MetricDataQueries": [{"Id": "a",
+      "MetricStat": {"Metric": {"Namespace": "T", "MetricName": "m"}, "Period": 60,
+      "Stat": "p9x"}}], "StartTime": 1736942400, "EndTime": 1736942700})"), 400);
+  EXPECT_EQ(j["message"], "The value p9x for parameter MetricDataQueries.member.1.MetricStat.Stat "
+                          "is not a valid statistic.");
+  j = Json(CloudWatchJson("GetMetricData", R"({"MetricDataQueries": [{"Id": "a",
+      "MetricStat": {"Metric": {"Namespace": "T", "MetricName": "m"}, "Period": 60,
+      "Stat": "Sum"}}], "StartTime": 1736942400, "EndTime": 1736942700, "NextToken": "bogus"})"),
+           400);
+  EXPECT_EQ(j["__type"], "com.amazonaws.cloudwatch#InvalidNextToken");
+}
+
+TEST_F(CloudWatchTest, ListMetricsPagesFiveHundredAtATime) {
+  for (int batch = 0; batch < 2; ++batch) {
+    std::string put = R"({"Namespace": "Train", "MetricData": [)";
+    for (int i = 0; i < 300; ++i) {
+      put += absl::StrFormat(R"(%s{"MetricName": "m%04d", "Value": 1, "Dimensions": [{"Name": "Host", "Value": "h%d"}]})",
+                             i == 0 ? "" : ",", batch * 300 + i, i % 2);
+    }
+    put += "]}";
+    ASSERT_EQ(Call(CloudWatchJson("PutMetricData", put)).status, 200);
+  }
+  std::set<std::string> names;
+  std::string token;
+  int pages = 0;
+  do {
+    std::string params = "Namespace=Train&Dimensions.member.1.Name=Host";
+    if (!token.empty()) params += "&NextToken=" + token;
+    HttpResponse r = Call(QueryRequest("ListMetrics", params));
+    ASSERT_EQ(r.status, 200) << r.body;
+    size_t pos = 0;
+    while ((pos = r.body.find("<MetricName>", pos)) != std::string::npos) {
+      pos += 12;
+      names.insert(r.body.substr(pos, r.body.find('<', pos) - pos));
+    }
+    size_t t = r.body.find("<NextToken>");
+    token = t == std::string::npos ? "" : r.body.substr(t + 11, r.body.find('<', t + 11) - t - 11);
+    ++pages;
+  } while (!token.empty() && pages < 5);
+  EXPECT_EQ(pages, 2);
+  EXPECT_EQ(names.size(), 600u);
+
+  nlohmann::json j = Json(CloudWatchJson("ListMetrics", R"({"Namespace": "Train",
+      "Dimensions": [{"Name": "Host", "Value": "h1"}], "MetricName": "m0001"})"));
+  ASSERT_EQ(j["Metrics"].size(), 1u);
+  EXPECT_EQ(j["Metrics"][0]["Dimensions"][0]["Value"], "h1");
+  EXPECT_FALSE(j.contains("NextToken"));
+}
+
+}  // namespace
+}  // namespace trainwatch::api

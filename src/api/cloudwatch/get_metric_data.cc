@@ -1,0 +1,263 @@
+// GetMetricData (spec/aws-api.md §4.6): MetricStat queries; pagination by
+// MaxDatapoints over the results in request order.
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_format.h"
+#include "api/errors.h"
+#include "api/cloudwatch/cloudwatch.h"
+#include "api/cloudwatch/statistics.h"
+#include "api/pagination.h"
+
+namespace trainwatch::api::cloudwatch {
+namespace {
+
+bool ValidId(std::string_view id) {
+  if (id.empty() || id.size() > 255 || id[0] < 'a' || id[0] > 'z') return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+void ReadQuery(const Node& q, const Context& context, std::set<std::string>* ids,
+               std::vector<MetricDataQuery>* out, Problems* problems) {
+  size_t before = problems->items.size();
+  MetricDataQuery query;
+  Node id = q["Id"];
+  if (!id.present()) {
+    problems->Add("MissingParameter", absl::StrFormat("The parameter %s is required.", id.path()));
+  } else if (absl::StatusOr<std::string> s = id.String(); !s.ok()) {
+    problems->Add("ValidationError", std::string(s.status().message()));
+  } else if (!ValidId(*s)) {
+    problems->Add("ValidationError",
+                  absl::StrFormat("The value %s for parameter %s is not matching the expected "
+                                  "pattern ^[a-z][a-zA-Z0-9_]*$.",
+                                  *s, id.path()));
+  } else if (!ids->insert(*s).second) {
+    problems->Add("ValidationError",
+                  absl::StrFormat("The value %s for parameter %s is used by more than one query; "
+                                  "Ids must be unique.",
+                                  *s, id.path()));
+  } else {
+    query.id = *s;
+  }
+  if (Node rd = q["ReturnData"]; rd.present()) {
+    absl::StatusOr<bool> b = rd.Bool();
+    if (!b.ok()) {
+      problems->Add("ValidationError", std::string(b.status().message()));
+    } else {
+      query.return_data = *b;
+    }
+  }
+  if (Node account = q["AccountId"]; account.present()) {
+    absl::StatusOr<std::string> a = account.String();
+    if (!a.ok() || *a != context.account_id) {
+      problems->Add("ValidationError",
+                    absl::StrFormat("The parameter %s must be absent or this server's account "
+                                    "(%s).",
+                                    account.path(), context.account_id));
+    }
+  }
+  Node label = q["Label"];
+  if (label.present()) {
+    if (absl::StatusOr<std::string> s = label.String(); s.ok()) {
+      query.label = *s;
+    } else {
+      problems->Add("ValidationError", std::string(s.status().message()));
+    }
+  }
+  Node stat = q["MetricStat"];
+  Node expression = q["Expression"];
+  if (stat.present() == expression.present()) {
+    problems->Add("ValidationError",
+                  absl::StrFormat("The parameter %s must contain exactly one of MetricStat and "
+                                  "Expression.",
+                                  q.path()));
+  } else if (expression.present()) {
+    absl::StatusOr<std::string> e = expression.String();
+    if (!e.ok() || e->empty() || e->size() > 2048) {
+      problems->Add("ValidationError",
+                    absl::StrFormat("The parameter %s must be 1-2048 characters.",
+                                    expression.path()));
+    } else if (query.return_data) {
+      problems->Add("ValidationError",
+                    absl::StrFormat("Metric math expressions are not supported by trainwatch yet "
+                                    "(%s); use MetricStat queries.",
+                                    expression.path()));
+    }
+    query.expression = true;
+  } else {
+    Node metric = stat["Metric"];
+    if (!metric.present()) {
+      problems->Add("MissingParameter",
+                    absl::StrFormat("The parameter %s is required.", metric.path()));
+    } else {
+      std::optional<std::string> ns = ReadNamespace(metric["Namespace"], true, problems);
+      std::optional<std::string> name = ReadMetricName(metric["MetricName"], true, problems);
+      query.metric.dimensions = ReadDimensions(metric["Dimensions"], problems);
+      if (ns) query.metric.ns = *ns;
+      if (name) query.metric.metric = *name;
+    }
+    Node period = stat["Period"];
+    if (!period.present()) {
+      problems->Add("MissingParameter",
+                    absl::StrFormat("The parameter %s is required.", period.path()));
+    } else if (absl::StatusOr<int64_t> p = period.Int(); !p.ok() || !IsAllowedPeriod(*p)) {
+      problems->Add("InvalidParameterValue",
+                    absl::StrFormat("The parameter %s must be 1, 5, 10, 20, 30 or a multiple of "
+                                    "60.",
+                                    period.path()));
+    } else {
+      query.period_s = *p;
+    }
+    Node s = stat["Stat"];
+    if (!s.present()) {
+      problems->Add("MissingParameter", absl::StrFormat("The parameter %s is required.", s.path()));
+    } else if (absl::StatusOr<std::string> text = s.String(); !text.ok()) {
+      problems->Add("ValidationError", std::string(text.status().message()));
+    } else if (absl::StatusOr<Statistic> parsed = ParseAnyStatistic(*text); !parsed.ok()) {
+      if (absl::IsUnimplemented(parsed.status())) {
+        problems->Add("InvalidParameterValue",
+                      absl::StrFormat("The value %s for parameter %s %s", QuoteValue(*text),
+                                      s.path(), parsed.status().message()));
+      } else {
+        problems->Add("ValidationError",
+                      absl::StrFormat("The value %s for parameter %s is not a valid statistic.",
+                                      *text, s.path()));
+      }
+    } else {
+      query.stat = *parsed;
+    }
+    query.unit = ReadUnit(stat["Unit"], problems);
+    if (!label.present()) query.label = query.metric.metric;
+  }
+  if (problems->items.size() == before) out->push_back(std::move(query));
+}
+
+}  // namespace
+
+absl::StatusOr<GetMetricDataRequest> DecodeGetMetricData(const Node& input,
+                                                         const Context& context) {
+  Problems problems;
+  GetMetricDataRequest request;
+  Node queries = input["MetricDataQueries"];
+  if (!queries.present()) {
+    problems.Add("MissingParameter", "The parameter MetricDataQueries is required.");
+    return problems.ToStatus();
+  }
+  absl::StatusOr<std::vector<Node>> items = queries.List();
+  if (!items.ok()) return ValidationError(MessageOf(items.status()));
+  if (items->empty() || items->size() > kMaxMetricDataQueries) {
+    return ValidationError(absl::StrFormat(
+        "The collection MetricDataQueries must have between 1 and %d items (got %d).",
+        kMaxMetricDataQueries, items->size()));
+  }
+  std::set<std::string> ids;
+  for (const Node& q : *items) ReadQuery(q, context, &ids, &request.queries, &problems);
+  ReadTimeRange(input, &request.start_ms, &request.end_ms, &problems);
+
+  if (Node scan = input["ScanBy"]; scan.present()) {
+    absl::StatusOr<std::string> s = scan.String();
+    if (s.ok() && *s == "TimestampAscending") {
+      request.descending = false;
+    } else if (!s.ok() || *s != "TimestampDescending") {
+      problems.Add("InvalidParameterValue",
+                   "The parameter ScanBy must be TimestampDescending or TimestampAscending.");
+    }
+  }
+  if (Node max = input["MaxDatapoints"]; max.present()) {
+    absl::StatusOr<int64_t> m = max.Int();
+    if (!m.ok() || *m < 1) {
+      problems.Add("InvalidParameterValue", "The parameter MaxDatapoints must be at least 1.");
+    } else {
+      request.max_datapoints = std::min(*m, kMaxGetMetricDataDatapoints);
+    }
+  }
+  if (!problems.empty()) return problems.ToStatus();
+
+  if (Node token = input["NextToken"]; token.present()) {
+    absl::StatusOr<std::string> text = token.String();
+    std::optional<nlohmann::json> cursor;
+    if (text.ok()) cursor = DecodeToken(*text);
+    const nlohmann::json* q = nullptr;
+    if (cursor) {
+      auto it = cursor->find("q");
+      if (it != cursor->end()) q = &*it;
+    }
+    if (q == nullptr || !q->is_number_unsigned() ||
+        q->get<size_t>() >= request.queries.size()) {
+      return AwsStatus("InvalidNextToken",
+                       absl::StrFormat("The NextToken %s is invalid; pass the NextToken of the "
+                                       "previous response with the same queries.",
+                                       QuoteValue(text.ok() ? *text : "")));
+    }
+    request.resume_query = q->get<size_t>();
+    if (auto t = cursor->find("t"); t != cursor->end() && t->is_number_integer()) {
+      request.resume_after_ms = t->get<int64_t>();
+    }
+  }
+  return request;
+}
+
+absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataRequest& request,
+                                                       const Context& context,
+                                                       const Backends& backends) {
+  if (backends.metrics == nullptr) {
+    return BackendMissing("metric store");
+  }
+  GetMetricDataResponse response;
+  size_t remaining = static_cast<size_t>(request.max_datapoints);
+  for (size_t qi = request.resume_query; qi < request.queries.size(); ++qi) {
+    const MetricDataQuery& q = request.queries[qi];
+    if (!q.return_data || q.expression) continue;
+    if (remaining == 0) {
+      response.next_token = EncodeToken({{"q", qi}});
+      break;
+    }
+    StatisticsQuery query;
+    query.metric = q.metric;
+    query.unit = q.unit;
+    query.start_ms = request.start_ms;
+    query.end_ms = request.end_ms;
+    query.period_s = q.period_s;
+    query.now_ms = context.now_ms;
+    query.statistics = {q.stat};
+    query.descending = request.descending;
+    if (qi == request.resume_query) query.resume_after_ms = request.resume_after_ms;
+    query.max_buckets = remaining + 1;  // one more tells whether the query goes on
+    absl::StatusOr<std::vector<StatisticsBucket>> buckets = backends.metrics->GetStatistics(query);
+    if (!buckets.ok()) return buckets.status();
+
+    size_t take = std::min(buckets->size(), remaining);
+    // Never end a page inside one timestamp (several units): the token resumes
+    // after a timestamp. A page holding nothing else takes the partial group.
+    if (take < buckets->size() && take > 0) {
+      size_t cut = take;
+      while (cut > 0 && (*buckets)[cut].t_ms == (*buckets)[cut - 1].t_ms) --cut;
+      if (cut > 0 || remaining < static_cast<size_t>(request.max_datapoints)) take = cut;
+    }
+    MetricDataResult result;
+    result.id = q.id;
+    result.label = q.label;
+    for (size_t i = 0; i < take; ++i) {
+      const StatisticsBucket& b = (*buckets)[i];
+      if (b.values.empty() || !b.values[0]) continue;  // e.g. no percentile for this bucket
+      result.timestamps_ms.push_back(b.t_ms);
+      result.values.push_back(*b.values[0]);
+    }
+    remaining -= take;
+    bool more = take < buckets->size();
+    if (more) {
+      result.status_code = "PartialData";
+      nlohmann::json cursor = {{"q", qi}};
+      if (take > 0) cursor["t"] = (*buckets)[take - 1].t_ms;
+      else if (query.resume_after_ms) cursor["t"] = *query.resume_after_ms;
+      response.next_token = EncodeToken(std::move(cursor));
+    }
+    response.results.push_back(std::move(result));
+    if (more) break;
+  }
+  return response;
+}
+
+}  // namespace trainwatch::api::cloudwatch

@@ -1,0 +1,61 @@
+#pragma once
+// HttpRequest / HttpResponse: the api layer's own HTTP value types, so that
+// every operation can be tested without sockets. The server (Beast) converts
+// to and from these; nothing here knows about connections.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace trainwatch::api {
+
+// Header fields in arrival order. Names compare case-insensitively (clients
+// send both "Host" and "host"); values are kept as received.
+class Headers {
+ public:
+  void Add(std::string name, std::string value);
+  // Removes every field called `name`, then adds one.
+  void Set(std::string_view name, std::string value);
+  void Remove(std::string_view name);
+  // The first field called `name`, or nullptr.
+  const std::string* Find(std::string_view name) const;
+  // Every value of fields called `name`, in arrival order.
+  std::vector<std::string_view> FindAll(std::string_view name) const;
+  bool Has(std::string_view name) const { return Find(name) != nullptr; }
+
+  const std::vector<std::pair<std::string, std::string>>& entries() const { return entries_; }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> entries_;
+};
+
+struct HttpRequest {
+  std::string method = "POST";
+  std::string target = "/";  // path and query string as received
+  Headers headers;
+  std::string body;  // bytes as received (still compressed if Content-Encoding says so)
+
+  std::string_view Path() const;   // target up to '?'
+  std::string_view Query() const;  // after '?', or empty
+};
+
+struct HttpResponse {
+  int status = 200;
+  Headers headers;
+  std::string body;
+};
+
+// ASCII case-insensitive equality (header names, tokens).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// The reason phrase for a status code ("Bad Request"); "Unknown" if not known.
+std::string_view StatusReason(int status);
+
+// A random version-4 UUID ("c0ffee00-0000-4000-8000-000000000001" shape), the
+// x-amzn-RequestId of a response. Thread-safe.
+std::string NewRequestId();
+
+}  // namespace trainwatch::api

@@ -1,0 +1,394 @@
+#include "api/native/native_api.h"
+
+#include "api/native/native_util.h"
+
+#include <cmath>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "api/api.h"
+#include "api/errors.h"
+#include "api/form.h"
+#include "api/gzip.h"
+#include "api/logs/logs.h"
+#include "api/pagination.h"
+#include "api/wire_time.h"
+#include "util/time_parse.h"
+
+namespace trainwatch::api {
+namespace native_internal {
+
+HttpResponse Reply(int status, const Json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.headers.Add("Content-Type", "application/json");
+  r.body = DumpJson(body);
+  r.body.push_back('\n');
+  return r;
+}
+
+HttpResponse Error(int status, std::string_view code, std::string_view message) {
+  return Reply(status, Json{{"error", {{"code", code}, {"message", message}}}});
+}
+
+// A status from a backend or validation, in this API's error shape.
+HttpResponse FromStatus(const absl::Status& s) {
+  std::string message(MessageOf(s));
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+      return Error(400, "InvalidArgument", message);
+    case absl::StatusCode::kNotFound: return Error(404, "NotFound", message);
+    case absl::StatusCode::kAlreadyExists: return Error(409, "AlreadyExists", message);
+    case absl::StatusCode::kFailedPrecondition: return Error(409, "FailedPrecondition", message);
+    case absl::StatusCode::kResourceExhausted:
+      return Error(AwsCodeOf(s) == "RequestEntityTooLarge" ? 413 : 503, "ResourceExhausted",
+                   message);
+    case absl::StatusCode::kUnavailable: return Error(503, "Unavailable", message);
+    case absl::StatusCode::kUnimplemented: return Error(501, "Unimplemented", message);
+    default: return Error(500, "Internal", message);
+  }
+}
+
+HttpResponse NoBackend(std::string_view what) {
+  return Error(501, "Unimplemented",
+               absl::StrFormat("this trainwatch server has no %s attached; see docs/api.md",
+                               what));
+}
+
+HttpResponse MethodNotAllowed(std::string_view allowed) {
+  HttpResponse r = Error(405, "MethodNotAllowed",
+                         absl::StrFormat("use %s for this resource", allowed));
+  r.headers.Add("Allow", std::string(allowed));
+  return r;
+}
+
+const std::string* Param(const Params& params, std::string_view name) {
+  for (const auto& [k, v] : params) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> ParamAll(const Params& params, std::string_view name) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : params) {
+    if (k == name) out.push_back(v);
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> TimeParam(const Params& params, std::string_view name, int64_t now_ms,
+                                  std::optional<int64_t> fallback) {
+  const std::string* v = Param(params, name);
+  if (v == nullptr) {
+    if (fallback) return *fallback;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "query parameter %s is required (a time: now-1h, 2025-01-15T12:00:00Z or epoch seconds)",
+        name));
+  }
+  absl::StatusOr<int64_t> t = util::ParseTimeMs(*v, now_ms);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("query parameter %s: %s", name, MessageOf(t.status())));
+  }
+  return t;
+}
+
+absl::StatusOr<int64_t> IntParam(const Params& params, std::string_view name, int64_t fallback,
+                                 int64_t min, int64_t max) {
+  const std::string* v = Param(params, name);
+  if (v == nullptr) return fallback;
+  char* end = nullptr;
+  long long n = std::strtoll(v->c_str(), &end, 10);
+  if (v->empty() || *end != '\0' || n < min || n > max) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "query parameter %s=%s: want an integer from %d to %d", name, *v, min, max));
+  }
+  return n;
+}
+
+// "Name=Value" (exact) or "Name" (any value).
+std::vector<DimensionFilter> DimensionParams(const Params& params) {
+  std::vector<DimensionFilter> out;
+  for (const std::string& d : ParamAll(params, "dimension")) {
+    size_t eq = d.find('=');
+    if (eq == std::string::npos) {
+      out.push_back({d, std::nullopt});
+    } else {
+      out.push_back({d.substr(0, eq), d.substr(eq + 1)});
+    }
+  }
+  return out;
+}
+
+Json DimensionsJson(const std::vector<model::Dimension>& dims) {
+  Json out = Json::object();
+  for (const model::Dimension& d : dims) out[d.name] = d.value;
+  return out;
+}
+
+Json JobJson(const model::JobRecord& job) {
+  Json j;
+  j["name"] = job.name;
+  j["status"] = std::string(model::JobStatusName(job.status));
+  j["secondary_status"] = std::string(model::SecondaryStatusName(job.secondary_status));
+  if (!job.failure_reason.empty()) j["failure_reason"] = job.failure_reason;
+  j["creation_ms"] = job.creation_ms;
+  if (job.training_start_ms) j["training_start_ms"] = *job.training_start_ms;
+  if (job.training_end_ms) j["training_end_ms"] = *job.training_end_ms;
+  j["last_modified_ms"] = job.last_modified_ms;
+  Json transitions = Json::array();
+  for (const model::StatusTransition& t : job.transitions) {
+    Json item{{"status", std::string(model::SecondaryStatusName(t.status))},
+              {"start_ms", t.start_ms}};
+    if (t.end_ms) item["end_ms"] = *t.end_ms;
+    item["message"] = t.message;
+    transitions.push_back(std::move(item));
+  }
+  j["transitions"] = std::move(transitions);
+  Json finals = Json::array();
+  for (const model::FinalMetric& m : job.final_metrics) {
+    finals.push_back({{"name", m.name}, {"value", m.value}, {"t_ms", m.t_ms}});
+  }
+  j["final_metrics"] = std::move(finals);
+  Json defs = Json::array();
+  for (const model::MetricDefinition& d : job.metric_definitions) {
+    defs.push_back({{"name", d.name}, {"regex", d.regex}});
+  }
+  j["metric_definitions"] = std::move(defs);
+  j["command"] = job.command;
+  j["host"] = job.HostName();
+  j["log_stream"] = job.log_stream;
+  if (job.exit_code) j["exit_code"] = *job.exit_code;
+  if (job.exit_signal) j["exit_signal"] = *job.exit_signal;
+  return j;
+}
+
+}  // namespace native_internal
+
+using namespace native_internal;
+
+namespace {
+constexpr std::string_view kPrefix = "/api/v1/";
+}  // namespace
+
+NativeApi::NativeApi(NativeOptions options, Backends backends, const util::Clock& clock)
+    : options_(std::move(options)), backends_(backends), clock_(clock) {}
+
+HttpResponse NativeApi::TooLarge(size_t limit_bytes) const {
+  return Error(413, "RequestEntityTooLarge",
+               absl::StrFormat("the request body exceeds the limit of %d bytes; send smaller "
+                               "batches",
+                               limit_bytes));
+}
+
+HttpResponse NativeApi::Handle(const HttpRequest& request) const {
+  std::string_view path = request.Path();
+  if (path.substr(0, kPrefix.size()) != kPrefix) {
+    return Error(404, "NotFound", "trainwatch's API lives under /api/v1/");
+  }
+  std::string_view rest = path.substr(kPrefix.size());
+  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  bool get = request.method == "GET" || request.method == "HEAD";
+  bool post = request.method == "POST";
+  if (rest == "health") return get ? Health() : MethodNotAllowed("GET");
+  if (rest == "samples") return post ? IngestSamples(request) : MethodNotAllowed("POST");
+  if (rest == "metrics") return get ? ListMetrics(request) : MethodNotAllowed("GET");
+  if (rest == "metrics/statistics") return get ? Statistics(request) : MethodNotAllowed("GET");
+  if (rest == "logs/groups") return get ? LogGroups(request) : MethodNotAllowed("GET");
+  if (rest == "logs/streams") return get ? LogStreams(request) : MethodNotAllowed("GET");
+  if (rest == "logs/events") return get ? LogEvents(request) : MethodNotAllowed("GET");
+  if (rest == "jobs") return get ? Jobs(request) : MethodNotAllowed("GET");
+  if (rest.substr(0, 5) == "jobs/") {
+    std::string_view name = rest.substr(5);
+    bool stop = name.size() > 5 && name.substr(name.size() - 5) == "/stop";
+    if (stop) {
+      name.remove_suffix(5);
+      return post ? StopJob(std::string(name)) : MethodNotAllowed("POST");
+    }
+    if (name.find('/') == std::string_view::npos) {
+      return get ? Job(std::string(name)) : MethodNotAllowed("GET");
+    }
+  }
+  return Error(404, "NotFound",
+               absl::StrFormat("no resource %s; see docs/api.md for the API", std::string(path)));
+}
+
+HttpResponse NativeApi::Health() const {
+  Json body;
+  body["status"] = "ok";
+  body["version"] = options_.version;
+  body["time_ms"] = clock_.NowMs();
+  body["backends"] = {{"samples", backends_.samples != nullptr},
+                      {"metrics", backends_.metrics != nullptr},
+                      {"logs", backends_.logs != nullptr},
+                      {"jobs", backends_.jobs != nullptr}};
+  return Reply(200, body);
+}
+
+absl::StatusOr<model::SampleBatch> NativeApi::DecodeSamples(std::string_view body) const {
+  if (JsonNestingDepth(body, 8) > 8) {
+    return absl::InvalidArgumentError("the body nests JSON deeper than the samples format allows");
+  }
+  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return absl::InvalidArgumentError(
+        "the body must be a JSON object {\"series\": [...]}; see docs/api.md");
+  }
+  auto series = doc.find("series");
+  if (series == doc.end() || !series->is_array()) {
+    return absl::InvalidArgumentError("member \"series\" must be a list of series");
+  }
+  model::SampleBatch batch;
+  batch.series.reserve(series->size());
+  size_t total = 0;
+  for (size_t i = 0; i < series->size(); ++i) {
+    const nlohmann::json& s = (*series)[i];
+    auto where = [&](std::string_view what) {
+      return absl::InvalidArgumentError(absl::StrFormat("series[%d]: %s", i, what));
+    };
+    if (!s.is_object()) return where("must be an object");
+    auto text = [&](const char* key, std::string fallback) -> std::optional<std::string> {
+      auto it = s.find(key);
+      if (it == s.end()) return fallback;
+      if (!it->is_string()) return std::nullopt;
+      return it->get<std::string>();
+    };
+    std::optional<std::string> ns = text("namespace", "");
+    std::optional<std::string> metric = text("metric", "");
+    std::optional<std::string> unit = text("unit", "None");
+    if (!ns || !metric || !unit) return where("namespace, metric and unit must be strings");
+    std::vector<model::Dimension> dims;
+    if (auto d = s.find("dimensions"); d != s.end()) {
+      if (!d->is_object()) return where("dimensions must be an object of strings");
+      for (const auto& [k, v] : d->items()) {
+        if (!v.is_string()) return where(absl::StrFormat("dimension %s must be a string", k));
+        dims.push_back({k, v.get<std::string>()});
+      }
+    }
+    absl::StatusOr<model::SeriesKey> key =
+        model::MakeSeriesKey(*ns, *metric, std::move(dims), *unit);
+    if (!key.ok()) return where(MessageOf(key.status()));
+    model::SeriesSamples out;
+    out.key = *std::move(key);
+    if (auto r = s.find("storage_resolution"); r != s.end()) {
+      if (!r->is_number_integer() || (r->get<int64_t>() != 1 && r->get<int64_t>() != 60)) {
+        return where("storage_resolution must be 1 or 60");
+      }
+      out.storage_resolution_s = static_cast<int>(r->get<int64_t>());
+    }
+    auto t = s.find("t_ms");
+    auto v = s.find("values");
+    auto c = s.find("counts");
+    if (t == s.end() || v == s.end() || !t->is_array() || !v->is_array() ||
+        t->size() != v->size()) {
+      return where("t_ms and values must be lists of the same length");
+    }
+    if (c != s.end() && (!c->is_array() || c->size() != v->size())) {
+      return where("counts, when given, must be a list as long as values");
+    }
+    total += t->size();
+    if (total > options_.max_samples_per_request) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "more than %d samples in one request; send smaller batches",
+          options_.max_samples_per_request));
+    }
+    for (size_t k = 0; k < t->size(); ++k) {
+      const nlohmann::json& tk = (*t)[k];
+      const nlohmann::json& vk = (*v)[k];
+      if (!tk.is_number_integer() || !vk.is_number()) {
+        return where(absl::StrFormat("sample %d: t_ms must be an integer and value a number", k));
+      }
+      double value = vk.get<double>();
+      if (!std::isfinite(value)) return where(absl::StrFormat("sample %d is not finite", k));
+      if (c != s.end()) {
+        const nlohmann::json& ck = (*c)[k];
+        if (!ck.is_number() || !(ck.get<double>() >= 0) || !std::isfinite(ck.get<double>())) {
+          return where(absl::StrFormat("sample %d: count must be a finite number >= 0", k));
+        }
+        out.weighted.push_back({tk.get<int64_t>(), value, ck.get<double>()});
+      } else {
+        out.samples.push_back({tk.get<int64_t>(), value});
+      }
+    }
+    batch.series.push_back(std::move(out));
+  }
+  return batch;
+}
+
+HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
+  if (backends_.samples == nullptr) return NoBackend("metric store");
+  std::string inflated;
+  std::string_view body = request.body;
+  if (const std::string* enc = request.headers.Find("Content-Encoding")) {
+    std::string e = absl::AsciiStrToLower(absl::StripAsciiWhitespace(*enc));
+    if (e == "gzip") {
+      absl::StatusOr<std::string> out = Gunzip(request.body, options_.max_decompressed_bytes);
+      if (absl::IsResourceExhausted(out.status())) return TooLarge(options_.max_decompressed_bytes);
+      if (!out.ok()) return FromStatus(out.status());
+      inflated = *std::move(out);
+      body = inflated;
+    } else if (!e.empty() && e != "identity") {
+      return Error(415, "UnsupportedMediaType",
+                   absl::StrFormat("Content-Encoding %s is not supported; use gzip", e.substr(0, 64)));
+    }
+  }
+  absl::StatusOr<model::SampleBatch> batch = DecodeSamples(body);
+  if (!batch.ok()) return FromStatus(batch.status());
+  size_t count = batch->SampleCount();
+  if (count > 0) {
+    absl::Status put = backends_.samples->Put(*batch);
+    if (!put.ok()) return FromStatus(put);
+  }
+  return Reply(200, Json{{"accepted", count}});
+}
+
+HttpResponse NativeApi::ListMetrics(const HttpRequest& request) const {
+  if (backends_.metrics == nullptr) return NoBackend("metric store");
+  absl::StatusOr<Params> params = DecodeFormPairs(request.Query());
+  if (!params.ok()) return FromStatus(params.status());
+  int64_t now = clock_.NowMs();
+  ListMetricsQuery query;
+  if (const std::string* ns = Param(*params, "namespace")) query.ns = *ns;
+  if (const std::string* m = Param(*params, "metric")) query.metric = *m;
+  query.dimensions = DimensionParams(*params);
+  absl::StatusOr<int64_t> since = TimeParam(*params, "since", now, now - 14 * 86400000LL);
+  absl::StatusOr<int64_t> limit = IntParam(*params, "limit", 500, 1, 10000);
+  if (!since.ok()) return FromStatus(since.status());
+  if (!limit.ok()) return FromStatus(limit.status());
+  query.active_since_ms = *since;
+  query.limit = static_cast<size_t>(*limit) + 1;
+  if (const std::string* after = Param(*params, "after")) {
+    std::optional<nlohmann::json> cursor = DecodeToken(*after);
+    if (!cursor || !cursor->contains("n") || !cursor->contains("m") || !cursor->contains("d") ||
+        !(*cursor)["n"].is_string() || !(*cursor)["m"].is_string() || !(*cursor)["d"].is_object()) {
+      return Error(400, "InvalidArgument", "query parameter after is not a token from this API");
+    }
+    MetricId id{(*cursor)["n"].get<std::string>(), (*cursor)["m"].get<std::string>(), {}};
+    for (const auto& [k, v] : (*cursor)["d"].items()) {
+      if (v.is_string()) id.dimensions.push_back({k, v.get<std::string>()});
+    }
+    query.after = std::move(id);
+  }
+  absl::StatusOr<std::vector<MetricId>> metrics = backends_.metrics->ListMetrics(query);
+  if (!metrics.ok()) return FromStatus(metrics.status());
+  Json body;
+  Json items = Json::array();
+  bool more = metrics->size() > static_cast<size_t>(*limit);
+  if (more) metrics->resize(static_cast<size_t>(*limit));
+  for (const MetricId& m : *metrics) {
+    items.push_back({{"namespace", m.ns}, {"metric", m.metric},
+                     {"dimensions", DimensionsJson(m.dimensions)}});
+  }
+  body["metrics"] = std::move(items);
+  if (more) {
+    const MetricId& last = metrics->back();
+    nlohmann::json dims = nlohmann::json::object();
+    for (const model::Dimension& d : last.dimensions) dims[d.name] = d.value;
+    body["next"] = EncodeToken({{"n", last.ns}, {"m", last.metric}, {"d", dims}});
+  }
+  return Reply(200, body);
+}
+
+}  // namespace trainwatch::api

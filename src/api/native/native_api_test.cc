@@ -1,0 +1,138 @@
+#include "api/native/native_api.h"
+
+#include "api/gzip.h"
+#include "api/testing/fake_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace trainwatch::api {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kNow = 1736942700000;
+
+class NativeApiTest : public ::testing::Test {
+ protected:
+  NativeApiTest() : clock_(kNow), fake_(clock_), api_(NativeOptions{}, fake_.backends(), clock_) {}
+
+  nlohmann::json Call(std::string method, std::string target, std::string body = "",
+                      int status = 200) {
+    HttpRequest r;
+    r.method = std::move(method);
+    r.target = std::move(target);
+    r.body = std::move(body);
+    HttpResponse out = api_.Handle(r);
+    EXPECT_EQ(out.status, status) << out.body;
+    EXPECT_EQ(*out.headers.Find("Content-Type"), "application/json");
+    return nlohmann::json::parse(out.body, nullptr, false);
+  }
+
+  util::FakeClock clock_;
+  testing::FakeBackend fake_;
+  NativeApi api_;
+};
+
+TEST_F(NativeApiTest, HealthAndRoutes) {
+  nlohmann::json j = Call("GET", "/api/v1/health");
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["backends"]["metrics"], true);
+  EXPECT_EQ(Call("GET", "/api/v1/nope", "", 404)["error"]["code"], "NotFound");
+  EXPECT_EQ(Call("POST", "/api/v1/health", "", 405)["error"]["code"], "MethodNotAllowed");
+}
+
+TEST_F(NativeApiTest, IngestThenQuery) {
+  nlohmann::json batch = {
+      {"series",
+       {{{"namespace", "Train"}, {"metric", "loss"}, {"dimensions", {{"TrainingJobName", "j1"}}},
+         {"t_ms", {kNow - 3000, kNow - 2000, kNow - 1000}}, {"values", {0.5, 0.4, 0.3}}},
+        {{"namespace", "Train"}, {"metric", "gpu"}, {"unit", "Percent"},
+         {"t_ms", {kNow - 1000, kNow - 1000}}, {"values", {80, 90}}, {"counts", {3, 1}}}}}};
+  EXPECT_EQ(Call("POST", "/api/v1/samples", batch.dump())["accepted"], 5);
+  auto loss = fake_.ObservationsForTest(
+      *model::MakeSeriesKey("Train", "loss", {{"TrainingJobName", "j1"}}, "None"));
+  ASSERT_EQ(loss.size(), 3u);
+  EXPECT_EQ(loss[2].value, 0.3);
+
+  // gzip bodies too.
+  HttpRequest gz;
+  gz.method = "POST";
+  gz.target = "/api/v1/samples";
+  gz.headers.Add("Content-Encoding", "gzip");
+  gz.body = Gzip(batch.dump());
+  EXPECT_EQ(api_.Handle(gz).status, 200);
+
+  nlohmann::json j = Call("GET", "/api/v1/metrics?namespace=Train&dimension=TrainingJobName");
+  ASSERT_EQ(j["metrics"].size(), 1u);
+  EXPECT_EQ(j["metrics"][0]["metric"], "loss");
+  j = Call("GET", "/api/v1/metrics/statistics?namespace=Train&metric=gpu&unit=Percent"
+                  "&start=now-1m&period=60s&stat=Average&stat=p50&stat=SampleCount");
+  ASSERT_EQ(j["datapoints"].size(), 1u) << j;
+  EXPECT_EQ(j["datapoints"][0]["values"]["SampleCount"], 8.0);
+  EXPECT_EQ(j["datapoints"][0]["values"]["Average"], 82.5);
+  EXPECT_EQ(j["datapoints"][0]["values"]["p50"], 80.0);
+  j = Call("GET", "/api/v1/metrics/statistics?namespace=Train&metric=gpu&period=7s", "", 400);
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("period=7s"));
+}
+
+TEST_F(NativeApiTest, IngestErrorsNameTheProblem) {
+  struct Case {
+    std::string body;
+    std::string text;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"not json", "JSON object"},
+           {R"({"series": [{"namespace": "T", "metric": "m", "t_ms": [1, 2], "values": [1]}]})",
+            "same length"},
+           {R"({"series": [{"namespace": "", "metric": "m", "t_ms": [1], "values": [1]}]})",
+            "series[0]"},
+           {R"({"series": [{"namespace": "T", "metric": "m", "t_ms": [1.5], "values": [1]}]})",
+            "t_ms must be an integer"},
+           {R"({"series": [{"namespace": "T", "metric": "m", "t_ms": [1], "values": [1], "storage_resolution": 5}]})",
+            "storage_resolution"},
+       }) {
+    nlohmann::json j = Call("POST", "/api/v1/samples", c.body, 400);
+    EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr(c.text)) << c.body;
+  }
+  EXPECT_EQ(fake_.PutCallsForTest(), 0u);
+  // A store that refuses (e.g. overloaded) gives 503 so agents retry.
+  fake_.RejectMetric("busy", absl::UnavailableError("ingest queue full"));
+  nlohmann::json j = Call("POST", "/api/v1/samples",
+                          R"({"series": [{"namespace": "T", "metric": "busy", "t_ms": [1], "values": [1]}]})",
+                          503);
+  EXPECT_EQ(j["error"]["code"], "Unavailable");
+}
+
+TEST_F(NativeApiTest, LogsAndJobs) {
+  ASSERT_TRUE(fake_.CreateLogGroup("g", kNow).ok());
+  ASSERT_TRUE(fake_.CreateLogStream({"g", "s"}, kNow).ok());
+  ASSERT_TRUE(fake_.PutLogEvents({{"g", "s"}, {{kNow - 2, "one"}, {kNow - 1, "two"}}}, kNow).ok());
+  nlohmann::json j = Call("GET", "/api/v1/logs/events?group=g&stream=s&limit=1");
+  ASSERT_EQ(j["events"].size(), 1u);
+  EXPECT_EQ(j["events"][0]["message"], "one");
+  j = Call("GET", "/api/v1/logs/events?group=g&stream=s&after=" + j["next"].get<std::string>());
+  ASSERT_EQ(j["events"].size(), 1u);
+  EXPECT_EQ(j["events"][0]["message"], "two");
+  std::string last = j["next"].get<std::string>();
+  j = Call("GET", "/api/v1/logs/events?group=g&stream=s&after=" + last);
+  EXPECT_TRUE(j["events"].empty());
+  EXPECT_EQ(j["next"], last);
+  EXPECT_EQ(Call("GET", "/api/v1/logs/events?group=g&stream=nope", "", 404)["error"]["message"],
+            "The specified log stream does not exist.");
+  EXPECT_EQ(Call("GET", "/api/v1/logs/streams?group=g")["streams"][0]["name"], "s");
+
+  model::JobRecord job;
+  job.name = "mnist-7";
+  job.creation_ms = kNow;
+  fake_.SetJob(job);
+  EXPECT_EQ(Call("GET", "/api/v1/jobs")["jobs"][0]["name"], "mnist-7");
+  EXPECT_EQ(Call("GET", "/api/v1/jobs/mnist-7")["status"], "InProgress");
+  EXPECT_EQ(Call("POST", "/api/v1/jobs/mnist-7/stop")["status"], "Stopping");
+  EXPECT_EQ(Call("POST", "/api/v1/jobs/mnist-7/stop", "", 409)["error"]["code"],
+            "FailedPrecondition");
+  EXPECT_EQ(Call("GET", "/api/v1/jobs/other", "", 404)["error"]["code"], "NotFound");
+}
+
+}  // namespace
+}  // namespace trainwatch::api

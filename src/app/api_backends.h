@@ -1,0 +1,86 @@
+#pragma once
+// The api's backends over the store, for `trainwatch server` (composition
+// root: it may use every layer).
+//
+// What is served: CloudWatch metric reads (GetMetricStatistics,
+// GetMetricData, ListMetrics through query/metrics.h), CloudWatch Logs
+// (reads, and writes when this process holds the data folder's writer lock)
+// and SageMaker's job reads and StopTrainingJob (a signal to the job's
+// runner), over a store::Db that `trainwatch run` writes. CreateTrainingJob
+// is not wired yet (local jobs start with `trainwatch run`).
+// Thread-safe (store::Db is).
+
+#include <memory>
+#include <string>
+
+#include "api/backend.h"
+#include "store/db.h"
+#include "util/clock.h"
+
+namespace trainwatch::app {
+
+// Opens `data_dir` for `trainwatch server`: as a follower of whoever writes it
+// (`trainwatch run`), never holding the writer lock itself, so runs can start
+// while the server serves. An empty or missing folder is initialised first.
+// `clock` (default: the system clock) must outlive the Db.
+absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_dir,
+                                                        util::Clock* clock = nullptr);
+
+class StoreMetricsBackend final : public api::MetricsReader, public model::SampleSink {
+ public:
+  explicit StoreMetricsBackend(store::Db& db) : db_(db) {}
+
+  // FailedPrecondition (naming the writer) when this process only follows the folder.
+  absl::Status Put(const model::SampleBatch& batch) override;
+  // Through query::GetMetricStatistics (tier choice, rounding, percentiles);
+  // a GetMetricData query over more than 1440 periods goes through
+  // query::GetMetricData (its units aggregated together).
+  absl::StatusOr<std::vector<api::StatisticsBucket>> GetStatistics(
+      const api::StatisticsQuery& query) override;
+  // Series of the namespace (and metric) from the index, filtered, without
+  // units, in MetricId order. O(series in the namespace) a page.
+  absl::StatusOr<std::vector<api::MetricId>> ListMetrics(const api::ListMetricsQuery& query) override;
+
+ private:
+  store::Db& db_;
+};
+
+class StoreLogsBackend final : public api::LogsBackend {
+ public:
+  // `db` must outlive the backend.
+  explicit StoreLogsBackend(store::Db& db) : db_(db) {}
+
+  // The store creates groups and streams with their first events: these
+  // succeed unless the name already exists (AlreadyExists, as AWS answers).
+  absl::Status CreateLogGroup(const std::string& group, int64_t now_ms) override;
+  absl::Status CreateLogStream(const model::LogStreamId& stream, int64_t now_ms) override;
+  absl::StatusOr<std::vector<api::LogGroupInfo>> ListLogGroups(const std::string& prefix) override;
+  absl::StatusOr<std::vector<api::LogStreamInfo>> ListLogStreams(const std::string& group,
+                                                                 const std::string& prefix) override;
+  // FailedPrecondition (naming the writer) when this process only follows the folder.
+  absl::StatusOr<std::string> PutLogEvents(const model::LogBatch& batch, int64_t now_ms) override;
+  absl::StatusOr<std::vector<api::StoredLogEvent>> ReadLogStream(
+      const api::LogReadQuery& query) override;
+  absl::StatusOr<api::LogFilterPage> FilterLogEvents(const api::LogFilterQuery& query) override;
+
+ private:
+  store::Db& db_;
+};
+
+class StoreJobsBackend final : public api::JobsBackend {
+ public:
+  explicit StoreJobsBackend(store::Db& db) : db_(db) {}
+
+  // Unimplemented: jobs run with `trainwatch run` until the server runs them.
+  absl::StatusOr<model::JobRecord> CreateTrainingJob(const api::TrainingJobSpec& spec) override;
+  // Jobs whose runner died are reported as Failed (app/job_access.h).
+  absl::StatusOr<std::optional<model::JobRecord>> GetJob(const std::string& name) override;
+  absl::StatusOr<std::vector<model::JobRecord>> ListJobs() override;
+  // Signals the job's runner (job::RequestStop).
+  absl::Status StopJob(const std::string& name) override;
+
+ private:
+  store::Db& db_;
+};
+
+}  // namespace trainwatch::app

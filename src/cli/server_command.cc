@@ -1,0 +1,102 @@
+// trainwatch server: the CloudWatch, CloudWatch Logs and SageMaker compatible
+// APIs, trainwatch's own JSON API and /metrics on one port (docs/api.md).
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "api/api.h"
+#include "api/native/native_api.h"
+#include "api/sigv4.h"
+#include "app/api_backends.h"
+#include "cli/commands.h"
+#include "server/listen_address.h"
+#include "server/router.h"
+#include "server/server.h"
+#include "util/clock.h"
+
+#ifndef TW_VERSION
+#define TW_VERSION "unknown"
+#endif
+
+namespace trainwatch::cli {
+namespace {
+
+struct ServerFlags {
+  std::string listen = "127.0.0.1:9400";
+  std::string auth_file;
+  int threads = 2;
+};
+
+int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
+  absl::StatusOr<server::ListenAddress> address = server::ParseListenAddress(flags.listen);
+  if (!address.ok()) return ReportError(address.status());
+  if (!server::IsLoopback(address->host) && flags.auth_file.empty()) {
+    return ReportError(absl::FailedPreconditionError(absl::StrFormat(
+        "--listen %s is reachable from other machines: pass --auth FILE so that requests must be "
+        "signed (docs/api.md, \"Authentication\"), or listen on 127.0.0.1",
+        flags.listen)));
+  }
+  api::sigv4::CredentialStore credentials;
+  api::ApiOptions api_options;
+  if (!flags.auth_file.empty()) {
+    absl::StatusOr<api::sigv4::CredentialStore> loaded = api::sigv4::LoadAuthFile(flags.auth_file);
+    if (!loaded.ok()) return ReportError(loaded.status());
+    credentials = *std::move(loaded);
+    api_options.credentials = &credentials;
+  }
+
+  const std::string data_dir = DataDir(options);
+  absl::StatusOr<std::unique_ptr<store::Db>> db = app::OpenFollower(data_dir);
+  if (!db.ok()) return ReportError(db.status());
+  app::StoreMetricsBackend metrics_backend(**db);
+  app::StoreLogsBackend logs(**db);
+  app::StoreJobsBackend jobs(**db);
+  api::Backends backends{&metrics_backend, &metrics_backend, &logs, &jobs};
+
+  util::SystemClock& clock = util::SystemClock::Get();
+  api::Api aws(api_options, backends, clock);
+  api::NativeApi native(api::NativeOptions{.version = TW_VERSION}, backends, clock);
+  server::ServerMetrics metrics;
+  server::Router router(&aws, &native, &metrics);
+  server::ServerOptions server_options;
+  server_options.host = address->host;
+  server_options.port = address->port;
+  server_options.authenticated = api_options.credentials != nullptr;
+  server_options.threads = flags.threads;
+  absl::StatusOr<std::unique_ptr<server::Server>> srv =
+      server::Server::Start(server_options, router, metrics);
+  if (!srv.ok()) return ReportError(srv.status(), absl::IsUnavailable(srv.status()) ? 1 : 2);
+  std::printf("trainwatch: serving http://%s (data %s%s); Ctrl-C stops\n",
+              (*srv)->address().c_str(), data_dir.c_str(),
+              api_options.credentials ? ", SigV4 required" : "");
+  std::fflush(stdout);
+  (*srv)->RunUntilSignal();
+  return 0;
+}
+
+}  // namespace
+
+void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_code) {
+  auto flags = std::make_shared<ServerFlags>();
+  CLI::App* cmd = root.add_subcommand(
+      "server", "serve the CloudWatch, CloudWatch Logs and SageMaker APIs for AWS clients");
+  cmd->add_option("--listen", flags->listen,
+                  "HOST:PORT to listen on (default 127.0.0.1:9400; other than loopback needs --auth)");
+  cmd->add_option("--auth", flags->auth_file,
+                  "file of access keys and secrets; requests must then carry AWS Signature V4");
+  cmd->add_option("--threads", flags->threads, "server threads (default 2)")
+      ->check(CLI::Range(1, 64));
+  AddDataOption(cmd, options);
+  cmd->footer(
+      "Examples:\n"
+      "  trainwatch server\n"
+      "  aws --endpoint-url http://127.0.0.1:9400 logs tail /aws/sagemaker/TrainingJobs\n"
+      "  aws --endpoint-url http://127.0.0.1:9400 sagemaker describe-training-job "
+      "--training-job-name mnist-7\n"
+      "  trainwatch server --listen 0.0.0.0:9400 --auth ~/.config/trainwatch/auth\n"
+      "See docs/api.md for the operations served and the auth file format.");
+  cmd->callback([flags, options, exit_code] { *exit_code = RunServer(*flags, *options); });
+}
+
+}  // namespace trainwatch::cli

@@ -1,0 +1,64 @@
+#include "server/router.h"
+
+#include "absl/strings/str_format.h"
+
+namespace trainwatch::server {
+namespace {
+
+api::HttpResponse NotFound(const api::HttpRequest& request) {
+  api::HttpResponse r;
+  r.status = 404;
+  r.headers.Add("x-amzn-RequestId", api::NewRequestId());
+  r.headers.Add("Content-Type", "application/json");
+  std::string path(request.Path().substr(0, 200));
+  // Paths are echoed inside a JSON string: keep only safe characters.
+  for (char& c : path) {
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 ||
+        static_cast<unsigned char>(c) >= 0x7F) {
+      c = '?';
+    }
+  }
+  r.body = absl::StrFormat(
+      "{\"error\":{\"code\":\"NotFound\",\"message\":\"no resource %s %s; trainwatch serves the "
+      "AWS APIs (POST), /api/v1/ and /metrics (see docs/api.md)\"}}\n",
+      request.method == "GET" || request.method == "HEAD" || request.method == "POST"
+          ? request.method
+          : "?",
+      path);
+  return r;
+}
+
+}  // namespace
+
+bool Router::IsNative(const api::HttpRequest& request) const {
+  return native_ != nullptr && request.Path().substr(0, 8) == "/api/v1/";
+}
+
+size_t Router::BodyLimit(const api::HttpRequest& head) const {
+  if (IsNative(head)) return native_->BodyLimit();
+  if (head.method == "POST" && aws_ != nullptr) return aws_->options().max_body_bytes;
+  return 64 * 1024;
+}
+
+api::HttpResponse Router::TooLarge(const api::HttpRequest& head, size_t limit) const {
+  if (IsNative(head)) return native_->TooLarge(limit);
+  if (head.method == "POST" && aws_ != nullptr) return aws_->TooLarge(head, limit);
+  api::HttpResponse r = NotFound(head);
+  r.status = 413;
+  return r;
+}
+
+api::HttpResponse Router::Handle(const api::HttpRequest& request) const {
+  if (IsNative(request)) return native_->Handle(request);
+  if (request.Path() == "/metrics" && (request.method == "GET" || request.method == "HEAD")) {
+    api::HttpResponse r;
+    r.headers.Add("x-amzn-RequestId", api::NewRequestId());
+    r.headers.Add("Content-Type", "text/plain; version=0.0.4");
+    r.body = metrics_ != nullptr ? metrics_->Render() : "";
+    return r;
+  }
+  if (request.method == "POST" && aws_ != nullptr) return aws_->Handle(request);
+  return NotFound(request);
+}
+
+}  // namespace trainwatch::server

@@ -1,0 +1,34 @@
+#pragma once
+// Router: what the server serves on its one port.
+//   /api/v1/...        trainwatch's native JSON API (api::NativeApi)
+//   GET /metrics       the server's own health counters (Prometheus text)
+//   POST (any path)    the AWS endpoints (api::Api): query, JSON 1.0/1.1, CBOR
+//   anything else      404 with a JSON error
+// Every answer carries x-amzn-RequestId.
+
+#include "api/api.h"
+#include "api/native/native_api.h"
+#include "server/metrics.h"
+#include "server/server.h"
+
+namespace trainwatch::server {
+
+class Router final : public RequestHandler {
+ public:
+  // Pointers must outlive the Router; `native` may be null (then /api/v1 is 404).
+  Router(const api::Api* aws, const api::NativeApi* native, const ServerMetrics* metrics)
+      : aws_(aws), native_(native), metrics_(metrics) {}
+
+  size_t BodyLimit(const api::HttpRequest& head) const override;
+  api::HttpResponse TooLarge(const api::HttpRequest& head, size_t limit) const override;
+  api::HttpResponse Handle(const api::HttpRequest& request) const override;
+
+ private:
+  bool IsNative(const api::HttpRequest& request) const;
+
+  const api::Api* aws_;
+  const api::NativeApi* native_;
+  const ServerMetrics* metrics_;
+};
+
+}  // namespace trainwatch::server

@@ -1,0 +1,169 @@
+// Server lifecycle: bind, threads, graceful stop, signals.
+#include "server/server.h"
+
+#include <sys/resource.h>
+
+#include <condition_variable>
+#include <csignal>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "server/listen_address.h"
+#include "server/session.h"
+#include "util/log.h"
+
+namespace trainwatch::server {
+
+using internal::Core;
+using internal::Listener;
+using internal::Session;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+class Server::Impl {
+ public:
+  Impl(const ServerOptions& options, RequestHandler& handler, ServerMetrics& metrics)
+      : core(options, handler, metrics), acceptor(core.ioc), signals(core.ioc) {}
+
+  Core core;
+  tcp::acceptor acceptor;
+  net::signal_set signals;
+  std::vector<std::thread> threads;
+  std::string address;
+  uint16_t port = 0;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopped = false;  // guarded by mu
+  int signal = 0;        // guarded by mu
+};
+
+uint64_t RaiseOpenFileLimit(uint64_t wanted) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < wanted) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min<rlim_t>(wanted, limit.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur;
+}
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options,
+                                                      RequestHandler& handler,
+                                                      ServerMetrics& metrics) {
+  if (!IsLoopback(options.host) && !options.authenticated) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "refusing to listen on %s:%d without --auth: anyone who can reach that address could "
+        "read and write this server's data. Pass --auth FILE (see docs/api.md, "
+        "\"Authentication\") or listen on 127.0.0.1",
+        options.host, options.port));
+  }
+  if (options.threads < 1 || options.threads > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("server threads must be 1-64 (got %d)", options.threads));
+  }
+  uint64_t files = RaiseOpenFileLimit(options.max_connections + 64);
+  if (files < options.max_connections + 64) {
+    util::LogOnce("server-fd-limit",
+                  absl::StrFormat("the open-file limit is %d; fewer than the %d connections "
+                                  "allowed can be served (raise it with ulimit -n)",
+                                  files, options.max_connections));
+  }
+  auto impl = std::make_unique<Impl>(options, handler, metrics);
+  boost::system::error_code ec;
+  net::ip::address address = net::ip::make_address(options.host, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cannot listen on \"%s\": not a numeric IP address", options.host));
+  }
+  tcp::endpoint endpoint(address, options.port);
+  impl->acceptor.open(endpoint.protocol(), ec);
+  if (!ec) impl->acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) impl->acceptor.bind(endpoint, ec);
+  if (!ec) impl->acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrFormat(
+        "cannot listen on %s:%d: %s; is another server using the port? Pick another with "
+        "--listen HOST:PORT",
+        options.host, options.port, ec.message()));
+  }
+  impl->port = impl->acceptor.local_endpoint().port();
+  impl->address = address.is_v6() ? absl::StrFormat("[%s]:%d", options.host, impl->port)
+                                  : absl::StrFormat("%s:%d", options.host, impl->port);
+  std::make_shared<Listener>(impl->core, impl->acceptor)->Accept();
+  for (int i = 0; i < options.threads; ++i) {
+    impl->threads.emplace_back([core = &impl->core] { core->ioc.run(); });
+  }
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() { Stop(); }
+
+uint16_t Server::port() const { return impl_->port; }
+std::string Server::address() const { return impl_->address; }
+
+void Server::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+  }
+  impl_->cv.notify_all();
+  Core& core = impl_->core;
+  core.stopping.store(true);
+  net::post(core.ioc, [this] {
+    boost::system::error_code ec;
+    impl_->acceptor.close(ec);
+    impl_->signals.cancel(ec);
+  });
+  std::vector<std::shared_ptr<Session>> open;
+  {
+    std::lock_guard<std::mutex> lock(core.mu);
+    for (auto& [unused, weak] : core.sessions) {
+      if (std::shared_ptr<Session> session = weak.lock()) open.push_back(std::move(session));
+    }
+  }
+  // Posted outside the lock: a session may be destroyed (and unregister
+  // itself) as soon as its handler has run.
+  for (std::shared_ptr<Session>& session : open) {
+    net::post(session->executor(), [session] { session->Stop(); });
+  }
+  open.clear();
+  // Requests in flight finish; then their connections close.
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(core.options.shutdown_grace_ms);
+  while (core.metrics.connections_open() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  core.ioc.stop();
+  for (std::thread& t : impl_->threads) {
+    if (t.joinable()) t.join();
+  }
+}
+
+int Server::RunUntilSignal() {
+  impl_->signals.add(SIGINT);
+  impl_->signals.add(SIGTERM);
+  impl_->signals.async_wait([this](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      impl_->signal = signal;
+    }
+    impl_->cv.notify_all();
+  });
+  int signal = 0;
+  {
+    std::unique_lock<std::mutex> lock(impl_->mu);
+    impl_->cv.wait(lock, [&] { return impl_->signal != 0 || impl_->stopped; });
+    signal = impl_->signal;
+  }
+  Stop();
+  return signal;
+}
+
+}  // namespace trainwatch::server

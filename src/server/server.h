@@ -1,0 +1,86 @@
+#pragma once
+// Server: trainwatch's asynchronous HTTP/1.1 server (Boost.Beast over Asio),
+// the only part of trainwatch that touches sockets (start here).
+//
+// One listener, a small pool of threads running one io_context; each
+// connection is a strand-bound session that reads a request, hands it to the
+// RequestHandler, writes the answer, and loops while the client keeps the
+// connection alive. Slow or idle clients hold no thread:
+//   - idle timeout: waiting for the first byte of the next request;
+//   - header deadline: from the first byte to the end of the headers
+//     (a slowloris client dribbling headers is cut off here);
+//   - body and write deadlines;
+//   - header size cap (431), body size cap per route (413 answered from the
+//     headers, without reading the body), connection cap.
+// Stop() stops accepting, lets requests in flight finish, closes idle
+// connections and joins the threads. Handlers run on the server's threads.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "api/http.h"
+#include "server/metrics.h"
+
+namespace trainwatch::server {
+
+// What the server serves. Implementations are thread-safe.
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // The largest body accepted for a request with this method, target and headers.
+  virtual size_t BodyLimit(const api::HttpRequest& head) const = 0;
+  // The answer to a request whose body exceeds BodyLimit (sent without
+  // reading the body; the connection is then closed).
+  virtual api::HttpResponse TooLarge(const api::HttpRequest& head, size_t limit) const = 0;
+  virtual api::HttpResponse Handle(const api::HttpRequest& request) const = 0;
+};
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";  // numeric address
+  uint16_t port = 9400;            // 0: any free port (see Server::port())
+  // Refuse a non-loopback host unless requests are authenticated (--auth).
+  bool authenticated = false;
+  int threads = 2;
+  size_t max_connections = 10000;
+  size_t max_header_bytes = 16 * 1024;
+  int64_t idle_timeout_ms = 60'000;
+  int64_t header_timeout_ms = 10'000;
+  int64_t body_timeout_ms = 30'000;
+  int64_t write_timeout_ms = 30'000;
+  // How long Stop() waits for requests in flight.
+  int64_t shutdown_grace_ms = 5'000;
+};
+
+class Server {
+ public:
+  // Binds, listens and starts the threads. `handler` and `metrics` must
+  // outlive the Server. FailedPrecondition for a non-loopback host without
+  // authentication; Unavailable when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options,
+                                                       RequestHandler& handler,
+                                                       ServerMetrics& metrics);
+  ~Server();  // Stop()
+
+  uint16_t port() const;
+  std::string address() const;  // "127.0.0.1:9400"
+
+  // Graceful shutdown (idempotent); returns when the threads have exited.
+  void Stop();
+  // Blocks until SIGINT or SIGTERM arrives (or Stop() is called), then stops.
+  // Returns the signal number, or 0 when stopped otherwise.
+  int RunUntilSignal();
+
+  class Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Raises this process's open-file soft limit to at least `wanted` (capped by
+// the hard limit); returns the limit now in force.
+uint64_t RaiseOpenFileLimit(uint64_t wanted);
+
+}  // namespace trainwatch::server

@@ -1,0 +1,279 @@
+// The HTTP server over real loopback sockets (port 0): keep-alive, limits,
+// deadlines against slow and idle clients, malformed input, graceful stop.
+#include "server/server.h"
+
+#include <future>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "api/api.h"
+#include "api/native/native_api.h"
+#include "api/testing/fake_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/listen_address.h"
+#include "server/router.h"
+#include "server/testing/raw_client.h"
+
+namespace trainwatch::server {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RawClient;
+using testing::RawRequest;
+
+// Polls `condition` for up to 5 s.
+template <typename F>
+bool Eventually(F condition) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// Echoes the request; /block waits until released.
+class EchoHandler : public RequestHandler {
+ public:
+  size_t BodyLimit(const api::HttpRequest&) const override { return 1024; }
+  api::HttpResponse TooLarge(const api::HttpRequest&, size_t limit) const override {
+    api::HttpResponse r;
+    r.status = 413;
+    r.body = absl::StrFormat("limit %d", limit);
+    return r;
+  }
+  api::HttpResponse Handle(const api::HttpRequest& request) const override {
+    if (request.target == "/block") {
+      entered_.set_value();
+      release_.wait();
+    }
+    api::HttpResponse r;
+    r.body = absl::StrFormat("%s %s %s", request.method, request.target, request.body);
+    return r;
+  }
+  mutable std::promise<void> entered_;
+  std::shared_future<void> release_;
+};
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void StartServer(ServerOptions options = {}) {
+    options.port = 0;
+    absl::StatusOr<std::unique_ptr<Server>> s = Server::Start(options, handler_, metrics_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    server_ = *std::move(s);
+  }
+  EchoHandler handler_;
+  ServerMetrics metrics_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+  StartServer();
+  RawClient c(server_->port());
+  ASSERT_TRUE(c.connected());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(c.Send(RawRequest("POST", "/x", absl::StrFormat("n=%d", i))));
+    std::optional<api::HttpResponse> r = c.ReadResponse();
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, absl::StrFormat("POST /x n=%d", i));
+    EXPECT_TRUE(r->headers.Has("x-amzn-RequestId"));
+    EXPECT_TRUE(r->headers.Has("Date"));
+  }
+  // Two pipelined requests in one write.
+  ASSERT_TRUE(c.Send(RawRequest("POST", "/a", "1") + RawRequest("POST", "/b", "2")));
+  EXPECT_EQ(c.ReadResponse()->body, "POST /a 1");
+  EXPECT_EQ(c.ReadResponse()->body, "POST /b 2");
+  EXPECT_TRUE(Eventually([&] { return metrics_.requests() == 5; }));
+}
+
+TEST_F(ServerTest, OversizedBodyIsRefusedFromItsHeaders) {
+  StartServer();
+  RawClient c(server_->port());
+  // Declares 1 MB but sends none of it: the answer comes from the headers.
+  ASSERT_TRUE(c.Send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n"));
+  std::optional<api::HttpResponse> r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(r->body, "limit 1024");
+  EXPECT_TRUE(c.WaitForClose());
+
+  RawClient chunked(server_->port());
+  std::string body = "POST /x HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 4; ++i) body += "200\r\n" + std::string(512, 'a') + "\r\n";
+  body += "0\r\n\r\n";
+  ASSERT_TRUE(chunked.Send(body));
+  r = chunked.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 413);
+}
+
+TEST_F(ServerTest, HugeHeadersAndMalformedRequestsAreAnsweredAndClosed) {
+  StartServer();
+  RawClient big(server_->port());
+  ASSERT_TRUE(big.Send("GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(20000, 'a') +
+                       "\r\n\r\n"));
+  std::optional<api::HttpResponse> r = big.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 431);
+  EXPECT_TRUE(big.WaitForClose());
+
+  for (std::string garbage : {std::string("NOT HTTP AT ALL\r\n\r\n"),
+                              std::string("GET / HTTP/9.9\r\n\r\n"),
+                              std::string("POST / HTTP/1.1\r\nContent-Length: -5\r\n\r\n"),
+                              std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) +
+                                  "\r\n\r\n"}) {
+    RawClient c(server_->port());
+    ASSERT_TRUE(c.Send(garbage));
+    r = c.ReadResponse();
+    ASSERT_TRUE(r.has_value()) << garbage;
+    EXPECT_EQ(r->status, 400) << garbage;
+    EXPECT_TRUE(c.WaitForClose());
+  }
+  // The server still serves.
+  RawClient ok(server_->port());
+  ASSERT_TRUE(ok.Send(RawRequest("GET", "/fine")));
+  EXPECT_EQ(ok.ReadResponse()->status, 200);
+}
+
+TEST_F(ServerTest, SlowAndIdleClientsAreCutOffWhileOthersAreServed) {
+  ServerOptions options;
+  options.header_timeout_ms = 300;
+  options.idle_timeout_ms = 300;
+  StartServer(options);
+  // A slowloris client: starts a request and never finishes its headers.
+  RawClient slow(server_->port());
+  ASSERT_TRUE(slow.Send("POST /x HTTP/1.1\r\nHost: t\r\nX-Slow: "));
+  // An idle client: connects and says nothing.
+  RawClient idle(server_->port());
+  // Meanwhile a normal client is answered at once.
+  RawClient normal(server_->port());
+  ASSERT_TRUE(normal.Send(RawRequest("GET", "/now")));
+  EXPECT_EQ(normal.ReadResponse()->status, 200);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(slow.WaitForClose());
+  EXPECT_TRUE(idle.WaitForClose());
+  // Cut off by the deadlines, well before the clients' own 10 s read timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // The client may see the close a moment before the server thread counts it.
+  EXPECT_TRUE(Eventually([&] { return metrics_.timeouts(ServerMetrics::kHeader) == 1; }));
+  EXPECT_TRUE(Eventually([&] { return metrics_.timeouts(ServerMetrics::kIdle) >= 1; }));
+}
+
+TEST_F(ServerTest, ConnectionCapClosesExtraConnections) {
+  ServerOptions options;
+  options.max_connections = 2;
+  StartServer(options);
+  RawClient a(server_->port()), b(server_->port());
+  ASSERT_TRUE(a.Send(RawRequest("GET", "/a")));
+  ASSERT_TRUE(b.Send(RawRequest("GET", "/b")));
+  ASSERT_TRUE(a.ReadResponse().has_value());
+  ASSERT_TRUE(b.ReadResponse().has_value());
+  RawClient c(server_->port());
+  EXPECT_TRUE(c.WaitForClose());
+  EXPECT_TRUE(Eventually([&] { return metrics_.rejected() == 1; }));
+}
+
+TEST_F(ServerTest, ExpectContinueIsHonoured) {
+  StartServer();
+  RawClient c(server_->port());
+  ASSERT_TRUE(c.Send("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n"));
+  std::optional<api::HttpResponse> cont = c.ReadResponse();
+  ASSERT_TRUE(cont.has_value());
+  EXPECT_EQ(cont->status, 100);
+  ASSERT_TRUE(c.Send("body"));
+  EXPECT_EQ(c.ReadResponse()->body, "POST /x body");
+}
+
+TEST_F(ServerTest, StopFinishesRequestsInFlightAndClosesIdleConnections) {
+  std::promise<void> release;
+  handler_.release_ = release.get_future().share();
+  StartServer();
+  RawClient busy(server_->port());
+  RawClient idle(server_->port());
+  ASSERT_TRUE(idle.Send(RawRequest("GET", "/warm")));
+  ASSERT_TRUE(idle.ReadResponse().has_value());
+  ASSERT_TRUE(busy.Send(RawRequest("GET", "/block")));
+  handler_.entered_.get_future().wait();
+  std::thread stopper([&] { server_->Stop(); });
+  EXPECT_TRUE(idle.WaitForClose());
+  release.set_value();
+  std::optional<api::HttpResponse> r = busy.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(*r->headers.Find("Connection"), "close");
+  stopper.join();
+  RawClient after(server_->port());
+  EXPECT_FALSE(after.connected());
+}
+
+TEST(ServerStart, RefusesNonLoopbackWithoutAuth) {
+  EchoHandler handler;
+  ServerMetrics metrics;
+  ServerOptions options;
+  options.host = "0.0.0.0";
+  options.port = 0;
+  absl::StatusOr<std::unique_ptr<Server>> s = Server::Start(options, handler, metrics);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(s.status()));
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("--auth"));
+}
+
+TEST(ListenAddress, Forms) {
+  EXPECT_EQ(ParseListenAddress("127.0.0.1:9400")->port, 9400);
+  EXPECT_EQ(ParseListenAddress(":9400")->host, "127.0.0.1");
+  EXPECT_EQ(ParseListenAddress("localhost:1")->host, "127.0.0.1");
+  EXPECT_EQ(ParseListenAddress("[::1]:9400")->host, "::1");
+  for (const char* bad : {"9400", "127.0.0.1:", "127.0.0.1:70000", "host.example:80", "::1:80"}) {
+    EXPECT_FALSE(ParseListenAddress(bad).ok()) << bad;
+  }
+  EXPECT_TRUE(IsLoopback("127.0.0.5"));
+  EXPECT_TRUE(IsLoopback("::1"));
+  EXPECT_FALSE(IsLoopback("0.0.0.0"));
+}
+
+// The router with the real api and native handlers over the fake backend.
+TEST(Router, ServesAwsNativeMetricsAndNotFound) {
+  util::FakeClock clock;
+  api::testing::FakeBackend fake(clock);
+  api::Api aws(api::ApiOptions{}, fake.backends(), clock);
+  api::NativeApi native(api::NativeOptions{}, fake.backends(), clock);
+  ServerMetrics metrics;
+  Router router(&aws, &native, &metrics);
+  absl::StatusOr<std::unique_ptr<Server>> s =
+      Server::Start(ServerOptions{.port = 0}, router, metrics);
+  ASSERT_TRUE(s.ok()) << s.status();
+  RawClient c((*s)->port());
+  ASSERT_TRUE(c.Send(RawRequest("POST", "/",
+                                "{\"Namespace\":\"T\",\"MetricData\":[{\"MetricName\":\"m\",\"Value\":1}]}",
+                                "X-Amz-Target: GraniteServiceVersion20100801.PutMetricData\r\n"
+                                "Content-Type: application/x-amz-json-1.0\r\n")));
+  std::optional<api::HttpResponse> r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->body;
+  ASSERT_TRUE(c.Send(RawRequest("GET", "/api/v1/health")));
+  r = c.ReadResponse();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_THAT(r->body, HasSubstr("\"status\":\"ok\""));
+  ASSERT_TRUE(c.Send(RawRequest("GET", "/metrics")));
+  r = c.ReadResponse();
+  EXPECT_THAT(r->body, HasSubstr("trainwatch_http_requests_total{code=\"2xx\"} 2"));
+  EXPECT_THAT(r->body, HasSubstr("process_resident_memory_bytes"));
+  ASSERT_TRUE(c.Send(RawRequest("GET", "/nothing-here")));
+  r = c.ReadResponse();
+  EXPECT_EQ(r->status, 404);
+  EXPECT_TRUE(r->headers.Has("x-amzn-RequestId"));
+  EXPECT_THAT(r->body, HasSubstr("\"code\":\"NotFound\""));
+  // A too-large AWS request gets the protocol's own 413.
+  ASSERT_TRUE(c.Send("POST / HTTP/1.1\r\nHost: t\r\nX-Amz-Target: Logs_20140328.PutLogEvents\r\n"
+                     "Content-Type: application/x-amz-json-1.1\r\nContent-Length: 2000000\r\n\r\n"));
+  r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 413);
+  EXPECT_THAT(r->body, HasSubstr("\"__type\":\"RequestEntityTooLarge\""));
+}
+
+}  // namespace
+}  // namespace trainwatch::server

@@ -1,0 +1,96 @@
+#pragma once
+// Internals of the server: the state shared by all connections (Core), one
+// connection (Session) and the accept loop (Listener). See server.h.
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "server/metrics.h"
+#include "server/server.h"
+
+namespace trainwatch::server::internal {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+class Session;
+
+struct Core {
+  Core(const ServerOptions& o, RequestHandler& h, ServerMetrics& m)
+      : options(o), handler(h), metrics(m), ioc(o.threads) {}
+
+  const ServerOptions options;
+  RequestHandler& handler;
+  ServerMetrics& metrics;
+  net::io_context ioc;
+  std::atomic<bool> stopping{false};
+
+  std::mutex mu;
+  std::unordered_map<const Session*, std::weak_ptr<Session>> sessions;  // guarded by mu
+};
+
+// One connection. Lives as long as an operation on it is pending; all its
+// handlers run on its strand.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, Core& core);
+  ~Session();
+  void Start();
+  // On server stop: closes the connection unless a request is being
+  // answered (that one finishes, then the connection closes).
+  void Stop();
+  net::any_io_executor executor() { return stream_.get_executor(); }
+
+ private:
+  enum class State { kIdle, kHeader, kBody, kHandling, kWriting, kClosed };
+
+  void WaitForRequest();
+  void ReadHeader();
+  void OnHeader(beast::error_code ec);
+  void ReadBody();
+  void OnBody(beast::error_code ec);
+  void Respond(api::HttpResponse response, bool keep_alive);
+  void OnWrite(beast::error_code ec, bool keep_alive);
+  // A server-made error (400, 408, 431...) then close.
+  void Fail(int status, std::string_view message);
+  void Close();
+  void OnReadError(beast::error_code ec, int phase);
+
+  Core& core_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> response_;
+  api::HttpRequest request_;
+  State state_ = State::kIdle;
+  std::string remote_;
+  std::chrono::steady_clock::time_point started_;
+  uint64_t bytes_in_ = 0;
+  size_t body_limit_ = 0;
+};
+
+// Accepts connections until the acceptor is closed.
+class Listener : public std::enable_shared_from_this<Listener> {
+ public:
+  Listener(Core& core, tcp::acceptor& acceptor)
+      : core_(core), acceptor_(acceptor), retry_(core.ioc) {}
+  void Accept();
+
+ private:
+  void OnAccept(beast::error_code ec, tcp::socket socket);
+  Core& core_;
+  tcp::acceptor& acceptor_;
+  net::steady_timer retry_;
+};
+
+}  // namespace trainwatch::server::internal
