@@ -396,12 +396,15 @@ absl::Status Db::UpdateJob(const model::JobRecord& job) {
 
 absl::StatusOr<ReadView> Db::View() {
   if (writable()) {
-    return ReadView(kv_.get(), kv_->GetSnapshot(), std::shared_lock<std::shared_mutex>(),
+    return ReadView(kv_.get(), kv_->GetSnapshot(), CatchUpHold(),
                     retention(), clock_->NowMs());
   }
   const int64_t mono = clock_->MonotonicNs();
-  if (mono - last_catch_up_ns_.load() >= options_.catch_up_min_interval_ms * 1000000 ||
-      options_.catch_up_min_interval_ms == 0) {
+  // A thread that still holds a view cannot catch up (it would wait for its
+  // own shared hold); it reads what it has caught up to.
+  const bool due = mono - last_catch_up_ns_.load() >= options_.catch_up_min_interval_ms * 1000000 ||
+                   options_.catch_up_min_interval_ms == 0;
+  if (due && CatchUpHold::HeldByThisThread() == 0) {
     std::unique_lock<std::shared_mutex> exclusive(catch_up_mu_);
     absl::Status s = kv_->CatchUp();
     if (!s.ok()) {
@@ -410,7 +413,7 @@ absl::StatusOr<ReadView> Db::View() {
     }
     last_catch_up_ns_ = mono;
   }
-  return ReadView(kv_.get(), nullptr, std::shared_lock<std::shared_mutex>(catch_up_mu_),
+  return ReadView(kv_.get(), nullptr, CatchUpHold(catch_up_mu_),
                   retention(), clock_->NowMs());
 }
 

@@ -7,12 +7,24 @@
 
 namespace trainwatch::store {
 
+namespace {
+thread_local int catch_up_holds_of_this_thread = 0;
+}  // namespace
+
+CatchUpHold::CatchUpHold(std::shared_mutex& mu) : lock_(mu) { ++catch_up_holds_of_this_thread; }
+
+CatchUpHold::~CatchUpHold() {
+  if (lock_.owns_lock()) --catch_up_holds_of_this_thread;
+}
+
+int CatchUpHold::HeldByThisThread() { return catch_up_holds_of_this_thread; }
+
 ReadView::ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot,
-                   std::shared_lock<std::shared_mutex> catch_up_lock,
+                   CatchUpHold catch_up_hold,
                    std::shared_ptr<const RetentionPolicy> retention, int64_t now_ms)
     : kv_(kv),
       snapshot_(std::move(snapshot)),
-      catch_up_lock_(std::move(catch_up_lock)),
+      catch_up_hold_(std::move(catch_up_hold)),
       retention_(std::move(retention)),
       now_ms_(now_ms) {}
 

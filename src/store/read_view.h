@@ -61,10 +61,28 @@ struct AggregateRequest {
   uint8_t columns = 7;
 };
 
+// A follower's shared hold on the state it has caught up to (catching up
+// takes the mutex exclusively). It counts the holds of the current thread, so
+// that Db::View() on a thread that still holds a view reads what that view
+// reads instead of waiting for itself to catch up. A ReadView therefore stays
+// on the thread that took it.
+class CatchUpHold {
+ public:
+  CatchUpHold() = default;
+  explicit CatchUpHold(std::shared_mutex& mu);
+  CatchUpHold(CatchUpHold&& other) noexcept = default;
+  CatchUpHold& operator=(CatchUpHold&&) = delete;
+  ~CatchUpHold();
+  // Holds of the calling thread, over every Db of the process.
+  static int HeldByThisThread();
+
+ private:
+  std::shared_lock<std::shared_mutex> lock_;
+};
+
 class ReadView {
  public:
-  ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot,
-           std::shared_lock<std::shared_mutex> catch_up_lock,
+  ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot, CatchUpHold catch_up_hold,
            std::shared_ptr<const RetentionPolicy> retention,
            int64_t now_ms);
   ReadView(ReadView&&) = default;
@@ -142,7 +160,7 @@ class ReadView {
 
   std::unique_ptr<kv::Snapshot> snapshot_;
   mutable std::array<std::unique_ptr<kv::Iterator>, kv::kCfCount> cached_;
-  std::shared_lock<std::shared_mutex> catch_up_lock_;
+  CatchUpHold catch_up_hold_;
   std::shared_ptr<const RetentionPolicy> retention_;
   int64_t now_ms_;
 };
