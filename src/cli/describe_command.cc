@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "api/sagemaker/sagemaker.h"
 #include "app/job_access.h"
 #include "cli/commands.h"
 #include "cli/job_format.h"
@@ -12,6 +13,7 @@ namespace {
 
 struct DescribeFlags {
   std::string name;
+  bool json = false;
 };
 
 int RunDescribe(const DescribeFlags& flags, const GlobalOptions& options) {
@@ -21,7 +23,16 @@ int RunDescribe(const DescribeFlags& flags, const GlobalOptions& options) {
   auto job = app::LoadJob(**db, flags.name);
   if (!job.ok()) return ReportError(job.status(), 1);
   if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
-  std::string text = FormatJobDescription(**job, (*db)->clock().NowMs());
+  const int64_t now_ms = (*db)->clock().NowMs();
+  std::string text;
+  if (flags.json) {
+    // The exact body DescribeTrainingJob answers through `trainwatch server`.
+    api::sagemaker::Context context;
+    context.now_ms = now_ms;
+    text = api::sagemaker::DescribeJson(**job, context) + "\n";
+  } else {
+    text = FormatJobDescription(**job, now_ms);
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
@@ -33,11 +44,14 @@ void RegisterDescribeCommand(CLI::App& root, GlobalOptions* options, int* exit_c
   CLI::App* cmd = root.add_subcommand(
       "describe", "show a training job: status, transitions, times, failure reason, final metrics");
   cmd->add_option("name", flags->name, "the job's name")->required();
+  cmd->add_flag("--json", flags->json,
+                "print DescribeTrainingJob's JSON response (field names as in SageMaker)");
   AddDataOption(cmd, options);
   cmd->footer(
       "Works while the job runs, from any terminal.\n"
       "Examples:\n"
       "  trainwatch describe mnist-7\n"
+      "  trainwatch describe mnist-7 --json | jq .FinalMetricDataList\n"
       "  trainwatch describe mnist-7 --data /scratch/tw");
   cmd->callback([flags, options, exit_code] { *exit_code = RunDescribe(*flags, *options); });
 }

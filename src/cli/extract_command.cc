@@ -4,19 +4,25 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "app/job_access.h"
 #include "cli/commands.h"
 #include "cli/extract_output.h"
 #include "cli/extract_stream.h"
 #include "extract/definitions.h"
 #include "extract/text.h"
+#include "model/log_event.h"
+#include "query/logs.h"
+#include "store/db.h"
 #include "util/log.h"
 
 namespace trainwatch::cli {
@@ -26,6 +32,7 @@ struct ExtractFlags {
   std::string definitions_file;
   std::vector<std::string> metrics;
   std::string input = "-";
+  std::string job;
   std::string format = "jsonl";
   bool sagemaker_escaped = false;
   int threads = 0;
@@ -60,6 +67,71 @@ absl::StatusOr<std::vector<model::MetricDefinition>> GatherDefinitions(const Ext
   return defs;
 }
 
+// A stored job's log, read page by page, each event as one line ending in
+// "\n": the lines split exactly as they did when the job printed them (a
+// line the job ended with "\r" was stored as an event of its own).
+class JobLogSource final : public ByteSource {
+ public:
+  JobLogSource(std::unique_ptr<store::Db> db, std::string stream) : db_(std::move(db)) {
+    request_.group = std::string(model::kTrainingJobsLogGroup);
+    request_.stream = std::move(stream);
+    request_.start_from_head = true;
+  }
+
+  absl::StatusOr<size_t> Read(char* dst, size_t size) override {
+    while (pending_.size() == offset_ && !done_) {
+      if (absl::Status s = FetchPage(); !s.ok()) return s;
+    }
+    size_t n = std::min(size, pending_.size() - offset_);
+    std::memcpy(dst, pending_.data() + offset_, n);
+    offset_ += n;
+    return n;
+  }
+
+ private:
+  absl::Status FetchPage() {
+    pending_.clear();
+    offset_ = 0;
+    absl::StatusOr<store::ReadView> view = db_->View();
+    if (!view.ok()) return view.status();
+    absl::StatusOr<query::GetLogEventsResponse> page = query::GetLogEvents(*view, request_);
+    if (absl::IsNotFound(page.status())) {  // the job printed nothing
+      done_ = true;
+      return absl::OkStatus();
+    }
+    if (!page.ok()) return page.status();
+    for (const query::OutputLogEvent& event : page->events) {
+      pending_ += event.message;
+      pending_ += '\n';
+    }
+    done_ = page->events.empty();
+    request_.next_token = page->next_forward_token;
+    return absl::OkStatus();
+  }
+
+  std::unique_ptr<store::Db> db_;
+  query::GetLogEventsRequest request_;
+  std::string pending_;
+  size_t offset_ = 0;
+  bool done_ = false;
+};
+
+absl::StatusOr<std::unique_ptr<ByteSource>> OpenJobLog(const std::string& name,
+                                                       const GlobalOptions& options) {
+  const std::string data_dir = DataDir(options);
+  absl::StatusOr<std::unique_ptr<store::Db>> db = app::OpenForRead(data_dir);
+  if (!db.ok()) return db.status();
+  absl::StatusOr<std::optional<model::JobRecord>> job = app::LoadJob(**db, name);
+  if (!job.ok()) return job.status();
+  if (!job->has_value()) return app::JobNotFound(name, data_dir);
+  if (!model::IsTerminal((*job)->status)) {
+    util::LogInfo(absl::StrFormat(
+        "job \"%s\" is still %s: extracting the lines it has printed so far", name,
+        model::JobStatusName((*job)->status)));
+  }
+  return std::make_unique<JobLogSource>(*std::move(db), (*job)->log_stream);
+}
+
 bool WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
@@ -91,7 +163,7 @@ void PrintNotes(const std::vector<model::MetricDefinition>& defs, const StreamRe
   }
 }
 
-int RunExtract(const ExtractFlags& f) {
+int RunExtract(const ExtractFlags& f, const GlobalOptions& global) {
   if (f.definitions_file.empty() && f.metrics.empty()) {
     util::LogError(
         "nothing to extract: give --definitions FILE and/or --metric NAME=REGEX (see "
@@ -108,12 +180,16 @@ int RunExtract(const ExtractFlags& f) {
         absl::StrFormat("invalid metric definitions, nothing extracted:\n%s", valid.message()));
     return kUsageError;
   }
-  auto source = OpenInput(f.input);
+  if (!f.job.empty() && f.input != "-") {
+    util::LogError("give either --input LOG or --job NAME, not both");
+    return kUsageError;
+  }
+  auto source = f.job.empty() ? OpenInput(f.input) : OpenJobLog(f.job, global);
   if (!source.ok()) {
     util::LogError(std::string(source.status().message()));
     return kUsageError;
   }
-  if (f.input == "-" && ::isatty(STDIN_FILENO)) {
+  if (f.job.empty() && f.input == "-" && ::isatty(STDIN_FILENO)) {
     util::LogInfo("reading the log from the terminal; end it with Ctrl-D (or give --input LOG)");
   }
 
@@ -161,7 +237,7 @@ int RunExtract(const ExtractFlags& f) {
 
 }  // namespace
 
-void RegisterExtractCommand(CLI::App& root, GlobalOptions* /*options*/, int* exit_code) {
+void RegisterExtractCommand(CLI::App& root, GlobalOptions* options, int* exit_code) {
   auto flags = std::make_shared<ExtractFlags>();
   CLI::App* cmd = root.add_subcommand(
       "extract",
@@ -177,6 +253,11 @@ void RegisterExtractCommand(CLI::App& root, GlobalOptions* /*options*/, int* exi
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--input", flags->input, "the log to read; - or none: stdin")->type_name("LOG");
+  cmd->add_option("--job", flags->job,
+                  "read a stored job's log instead (from --data): re-run new definitions "
+                  "over a finished job")
+      ->type_name("NAME");
+  AddDataOption(cmd, options);
   cmd->add_option("--format", flags->format,
                   "jsonl: one {\"metric\": NAME, \"value\": V} per datapoint, in log order; "
                   "table: per metric datapoints, rejected matches, last, min, max")
@@ -199,9 +280,11 @@ void RegisterExtractCommand(CLI::App& root, GlobalOptions* /*options*/, int* exi
       "  trainwatch extract --metric 'train:loss=loss: ([0-9.eE+-]+)' --input train.log "
       "--format table\n"
       "  python3 train.py 2>&1 | trainwatch extract --definitions defs.json\n"
+      "  trainwatch extract --job mnist-7 --metric 'grad:norm=grad_norm=([0-9.eE+-]+)' "
+      "--format table\n"
       "  trainwatch extract --sagemaker-escaped --metric 'train:error=#011train-error:(\\S+)' "
       "--input xgb.log");
-  cmd->callback([flags, exit_code] { *exit_code = RunExtract(*flags); });
+  cmd->callback([flags, options, exit_code] { *exit_code = RunExtract(*flags, *options); });
 }
 
 }  // namespace trainwatch::cli

@@ -9,12 +9,15 @@
 #include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "nlohmann/json.hpp"
 
 #include "tests/e2e/fake_trainer.h"
 #include "tests/e2e/subprocess.h"
@@ -99,6 +102,33 @@ TEST_F(CliTest, RunPassesOutputThroughAndRecordsLogsMetricsAndTheJob) {
   // epochs:2 -> last step E=2, S=2: loss = 1/(2*3+2+1) = 0.1111, val_loss = loss + 0.05.
   EXPECT_NE(describe.out.find("train:loss       0.1111 "), std::string::npos) << describe.out;
   EXPECT_NE(describe.out.find("validation:loss  0.1611 "), std::string::npos) << describe.out;
+
+  // DescribeTrainingJob's own shape and field names.
+  Finished json = RunCommand(Tw({"describe", "e2e-ok", "--json"}));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json described = nlohmann::json::parse(json.out);
+  EXPECT_EQ(described["TrainingJobName"], "e2e-ok");
+  EXPECT_EQ(described["TrainingJobStatus"], "Completed");
+  EXPECT_EQ(described["SecondaryStatus"], "Completed");
+  ASSERT_FALSE(described["SecondaryStatusTransitions"].empty()) << json.out;
+  EXPECT_EQ(described["SecondaryStatusTransitions"].back()["Status"], "Completed");
+  std::map<std::string, double> final_metrics;
+  for (const auto& m : described["FinalMetricDataList"]) {
+    final_metrics[m["MetricName"].get<std::string>()] = m["Value"].get<double>();
+  }
+  EXPECT_NEAR(final_metrics["train:loss"], 1.0 / 9, 1e-4) << json.out;
+  EXPECT_NEAR(final_metrics["validation:loss"], 1.0 / 9 + 0.05, 1e-4) << json.out;
+
+  // New definitions over the stored log, exactly as if applied live.
+  Finished again = RunCommand(
+      Tw({"extract", "--job", "e2e-ok", "--metric", "loss=step=\\d+ loss=([0-9.]+)"}));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(std::count(again.out.begin(), again.out.end(), '\n'), 6) << again.out;
+  EXPECT_NE(again.out.find("{\"metric\": \"loss\", \"value\": 0.1111"), std::string::npos)
+      << again.out;
+  Finished missing = RunCommand(Tw({"extract", "--job", "no-such-job", "--metric", "x=(1)"}));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("no-such-job"), std::string::npos) << missing.err;
 
   Finished logs = RunCommand(Tw({"logs", "e2e-ok"}));
   ASSERT_EQ(logs.exit_code, 0) << logs.err;
