@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct Db::Writer {
   const model::LogBatch* logs = nullptr;
   const model::JobRecord* job = nullptr;
   HeadStats* stats = nullptr;
+  const Delivery* delivery = nullptr;
+  bool duplicate = false;  // set for a delivery seen before: nothing written
   absl::Status status;
   bool done = false;
   std::condition_variable cv;
@@ -255,13 +258,40 @@ absl::Status Db::Submit(Writer* w) {
   return w->status;
 }
 
+namespace {
+
+std::string DeliveryKey(const std::string& agent) { return "delivered/" + agent; }
+
+}  // namespace
+
 void Db::CommitGroup(const std::vector<Writer*>& group) {
   kv::WriteBatch batch;
   const int64_t now_ms = clock_->NowMs();
   std::set<std::string> created;  // job keys created earlier in this group
+  std::map<std::string, int64_t> delivered;  // agent -> seq, as of this group
   for (Writer* w : group) {
     batch.SetSavePoint();
     absl::Status s;
+    if (w->delivery != nullptr) {
+      auto known = delivered.find(w->delivery->agent);
+      if (known == delivered.end()) {
+        absl::StatusOr<std::optional<std::string>> v =
+            kv_->Get(kv::Cf::kMeta, DeliveryKey(w->delivery->agent));
+        if (!v.ok()) {
+          batch.RollbackToSavePoint();
+          w->status = v.status();
+          continue;
+        }
+        int64_t seq = (*v && (*v)->size() == 8) ? static_cast<int64_t>(coding::GetBig64((*v)->data())) : 0;
+        known = delivered.emplace(w->delivery->agent, seq).first;
+      }
+      if (w->delivery->seq <= known->second) {
+        batch.PopSavePoint();
+        w->duplicate = true;
+        w->status = absl::OkStatus();
+        continue;
+      }
+    }
     if (w->kind == Writer::Kind::kCreateJob || w->kind == Writer::Kind::kUpdateJob) {
       const std::string key = JobKey(w->job->name);
       absl::StatusOr<std::optional<std::string>> existing = kv_->Get(kv::Cf::kJobs, key);
@@ -304,6 +334,12 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
         for (Writer* g : group) g->status = s;
         return;
       }
+    }
+    if (w->delivery != nullptr) {
+      std::string v;
+      coding::PutBig64(&v, static_cast<uint64_t>(w->delivery->seq));
+      batch.Put(kv::Cf::kMeta, DeliveryKey(w->delivery->agent), v);
+      delivered[w->delivery->agent] = w->delivery->seq;
     }
     batch.PopSavePoint();
     w->status = absl::OkStatus();
@@ -381,6 +417,52 @@ absl::Status Db::CreateJob(const model::JobRecord& job) {
   w.kind = Writer::Kind::kCreateJob;
   w.job = &job;
   return Submit(&w);
+}
+
+absl::StatusOr<bool> Db::SubmitDelivered(Writer* w, const Delivery& delivery) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  if (delivery.agent.empty() || delivery.agent.size() > 200 || delivery.seq <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a delivery needs an agent name of 1-200 bytes and a batch number > 0 (got \"%s\", %d)",
+        delivery.agent.substr(0, 200), delivery.seq));
+  }
+  w->delivery = &delivery;
+  TW_RETURN_IF_ERROR(Submit(w));
+  return !w->duplicate;
+}
+
+absl::StatusOr<bool> Db::PutSamples(const model::SampleBatch& batch, const Delivery& delivery) {
+  Writer w;
+  w.kind = Writer::Kind::kSamples;
+  w.samples = &batch;
+  return SubmitDelivered(&w, delivery);
+}
+
+absl::StatusOr<bool> Db::PutLogs(const model::LogBatch& batch, const Delivery& delivery) {
+  Writer w;
+  w.kind = Writer::Kind::kLogs;
+  w.logs = &batch;
+  return SubmitDelivered(&w, delivery);
+}
+
+absl::StatusOr<bool> Db::CreateJob(const model::JobRecord& job, const Delivery& delivery) {
+  if (job.name.empty()) return absl::InvalidArgumentError("a training job needs a name");
+  Writer w;
+  w.kind = Writer::Kind::kCreateJob;
+  w.job = &job;
+  return SubmitDelivered(&w, delivery);
+}
+
+absl::StatusOr<bool> Db::UpdateJob(const model::JobRecord& job, const Delivery& delivery) {
+  Writer w;
+  w.kind = Writer::Kind::kUpdateJob;
+  w.job = &job;
+  return SubmitDelivered(&w, delivery);
+}
+
+absl::StatusOr<int64_t> Db::DeliveredUpTo(const std::string& agent) {
+  TW_ASSIGN_OR_RETURN(std::optional<std::string> v, kv_->Get(kv::Cf::kMeta, DeliveryKey(agent)));
+  return (v && v->size() == 8) ? static_cast<int64_t>(coding::GetBig64(v->data())) : 0;
 }
 
 absl::Status Db::UpdateJob(const model::JobRecord& job) {

@@ -102,6 +102,16 @@ struct DbOptions {
   size_t head_write_buffer_bytes = 16 << 20;
 };
 
+// Exactly-once delivery for senders that retry (an agent resending from its
+// spool after a lost answer or a server restart): `agent` names the sender,
+// `seq` numbers its batches, increasing by at least one each time. A write
+// with a Delivery and the note "agent delivered up to seq" commit in one
+// atomic write; a batch numbered at or below the note is not written again.
+struct Delivery {
+  std::string agent;  // 1-200 bytes
+  int64_t seq = 0;    // > 0
+};
+
 class Db {
  public:
   static absl::StatusOr<std::unique_ptr<Db>> Open(DbOptions options);
@@ -132,6 +142,16 @@ class Db {
   absl::Status CreateJob(const model::JobRecord& job);
   // Replaces the record of job.name; NotFound when there is none.
   absl::Status UpdateJob(const model::JobRecord& job);
+
+  // The same writes with a Delivery: true when written now, false when the
+  // batch had been delivered before (nothing written). Errors as above, plus
+  // InvalidArgument for a malformed Delivery.
+  absl::StatusOr<bool> PutSamples(const model::SampleBatch& batch, const Delivery& delivery);
+  absl::StatusOr<bool> PutLogs(const model::LogBatch& batch, const Delivery& delivery);
+  absl::StatusOr<bool> CreateJob(const model::JobRecord& job, const Delivery& delivery);
+  absl::StatusOr<bool> UpdateJob(const model::JobRecord& job, const Delivery& delivery);
+  // The highest seq delivered by `agent` (0 when none).
+  absl::StatusOr<int64_t> DeliveredUpTo(const std::string& agent);
 
   // ---- reads ----------------------------------------------------------------
 
@@ -202,6 +222,8 @@ class Db {
   // Group commit: queues `w`, and either waits for a leader to commit it or
   // becomes the leader and commits every queued writer together.
   absl::Status Submit(Writer* w);
+  // Submit with a Delivery (see Delivery): true when written.
+  absl::StatusOr<bool> SubmitDelivered(Writer* w, const Delivery& delivery);
   void CommitGroup(const std::vector<Writer*>& group);
   absl::Status PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms);
   // What the store itself insists on (ingest checks more, with better

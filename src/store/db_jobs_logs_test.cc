@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -208,6 +209,58 @@ TEST_F(DbTest, ReaderFollowsTheWriterAndCannotWrite) {
   EXPECT_TRUE(absl::IsFailedPrecondition(s));
   EXPECT_THAT(s.message(), HasSubstr("read-only"));
   EXPECT_THAT(reader->WriterDescription(), HasSubstr(std::to_string(::getpid())));
+}
+
+// An agent that resends a batch (its answer was lost, the server restarted)
+// gets it written once: the batch and the delivery note commit together.
+TEST_F(DbTest, DeliveriesAreWrittenExactlyOnceAcrossRetriesAndReopen) {
+  const Delivery first{"host-a/1234", 1}, second{"host-a/1234", 2}, other{"host-b/99", 1};
+  {
+    auto db = OpenOrDie(OpenMode::kWriter);
+    EXPECT_EQ(*db->DeliveredUpTo("host-a/1234"), 0);
+    EXPECT_TRUE(*db->CreateJob(Job("a", 1), first));
+    EXPECT_FALSE(*db->CreateJob(Job("a", 1), first)) << "a resent create is not AlreadyExists";
+    EXPECT_TRUE(*db->PutLogs({{"g", "s"}, {{1, "line"}}}, second));
+    EXPECT_FALSE(*db->PutLogs({{"g", "s"}, {{1, "line"}}}, second));
+    EXPECT_FALSE(*db->PutLogs({{"g", "s"}, {{1, "line"}}}, first)) << "older than the note";
+    EXPECT_TRUE(*db->PutLogs({{"g", "s"}, {{2, "other"}}}, other)) << "agents are separate";
+    EXPECT_EQ(*db->DeliveredUpTo("host-a/1234"), 2);
+    // A batch that fails is not noted: the same number can be sent again.
+    auto dup = db->CreateJob(Job("a", 1), Delivery{"host-c/1", 1});
+    EXPECT_TRUE(absl::IsAlreadyExists(dup.status())) << dup.status();
+    EXPECT_EQ(*db->DeliveredUpTo("host-c/1"), 0);
+    EXPECT_TRUE(absl::IsInvalidArgument(db->PutLogs({{"g", "s"}, {{3, "x"}}}, Delivery{"", 1}).status()));
+    EXPECT_TRUE(absl::IsInvalidArgument(db->PutLogs({{"g", "s"}, {{3, "x"}}}, Delivery{"x", 0}).status()));
+  }
+  auto db = OpenOrDie(OpenMode::kWriter);
+  EXPECT_EQ(*db->DeliveredUpTo("host-a/1234"), 2);
+  EXPECT_FALSE(*db->PutLogs({{"g", "s"}, {{1, "line"}}}, second)) << "after reopen";
+  auto view = db->View();
+  ASSERT_TRUE(view.ok());
+  auto stream = view->GetLogStream("g", "s");
+  ASSERT_TRUE(stream.ok() && stream->has_value());
+  EXPECT_EQ((*stream)->event_count, 2u);  // "line" once, "other" once
+}
+
+// The same batch sent twice at once (a retry racing the original) is written once.
+TEST_F(DbTest, ConcurrentDuplicateDeliveriesWriteOnce) {
+  auto db = OpenOrDie(OpenMode::kWriter);
+  for (int64_t seq = 1; seq <= 50; ++seq) {
+    const Delivery d{"racer", seq};
+    std::vector<std::thread> threads;
+    std::atomic<int> written{0};
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        auto r = db->PutLogs({{"g", "race"}, {{seq, "event"}}}, d);
+        if (r.ok() && *r) ++written;
+      });
+    }
+    for (auto& t : threads) t.join();
+    ASSERT_EQ(written.load(), 1) << "seq " << seq;
+  }
+  auto view = db->View();
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ((*view->GetLogStream("g", "race"))->event_count, 50u);
 }
 
 // A follower thread that holds a view and asks for another (a query helper
