@@ -150,8 +150,41 @@ Ingest::Ingest(store::Db* db, IngestOptions options)
       subscribers_(std::make_shared<const std::vector<model::SampleSink*>>()) {}
 
 absl::Status Ingest::Put(const model::SampleBatch& batch) {
+  return PutSamples(batch, nullptr).status();
+}
+absl::StatusOr<bool> Ingest::Put(const model::SampleBatch& batch, const store::Delivery& delivery) {
+  return PutSamples(batch, &delivery);
+}
+absl::Status Ingest::PutLogs(const model::LogBatch& batch) {
+  return PutLogEvents(batch, nullptr).status();
+}
+absl::StatusOr<bool> Ingest::PutLogs(const model::LogBatch& batch,
+                                     const store::Delivery& delivery) {
+  return PutLogEvents(batch, &delivery);
+}
+absl::Status Ingest::CreateJob(const model::JobRecord& job) {
+  return CreateJobRecord(job, nullptr).status();
+}
+absl::StatusOr<bool> Ingest::CreateJob(const model::JobRecord& job,
+                                       const store::Delivery& delivery) {
+  return CreateJobRecord(job, &delivery);
+}
+absl::Status Ingest::UpdateJob(const model::JobRecord& job) { return db_->UpdateJob(job); }
+absl::StatusOr<bool> Ingest::UpdateJob(const model::JobRecord& job,
+                                       const store::Delivery& delivery) {
+  return db_->UpdateJob(job, delivery);
+}
+
+absl::StatusOr<bool> Ingest::PutSamples(const model::SampleBatch& batch,
+                                        const store::Delivery* delivery) {
   TW_RETURN_IF_ERROR(ValidateSamples(batch, clock_->NowMs(), options_));
-  TW_RETURN_IF_ERROR(db_->PutSamples(batch));
+  bool written = true;
+  if (delivery != nullptr) {
+    TW_ASSIGN_OR_RETURN(written, db_->PutSamples(batch, *delivery));
+  } else {
+    TW_RETURN_IF_ERROR(db_->PutSamples(batch));
+  }
+  if (!written) return false;  // delivered before: the subscribers saw it then
   std::shared_ptr<const std::vector<model::SampleSink*>> subs;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -164,34 +197,42 @@ absl::Status Ingest::Put(const model::SampleBatch& batch) {
                     absl::StrFormat("a subscriber refused data: %s", std::string(s.message())));
     }
   }
-  return absl::OkStatus();
+  return true;
 }
 
-absl::Status Ingest::PutLogs(const model::LogBatch& batch) {
+absl::StatusOr<bool> Ingest::PutLogEvents(const model::LogBatch& batch,
+                                          const store::Delivery* delivery) {
   if (batch.stream.group.empty() || batch.stream.stream.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "log events need a group and a stream name (got group \"%s\", stream \"%s\")",
         batch.stream.group, batch.stream.stream));
   }
+  const model::LogBatch* to_write = &batch;
+  model::LogBatch split;
   for (const model::LogEvent& e : batch.events) {
     if (e.message.size() > model::kMaxLogEventBytes) {
-      return db_->PutLogs({batch.stream, SplitLongEvents(batch.events)});
+      split = {batch.stream, SplitLongEvents(batch.events)};
+      to_write = &split;
+      break;
     }
   }
-  return db_->PutLogs(batch);
+  if (delivery != nullptr) return db_->PutLogs(*to_write, *delivery);
+  TW_RETURN_IF_ERROR(db_->PutLogs(*to_write));
+  return true;
 }
 
-absl::Status Ingest::CreateJob(const model::JobRecord& job) {
+absl::StatusOr<bool> Ingest::CreateJobRecord(const model::JobRecord& job,
+                                             const store::Delivery* delivery) {
   if (!model::IsValidJobName(job.name)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "training job name \"%s\" is not valid: 1 to 63 letters, digits and hyphens, starting "
         "and ending with a letter or digit",
         job.name));
   }
-  return db_->CreateJob(job);
+  if (delivery != nullptr) return db_->CreateJob(job, *delivery);
+  TW_RETURN_IF_ERROR(db_->CreateJob(job));
+  return true;
 }
-
-absl::Status Ingest::UpdateJob(const model::JobRecord& job) { return db_->UpdateJob(job); }
 
 absl::StatusOr<std::optional<model::JobRecord>> Ingest::GetJob(std::string_view name) {
   return db_->GetJob(name);

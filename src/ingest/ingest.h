@@ -68,6 +68,13 @@ class Ingest final : public model::TelemetrySink {
   absl::Status UpdateJob(const model::JobRecord& job) override;
   absl::StatusOr<std::optional<model::JobRecord>> GetJob(std::string_view name) override;
 
+  // Exactly once, for senders that retry (store::Delivery): true when
+  // written now, false when the batch had been delivered before.
+  absl::StatusOr<bool> Put(const model::SampleBatch& batch, const store::Delivery& delivery);
+  absl::StatusOr<bool> PutLogs(const model::LogBatch& batch, const store::Delivery& delivery);
+  absl::StatusOr<bool> CreateJob(const model::JobRecord& job, const store::Delivery& delivery);
+  absl::StatusOr<bool> UpdateJob(const model::JobRecord& job, const store::Delivery& delivery);
+
   // Every batch Put accepts is passed to `sink` after it is durable, in the
   // calling thread; a subscriber must be quick and must not call back into
   // this Ingest. Its errors are logged once and otherwise ignored (the data
@@ -76,6 +83,11 @@ class Ingest final : public model::TelemetrySink {
   void Unsubscribe(model::SampleSink* sink);
 
  private:
+  absl::StatusOr<bool> PutSamples(const model::SampleBatch& batch, const store::Delivery* delivery);
+  absl::StatusOr<bool> PutLogEvents(const model::LogBatch& batch, const store::Delivery* delivery);
+  absl::StatusOr<bool> CreateJobRecord(const model::JobRecord& job,
+                                       const store::Delivery* delivery);
+
   store::Db* db_;
   IngestOptions options_;
   util::Clock* clock_;
