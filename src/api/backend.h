@@ -260,6 +260,31 @@ class JobsBackend {
   virtual absl::Status StopJob(const std::string& name) = 0;
 };
 
+// ----------------------------------------------------------------- agents
+
+// One batch of a remote `trainwatch run` (POST /api/v1/agent/deliver): what
+// it would have written to a store of its own. `agent` and `seq` make the
+// delivery exactly-once: the server writes a batch whose number it has seen
+// from that agent only once.
+struct AgentBatch {
+  enum class Kind { kSamples, kLogs, kCreateJob, kUpdateJob };
+  std::string agent;
+  int64_t seq = 0;
+  Kind kind = Kind::kSamples;
+  model::SampleBatch samples;  // kSamples
+  model::LogBatch logs;        // kLogs
+  model::JobRecord job;        // kCreateJob, kUpdateJob
+};
+
+class AgentBackend {
+ public:
+  virtual ~AgentBackend() = default;
+  // True when written now, false when this agent delivered that seq before.
+  // Errors as the sinks' (model/sinks.h): InvalidArgument, AlreadyExists for
+  // a job name taken, NotFound for an update of an unknown job.
+  virtual absl::StatusOr<bool> Deliver(const AgentBatch& batch) = 0;
+};
+
 // What the api serves from. Any pointer may be null: that service's
 // operations then answer 503-class "unavailable" errors.
 struct Backends {
@@ -267,6 +292,7 @@ struct Backends {
   MetricsReader* metrics = nullptr;
   LogsBackend* logs = nullptr;
   JobsBackend* jobs = nullptr;
+  AgentBackend* agents = nullptr;  // POST /api/v1/agent/deliver
 };
 
 }  // namespace trainwatch::api

@@ -1,5 +1,6 @@
 #include "api/native/native_api.h"
 
+#include "api/native/agent_codec.h"
 #include "api/native/native_util.h"
 
 #include <cmath>
@@ -128,42 +129,7 @@ Json DimensionsJson(const std::vector<model::Dimension>& dims) {
   return out;
 }
 
-Json JobJson(const model::JobRecord& job) {
-  Json j;
-  j["name"] = job.name;
-  j["status"] = std::string(model::JobStatusName(job.status));
-  j["secondary_status"] = std::string(model::SecondaryStatusName(job.secondary_status));
-  if (!job.failure_reason.empty()) j["failure_reason"] = job.failure_reason;
-  j["creation_ms"] = job.creation_ms;
-  if (job.training_start_ms) j["training_start_ms"] = *job.training_start_ms;
-  if (job.training_end_ms) j["training_end_ms"] = *job.training_end_ms;
-  j["last_modified_ms"] = job.last_modified_ms;
-  Json transitions = Json::array();
-  for (const model::StatusTransition& t : job.transitions) {
-    Json item{{"status", std::string(model::SecondaryStatusName(t.status))},
-              {"start_ms", t.start_ms}};
-    if (t.end_ms) item["end_ms"] = *t.end_ms;
-    item["message"] = t.message;
-    transitions.push_back(std::move(item));
-  }
-  j["transitions"] = std::move(transitions);
-  Json finals = Json::array();
-  for (const model::FinalMetric& m : job.final_metrics) {
-    finals.push_back({{"name", m.name}, {"value", m.value}, {"t_ms", m.t_ms}});
-  }
-  j["final_metrics"] = std::move(finals);
-  Json defs = Json::array();
-  for (const model::MetricDefinition& d : job.metric_definitions) {
-    defs.push_back({{"name", d.name}, {"regex", d.regex}});
-  }
-  j["metric_definitions"] = std::move(defs);
-  j["command"] = job.command;
-  j["host"] = job.HostName();
-  j["log_stream"] = job.log_stream;
-  if (job.exit_code) j["exit_code"] = *job.exit_code;
-  if (job.exit_signal) j["exit_signal"] = *job.exit_signal;
-  return j;
-}
+Json JobJson(const model::JobRecord& job) { return JobRecordJson(job); }
 
 }  // namespace native_internal
 
@@ -194,6 +160,7 @@ HttpResponse NativeApi::Handle(const HttpRequest& request) const {
   bool post = request.method == "POST";
   if (rest == "health") return get ? Health() : MethodNotAllowed("GET");
   if (rest == "samples") return post ? IngestSamples(request) : MethodNotAllowed("POST");
+  if (rest == "agent/deliver") return post ? Deliver(request) : MethodNotAllowed("POST");
   if (rest == "metrics") return get ? ListMetrics(request) : MethodNotAllowed("GET");
   if (rest == "metrics/statistics") return get ? Statistics(request) : MethodNotAllowed("GET");
   if (rest == "logs/groups") return get ? LogGroups(request) : MethodNotAllowed("GET");
@@ -223,7 +190,8 @@ HttpResponse NativeApi::Health() const {
   body["backends"] = {{"samples", backends_.samples != nullptr},
                       {"metrics", backends_.metrics != nullptr},
                       {"logs", backends_.logs != nullptr},
-                      {"jobs", backends_.jobs != nullptr}};
+                      {"jobs", backends_.jobs != nullptr},
+                      {"agents", backends_.agents != nullptr}};
   return Reply(200, body);
 }
 
@@ -237,84 +205,10 @@ absl::StatusOr<model::SampleBatch> NativeApi::DecodeSamples(std::string_view bod
         "the body must be a JSON object {\"series\": [...]}; see docs/api.md");
   }
   auto series = doc.find("series");
-  if (series == doc.end() || !series->is_array()) {
+  if (series == doc.end()) {
     return absl::InvalidArgumentError("member \"series\" must be a list of series");
   }
-  model::SampleBatch batch;
-  batch.series.reserve(series->size());
-  size_t total = 0;
-  for (size_t i = 0; i < series->size(); ++i) {
-    const nlohmann::json& s = (*series)[i];
-    auto where = [&](std::string_view what) {
-      return absl::InvalidArgumentError(absl::StrFormat("series[%d]: %s", i, what));
-    };
-    if (!s.is_object()) return where("must be an object");
-    auto text = [&](const char* key, std::string fallback) -> std::optional<std::string> {
-      auto it = s.find(key);
-      if (it == s.end()) return fallback;
-      if (!it->is_string()) return std::nullopt;
-      return it->get<std::string>();
-    };
-    std::optional<std::string> ns = text("namespace", "");
-    std::optional<std::string> metric = text("metric", "");
-    std::optional<std::string> unit = text("unit", "None");
-    if (!ns || !metric || !unit) return where("namespace, metric and unit must be strings");
-    std::vector<model::Dimension> dims;
-    if (auto d = s.find("dimensions"); d != s.end()) {
-      if (!d->is_object()) return where("dimensions must be an object of strings");
-      for (const auto& [k, v] : d->items()) {
-        if (!v.is_string()) return where(absl::StrFormat("dimension %s must be a string", k));
-        dims.push_back({k, v.get<std::string>()});
-      }
-    }
-    absl::StatusOr<model::SeriesKey> key =
-        model::MakeSeriesKey(*ns, *metric, std::move(dims), *unit);
-    if (!key.ok()) return where(MessageOf(key.status()));
-    model::SeriesSamples out;
-    out.key = *std::move(key);
-    if (auto r = s.find("storage_resolution"); r != s.end()) {
-      if (!r->is_number_integer() || (r->get<int64_t>() != 1 && r->get<int64_t>() != 60)) {
-        return where("storage_resolution must be 1 or 60");
-      }
-      out.storage_resolution_s = static_cast<int>(r->get<int64_t>());
-    }
-    auto t = s.find("t_ms");
-    auto v = s.find("values");
-    auto c = s.find("counts");
-    if (t == s.end() || v == s.end() || !t->is_array() || !v->is_array() ||
-        t->size() != v->size()) {
-      return where("t_ms and values must be lists of the same length");
-    }
-    if (c != s.end() && (!c->is_array() || c->size() != v->size())) {
-      return where("counts, when given, must be a list as long as values");
-    }
-    total += t->size();
-    if (total > options_.max_samples_per_request) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "more than %d samples in one request; send smaller batches",
-          options_.max_samples_per_request));
-    }
-    for (size_t k = 0; k < t->size(); ++k) {
-      const nlohmann::json& tk = (*t)[k];
-      const nlohmann::json& vk = (*v)[k];
-      if (!tk.is_number_integer() || !vk.is_number()) {
-        return where(absl::StrFormat("sample %d: t_ms must be an integer and value a number", k));
-      }
-      double value = vk.get<double>();
-      if (!std::isfinite(value)) return where(absl::StrFormat("sample %d is not finite", k));
-      if (c != s.end()) {
-        const nlohmann::json& ck = (*c)[k];
-        if (!ck.is_number() || !(ck.get<double>() >= 0) || !std::isfinite(ck.get<double>())) {
-          return where(absl::StrFormat("sample %d: count must be a finite number >= 0", k));
-        }
-        out.weighted.push_back({tk.get<int64_t>(), value, ck.get<double>()});
-      } else {
-        out.samples.push_back({tk.get<int64_t>(), value});
-      }
-    }
-    batch.series.push_back(std::move(out));
-  }
-  return batch;
+  return SamplesFromJson(*series, options_.max_samples_per_request);
 }
 
 HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
@@ -342,6 +236,23 @@ HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
     if (!put.ok()) return FromStatus(put);
   }
   return Reply(200, Json{{"accepted", count}});
+}
+
+HttpResponse NativeApi::Deliver(const HttpRequest& request) const {
+  if (backends_.agents == nullptr) {
+    return Error(503, "Unavailable",
+                 "this server only follows its data folder (a run held it when the server "
+                 "started), so it cannot take agents' data; restart it once no run holds it");
+  }
+  if (JsonNestingDepth(request.body, 8) > 8) {
+    return Error(400, "InvalidArgument", "the body nests JSON deeper than agent batches do");
+  }
+  absl::StatusOr<AgentBatch> batch =
+      DecodeAgentBatch(request.body, options_.max_samples_per_request);
+  if (!batch.ok()) return FromStatus(batch.status());
+  absl::StatusOr<bool> written = backends_.agents->Deliver(*batch);
+  if (!written.ok()) return FromStatus(written.status());
+  return Reply(200, Json{{"seq", batch->seq}, {"written", *written}});
 }
 
 HttpResponse NativeApi::ListMetrics(const HttpRequest& request) const {

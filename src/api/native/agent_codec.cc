@@ -1,0 +1,445 @@
+#include "api/native/agent_codec.h"
+
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "api/errors.h"
+
+namespace trainwatch::api {
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+absl::Status Bad(std::string_view where, std::string_view what) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", where, what));
+}
+
+// Readers for a JSON object's members that say which member is wrong.
+class Fields {
+ public:
+  Fields(const Json& j, std::string where) : j_(j), where_(std::move(where)) {}
+
+  absl::Status String(const char* key, std::string* out, bool required = true) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) return required ? Bad(where_, absl::StrFormat("%s is missing", key)) : absl::OkStatus();
+    if (!it->is_string()) return Bad(where_, absl::StrFormat("%s must be a string", key));
+    *out = it->get<std::string>();
+    return absl::OkStatus();
+  }
+  template <typename Int>
+  absl::Status Integer(const char* key, Int* out, bool required = true) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) return required ? Bad(where_, absl::StrFormat("%s is missing", key)) : absl::OkStatus();
+    if (!it->is_number_integer()) return Bad(where_, absl::StrFormat("%s must be an integer", key));
+    *out = it->get<Int>();
+    return absl::OkStatus();
+  }
+  template <typename Int>
+  absl::Status OptionalInteger(const char* key, std::optional<Int>* out) const {
+    auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return absl::OkStatus();
+    if (!it->is_number_integer()) return Bad(where_, absl::StrFormat("%s must be an integer", key));
+    *out = it->get<Int>();
+    return absl::OkStatus();
+  }
+  absl::Status StringMap(const char* key, std::map<std::string, std::string>* out) const {
+    auto it = j_.find(key);
+    if (it == j_.end()) return absl::OkStatus();
+    if (!it->is_object()) return Bad(where_, absl::StrFormat("%s must be an object of strings", key));
+    for (const auto& [k, v] : it->items()) {
+      if (!v.is_string()) return Bad(where_, absl::StrFormat("%s.%s must be a string", key, k));
+      (*out)[k] = v.get<std::string>();
+    }
+    return absl::OkStatus();
+  }
+  const Json* Array(const char* key) const {
+    auto it = j_.find(key);
+    return it != j_.end() && it->is_array() ? &*it : nullptr;
+  }
+
+ private:
+  const Json& j_;
+  std::string where_;
+};
+
+}  // namespace
+
+OrderedJson JobRecordJson(const model::JobRecord& job) {
+  OrderedJson j;
+  j["name"] = job.name;
+  j["arn"] = job.arn;
+  j["status"] = std::string(model::JobStatusName(job.status));
+  j["secondary_status"] = std::string(model::SecondaryStatusName(job.secondary_status));
+  if (!job.failure_reason.empty()) j["failure_reason"] = job.failure_reason;
+  j["creation_ms"] = job.creation_ms;
+  if (job.training_start_ms) j["training_start_ms"] = *job.training_start_ms;
+  if (job.training_end_ms) j["training_end_ms"] = *job.training_end_ms;
+  j["last_modified_ms"] = job.last_modified_ms;
+  OrderedJson transitions = OrderedJson::array();
+  for (const model::StatusTransition& t : job.transitions) {
+    OrderedJson item{{"status", std::string(model::SecondaryStatusName(t.status))},
+                     {"start_ms", t.start_ms}};
+    if (t.end_ms) item["end_ms"] = *t.end_ms;
+    item["message"] = t.message;
+    transitions.push_back(std::move(item));
+  }
+  j["transitions"] = std::move(transitions);
+  OrderedJson finals = OrderedJson::array();
+  for (const model::FinalMetric& m : job.final_metrics) {
+    finals.push_back({{"name", m.name}, {"value", m.value}, {"t_ms", m.t_ms}});
+  }
+  j["final_metrics"] = std::move(finals);
+  OrderedJson defs = OrderedJson::array();
+  for (const model::MetricDefinition& d : job.metric_definitions) {
+    defs.push_back({{"name", d.name}, {"regex", d.regex}});
+  }
+  j["metric_definitions"] = std::move(defs);
+  j["max_runtime_s"] = job.max_runtime_s;
+  j["command"] = job.command;
+  j["working_dir"] = job.working_dir;
+  j["hyperparameters"] = job.hyperparameters;
+  j["environment"] = job.environment;
+  j["profiling_interval_ms"] = job.profiling_interval_ms;
+  j["host_index"] = job.host_index;
+  j["host"] = job.HostName();
+  j["log_stream"] = job.log_stream;
+  if (job.exit_code) j["exit_code"] = *job.exit_code;
+  if (job.exit_signal) j["exit_signal"] = *job.exit_signal;
+  j["runner"] = {{"hostname", job.runner.hostname},
+                 {"boot_id", job.runner.boot_id},
+                 {"pid", job.runner.pid},
+                 {"start_ticks", job.runner.start_ticks}};
+  if (!job.request_json.empty()) j["request_json"] = job.request_json;
+  return j;
+}
+
+absl::StatusOr<model::JobRecord> JobRecordFromJson(const Json& j) {
+  if (!j.is_object()) return Bad("job", "must be an object");
+  model::JobRecord job;
+  Fields f(j, "job");
+  std::string status, secondary;
+  absl::Status s;
+  if (!(s = f.String("name", &job.name)).ok() || !(s = f.String("arn", &job.arn, false)).ok() ||
+      !(s = f.String("status", &status)).ok() ||
+      !(s = f.String("secondary_status", &secondary)).ok() ||
+      !(s = f.String("failure_reason", &job.failure_reason, false)).ok() ||
+      !(s = f.Integer("creation_ms", &job.creation_ms)).ok() ||
+      !(s = f.OptionalInteger("training_start_ms", &job.training_start_ms)).ok() ||
+      !(s = f.OptionalInteger("training_end_ms", &job.training_end_ms)).ok() ||
+      !(s = f.Integer("last_modified_ms", &job.last_modified_ms)).ok() ||
+      !(s = f.Integer("max_runtime_s", &job.max_runtime_s, false)).ok() ||
+      !(s = f.String("working_dir", &job.working_dir, false)).ok() ||
+      !(s = f.StringMap("hyperparameters", &job.hyperparameters)).ok() ||
+      !(s = f.StringMap("environment", &job.environment)).ok() ||
+      !(s = f.Integer("profiling_interval_ms", &job.profiling_interval_ms, false)).ok() ||
+      !(s = f.Integer("host_index", &job.host_index, false)).ok() ||
+      !(s = f.String("log_stream", &job.log_stream, false)).ok() ||
+      !(s = f.OptionalInteger("exit_code", &job.exit_code)).ok() ||
+      !(s = f.OptionalInteger("exit_signal", &job.exit_signal)).ok() ||
+      !(s = f.String("request_json", &job.request_json, false)).ok()) {
+    return s;
+  }
+  std::optional<model::JobStatus> st = model::ParseJobStatus(status);
+  std::optional<model::SecondaryStatus> sec = model::ParseSecondaryStatus(secondary);
+  if (!st) return Bad("job", absl::StrFormat("status \"%s\" is not a job status", status));
+  if (!sec) return Bad("job", absl::StrFormat("secondary_status \"%s\" is not one", secondary));
+  job.status = *st;
+  job.secondary_status = *sec;
+  if (const Json* list = f.Array("transitions")) {
+    for (const Json& t : *list) {
+      if (!t.is_object()) return Bad("job.transitions", "items must be objects");
+      Fields tf(t, "job.transitions");
+      std::string name;
+      model::StatusTransition tr{};
+      if (!(s = tf.String("status", &name)).ok() || !(s = tf.Integer("start_ms", &tr.start_ms)).ok() ||
+          !(s = tf.OptionalInteger("end_ms", &tr.end_ms)).ok() ||
+          !(s = tf.String("message", &tr.message, false)).ok()) {
+        return s;
+      }
+      std::optional<model::SecondaryStatus> ts = model::ParseSecondaryStatus(name);
+      if (!ts) return Bad("job.transitions", absl::StrFormat("unknown status \"%s\"", name));
+      tr.status = *ts;
+      job.transitions.push_back(std::move(tr));
+    }
+  }
+  if (const Json* list = f.Array("final_metrics")) {
+    for (const Json& m : *list) {
+      if (!m.is_object() || !m.contains("value") || !m["value"].is_number()) {
+        return Bad("job.final_metrics", "items must be {name, value, t_ms}");
+      }
+      Fields mf(m, "job.final_metrics");
+      model::FinalMetric fm{"", m["value"].get<double>(), 0};
+      if (!(s = mf.String("name", &fm.name)).ok() || !(s = mf.Integer("t_ms", &fm.t_ms)).ok()) return s;
+      job.final_metrics.push_back(std::move(fm));
+    }
+  }
+  if (const Json* list = f.Array("metric_definitions")) {
+    for (const Json& d : *list) {
+      if (!d.is_object()) return Bad("job.metric_definitions", "items must be {name, regex}");
+      Fields df(d, "job.metric_definitions");
+      model::MetricDefinition def;
+      if (!(s = df.String("name", &def.name)).ok() || !(s = df.String("regex", &def.regex)).ok()) return s;
+      job.metric_definitions.push_back(std::move(def));
+    }
+  }
+  if (const Json* list = f.Array("command")) {
+    for (const Json& a : *list) {
+      if (!a.is_string()) return Bad("job.command", "items must be strings");
+      job.command.push_back(a.get<std::string>());
+    }
+  }
+  if (auto r = j.find("runner"); r != j.end()) {
+    if (!r->is_object()) return Bad("job.runner", "must be an object");
+    Fields rf(*r, "job.runner");
+    if (!(s = rf.String("hostname", &job.runner.hostname, false)).ok() ||
+        !(s = rf.String("boot_id", &job.runner.boot_id, false)).ok() ||
+        !(s = rf.Integer("pid", &job.runner.pid, false)).ok() ||
+        !(s = rf.Integer("start_ticks", &job.runner.start_ticks, false)).ok()) {
+      return s;
+    }
+  }
+  return job;
+}
+
+OrderedJson SamplesJson(const model::SampleBatch& batch) {
+  OrderedJson series = OrderedJson::array();
+  for (const model::SeriesSamples& s : batch.series) {
+    OrderedJson head;
+    head["namespace"] = s.key.ns;
+    head["metric"] = s.key.metric;
+    OrderedJson dims = OrderedJson::object();
+    for (const model::Dimension& d : s.key.dimensions) dims[d.name] = d.value;
+    head["dimensions"] = std::move(dims);
+    head["unit"] = s.key.unit;
+    head["storage_resolution"] = s.storage_resolution_s;
+    if (!s.samples.empty()) {
+      OrderedJson item = head, t = OrderedJson::array(), v = OrderedJson::array();
+      for (const model::Sample& x : s.samples) {
+        t.push_back(x.t_ms);
+        v.push_back(x.value);
+      }
+      item["t_ms"] = std::move(t);
+      item["values"] = std::move(v);
+      series.push_back(std::move(item));
+    }
+    if (!s.weighted.empty()) {
+      OrderedJson item = head, t = OrderedJson::array(), v = OrderedJson::array(),
+                  c = OrderedJson::array();
+      for (const model::WeightedSample& x : s.weighted) {
+        t.push_back(x.t_ms);
+        v.push_back(x.value);
+        c.push_back(x.count);
+      }
+      item["t_ms"] = std::move(t);
+      item["values"] = std::move(v);
+      item["counts"] = std::move(c);
+      series.push_back(std::move(item));
+    }
+    if (!s.statistic_sets.empty()) {
+      OrderedJson item = head, sets = OrderedJson::array();
+      for (const model::StatisticSet& x : s.statistic_sets) {
+        sets.push_back({{"t_ms", x.t_ms}, {"sample_count", x.sample_count}, {"sum", x.sum},
+                        {"minimum", x.minimum}, {"maximum", x.maximum}});
+      }
+      item["t_ms"] = OrderedJson::array();
+      item["values"] = OrderedJson::array();
+      item["statistic_sets"] = std::move(sets);
+      series.push_back(std::move(item));
+    }
+  }
+  return OrderedJson{{"series", std::move(series)}};
+}
+
+absl::StatusOr<model::SampleBatch> SamplesFromJson(const Json& series, size_t max_samples) {
+  if (!series.is_array()) {
+    return absl::InvalidArgumentError("member \"series\" must be a list of series");
+  }
+  model::SampleBatch batch;
+  batch.series.reserve(series.size());
+  size_t total = 0;
+  for (size_t i = 0; i < series.size(); ++i) {
+    const Json& s = series[i];
+    auto where = [&](std::string_view what) {
+      return absl::InvalidArgumentError(absl::StrFormat("series[%d]: %s", i, what));
+    };
+    if (!s.is_object()) return where("must be an object");
+    auto text = [&](const char* key, std::string fallback) -> std::optional<std::string> {
+      auto it = s.find(key);
+      if (it == s.end()) return fallback;
+      if (!it->is_string()) return std::nullopt;
+      return it->get<std::string>();
+    };
+    std::optional<std::string> ns = text("namespace", "");
+    std::optional<std::string> metric = text("metric", "");
+    std::optional<std::string> unit = text("unit", "None");
+    if (!ns || !metric || !unit) return where("namespace, metric and unit must be strings");
+    std::vector<model::Dimension> dims;
+    if (auto d = s.find("dimensions"); d != s.end()) {
+      if (!d->is_object()) return where("dimensions must be an object of strings");
+      for (const auto& [k, v] : d->items()) {
+        if (!v.is_string()) return where(absl::StrFormat("dimension %s must be a string", k));
+        dims.push_back({k, v.get<std::string>()});
+      }
+    }
+    absl::StatusOr<model::SeriesKey> key =
+        model::MakeSeriesKey(*ns, *metric, std::move(dims), *unit);
+    if (!key.ok()) return where(MessageOf(key.status()));
+    model::SeriesSamples out;
+    out.key = *std::move(key);
+    if (auto r = s.find("storage_resolution"); r != s.end()) {
+      if (!r->is_number_integer() || (r->get<int64_t>() != 1 && r->get<int64_t>() != 60)) {
+        return where("storage_resolution must be 1 or 60");
+      }
+      out.storage_resolution_s = static_cast<int>(r->get<int64_t>());
+    }
+    auto t = s.find("t_ms");
+    auto v = s.find("values");
+    auto c = s.find("counts");
+    if (t == s.end() || v == s.end() || !t->is_array() || !v->is_array() ||
+        t->size() != v->size()) {
+      return where("t_ms and values must be lists of the same length");
+    }
+    if (c != s.end() && (!c->is_array() || c->size() != v->size())) {
+      return where("counts, when given, must be a list as long as values");
+    }
+    total += t->size();
+    if (total > max_samples) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "more than %d samples in one request; send smaller batches", max_samples));
+    }
+    for (size_t k = 0; k < t->size(); ++k) {
+      const Json& tk = (*t)[k];
+      const Json& vk = (*v)[k];
+      if (!tk.is_number_integer() || !vk.is_number()) {
+        return where(absl::StrFormat("sample %d: t_ms must be an integer and value a number", k));
+      }
+      double value = vk.get<double>();
+      if (!std::isfinite(value)) return where(absl::StrFormat("sample %d is not finite", k));
+      if (c != s.end()) {
+        const Json& ck = (*c)[k];
+        if (!ck.is_number() || !(ck.get<double>() >= 0) || !std::isfinite(ck.get<double>())) {
+          return where(absl::StrFormat("sample %d: count must be a finite number >= 0", k));
+        }
+        out.weighted.push_back({tk.get<int64_t>(), value, ck.get<double>()});
+      } else {
+        out.samples.push_back({tk.get<int64_t>(), value});
+      }
+    }
+    if (auto sets = s.find("statistic_sets"); sets != s.end()) {
+      if (!sets->is_array()) return where("statistic_sets must be a list");
+      total += sets->size();
+      if (total > max_samples) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "more than %d samples in one request; send smaller batches", max_samples));
+      }
+      for (size_t k = 0; k < sets->size(); ++k) {
+        const Json& x = (*sets)[k];
+        auto num = [&](const char* name) -> std::optional<double> {
+          auto it = x.find(name);
+          if (it == x.end() || !it->is_number() || !std::isfinite(it->get<double>())) return std::nullopt;
+          return it->get<double>();
+        };
+        auto tt = x.is_object() ? x.find("t_ms") : x.end();
+        std::optional<double> n = x.is_object() ? num("sample_count") : std::nullopt;
+        std::optional<double> sum = x.is_object() ? num("sum") : std::nullopt;
+        std::optional<double> lo = x.is_object() ? num("minimum") : std::nullopt;
+        std::optional<double> hi = x.is_object() ? num("maximum") : std::nullopt;
+        if (tt == x.end() || !tt->is_number_integer() || !n || !sum || !lo || !hi) {
+          return where(absl::StrFormat(
+              "statistic set %d needs t_ms and finite sample_count, sum, minimum, maximum", k));
+        }
+        out.statistic_sets.push_back({tt->get<int64_t>(), *n, *sum, *lo, *hi});
+      }
+    }
+    batch.series.push_back(std::move(out));
+  }
+  return batch;
+}
+
+std::string EncodeAgentBatch(const AgentBatch& batch) {
+  OrderedJson j;
+  j["agent"] = batch.agent;
+  j["seq"] = batch.seq;
+  switch (batch.kind) {
+    case AgentBatch::Kind::kSamples:
+      j["kind"] = "samples";
+      j["series"] = std::move(SamplesJson(batch.samples)["series"]);
+      break;
+    case AgentBatch::Kind::kLogs: {
+      j["kind"] = "logs";
+      j["group"] = batch.logs.stream.group;
+      j["stream"] = batch.logs.stream.stream;
+      OrderedJson events = OrderedJson::array();
+      for (const model::LogEvent& e : batch.logs.events) {
+        events.push_back({{"t_ms", e.t_ms}, {"message", e.message}});
+      }
+      j["events"] = std::move(events);
+      break;
+    }
+    case AgentBatch::Kind::kCreateJob:
+    case AgentBatch::Kind::kUpdateJob:
+      j["kind"] = batch.kind == AgentBatch::Kind::kCreateJob ? "create_job" : "update_job";
+      j["job"] = JobRecordJson(batch.job);
+      break;
+  }
+  return j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+absl::StatusOr<AgentBatch> DecodeAgentBatch(std::string_view body, size_t max_samples) {
+  Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return absl::InvalidArgumentError(
+        "the body must be a JSON object {\"agent\", \"seq\", \"kind\", ...}; see docs/api.md");
+  }
+  AgentBatch batch;
+  Fields f(doc, "agent batch");
+  std::string kind;
+  absl::Status s;
+  if (!(s = f.String("agent", &batch.agent)).ok() || !(s = f.Integer("seq", &batch.seq)).ok() ||
+      !(s = f.String("kind", &kind)).ok()) {
+    return s;
+  }
+  if (batch.agent.empty() || batch.agent.size() > 200 || batch.seq <= 0) {
+    return Bad("agent batch", "agent must be 1-200 bytes and seq > 0");
+  }
+  if (kind == "samples") {
+    batch.kind = AgentBatch::Kind::kSamples;
+    auto it = doc.find("series");
+    if (it == doc.end()) return Bad("agent batch", "series is missing");
+    absl::StatusOr<model::SampleBatch> samples = SamplesFromJson(*it, max_samples);
+    if (!samples.ok()) return samples.status();
+    batch.samples = *std::move(samples);
+  } else if (kind == "logs") {
+    batch.kind = AgentBatch::Kind::kLogs;
+    if (!(s = f.String("group", &batch.logs.stream.group)).ok() ||
+        !(s = f.String("stream", &batch.logs.stream.stream)).ok()) {
+      return s;
+    }
+    const Json* events = f.Array("events");
+    if (events == nullptr) return Bad("agent batch", "events must be a list");
+    for (const Json& e : *events) {
+      if (!e.is_object()) return Bad("agent batch", "events must be {t_ms, message} objects");
+      Fields ef(e, "agent batch event");
+      model::LogEvent event{0, ""};
+      if (!(s = ef.Integer("t_ms", &event.t_ms)).ok() || !(s = ef.String("message", &event.message)).ok()) {
+        return s;
+      }
+      batch.logs.events.push_back(std::move(event));
+    }
+  } else if (kind == "create_job" || kind == "update_job") {
+    batch.kind = kind == "create_job" ? AgentBatch::Kind::kCreateJob : AgentBatch::Kind::kUpdateJob;
+    auto it = doc.find("job");
+    if (it == doc.end()) return Bad("agent batch", "job is missing");
+    absl::StatusOr<model::JobRecord> job = JobRecordFromJson(*it);
+    if (!job.ok()) return job.status();
+    batch.job = *std::move(job);
+  } else {
+    return Bad("agent batch",
+               absl::StrFormat("kind \"%s\" is not samples, logs, create_job or update_job",
+                               kind.substr(0, 40)));
+  }
+  return batch;
+}
+
+}  // namespace trainwatch::api

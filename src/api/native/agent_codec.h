@@ -1,0 +1,42 @@
+#pragma once
+// The agents' wire format: POST /api/v1/agent/deliver carries one batch of a
+// remote `trainwatch run` (samples, log events, or its job record) with the
+// agent's name and the batch's number, so that a batch resent after a lost
+// answer or a server restart is written once (store::Delivery).
+//
+//   {"agent": "gpu-3/4242/1f2e", "seq": 17, "kind": "samples",
+//    "series": [ ...as POST /api/v1/samples... ]}
+//   {"agent": ..., "seq": ..., "kind": "logs", "group": "...", "stream": "...",
+//    "events": [{"t_ms": 1736942400123, "message": "..."}]}
+//   {"agent": ..., "seq": ..., "kind": "create_job" | "update_job", "job": {JobRecordJson}}
+//
+// Both ends use these functions: the server (NativeApi) to decode, the agent
+// (app/remote_sink) to encode. docs/api.md documents the format.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "api/backend.h"
+#include "nlohmann/json.hpp"
+
+namespace trainwatch::api {
+
+// Every field of a job record (what GET /api/v1/jobs/NAME answers).
+nlohmann::ordered_json JobRecordJson(const model::JobRecord& job);
+// The inverse; InvalidArgument naming the field that is missing or mistyped.
+absl::StatusOr<model::JobRecord> JobRecordFromJson(const nlohmann::json& j);
+
+// {"series": [...]} as POST /api/v1/samples takes it.
+nlohmann::ordered_json SamplesJson(const model::SampleBatch& batch);
+// The "series" list of POST /api/v1/samples; InvalidArgument naming the
+// series and sample that is wrong, or when more than `max_samples` samples.
+absl::StatusOr<model::SampleBatch> SamplesFromJson(const nlohmann::json& series,
+                                                   size_t max_samples);
+
+// A batch as one request body (invalid UTF-8 in messages becomes U+FFFD).
+std::string EncodeAgentBatch(const AgentBatch& batch);
+absl::StatusOr<AgentBatch> DecodeAgentBatch(std::string_view body, size_t max_samples);
+
+}  // namespace trainwatch::api
