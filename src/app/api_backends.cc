@@ -76,6 +76,33 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_
   return db;
 }
 
+absl::StatusOr<std::unique_ptr<store::Db>> OpenForServer(const std::string& data_dir,
+                                                         util::Clock* clock) {
+  store::DbOptions options;
+  options.data_dir = data_dir;
+  options.clock = clock;
+  options.mode = store::OpenMode::kWriterIfFree;
+  options.catch_up_min_interval_ms = 250;
+  absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(options);
+  if (absl::IsNotFound(db.status())) {
+    options.mode = store::OpenMode::kWriter;  // a new folder: create it
+    db = store::Db::Open(options);
+    if (absl::IsFailedPrecondition(db.status())) return OpenFollower(data_dir, clock);
+  }
+  return db;
+}
+
+absl::StatusOr<bool> StoreAgentBackend::Deliver(const api::AgentBatch& batch) {
+  const store::Delivery delivery{batch.agent, batch.seq};
+  switch (batch.kind) {
+    case api::AgentBatch::Kind::kSamples: return ingest_.Put(batch.samples, delivery);
+    case api::AgentBatch::Kind::kLogs: return ingest_.PutLogs(batch.logs, delivery);
+    case api::AgentBatch::Kind::kCreateJob: return ingest_.CreateJob(batch.job, delivery);
+    case api::AgentBatch::Kind::kUpdateJob: return ingest_.UpdateJob(batch.job, delivery);
+  }
+  return absl::InvalidArgumentError("unknown agent batch kind");
+}
+
 namespace {
 
 // query's errors carry the AWS code as an ErrorKind; keep it for the api.
@@ -89,12 +116,12 @@ absl::Status WithAwsCode(const absl::Status& s) {
 }  // namespace
 
 absl::Status StoreMetricsBackend::Put(const model::SampleBatch& batch) {
-  if (!db_.writable()) {
+  if (ingest_ == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "this server follows %s, which %s writes; metrics reach it through that writer",
         db_.data_dir(), db_.WriterDescription()));
   }
-  return db_.PutSamples(batch);
+  return ingest_->Put(batch);
 }
 
 absl::StatusOr<std::vector<api::StatisticsBucket>> StoreMetricsBackend::GetStatistics(
@@ -283,12 +310,12 @@ absl::StatusOr<std::vector<api::LogStreamInfo>> StoreLogsBackend::ListLogStreams
 }
 
 absl::StatusOr<std::string> StoreLogsBackend::PutLogEvents(const model::LogBatch& batch, int64_t) {
-  if (!db_.writable()) {
+  if (ingest_ == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "this server follows %s, which %s writes; log events reach it through that writer",
         db_.data_dir(), db_.WriterDescription()));
   }
-  if (absl::Status s = db_.PutLogs(batch); !s.ok()) return s;
+  if (absl::Status s = ingest_->PutLogs(batch); !s.ok()) return s;
   return absl::StrFormat("%056d", db_.clock().NowMs());
 }
 

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "api/backend.h"
+#include "ingest/ingest.h"
 #include "store/db.h"
 #include "util/clock.h"
 
@@ -26,9 +27,27 @@ namespace trainwatch::app {
 absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_dir,
                                                         util::Clock* clock = nullptr);
 
+// Opens `data_dir` for `trainwatch server`: as its writer when nobody holds
+// it (runs then send their data through the server: app/remote_sink.h), else
+// as a follower of the run that does (OpenFollower).
+absl::StatusOr<std::unique_ptr<store::Db>> OpenForServer(const std::string& data_dir,
+                                                         util::Clock* clock = nullptr);
+
+// Agents' batches (POST /api/v1/agent/deliver) through ingest, exactly once.
+class StoreAgentBackend final : public api::AgentBackend {
+ public:
+  explicit StoreAgentBackend(ingest::Ingest& ingest) : ingest_(ingest) {}
+  absl::StatusOr<bool> Deliver(const api::AgentBatch& batch) override;
+
+ private:
+  ingest::Ingest& ingest_;
+};
+
 class StoreMetricsBackend final : public api::MetricsReader, public model::SampleSink {
  public:
-  explicit StoreMetricsBackend(store::Db& db) : db_(db) {}
+  // Writes go through `ingest` (null for a follower, which refuses them).
+  explicit StoreMetricsBackend(store::Db& db, ingest::Ingest* ingest = nullptr)
+      : db_(db), ingest_(ingest) {}
 
   // FailedPrecondition (naming the writer) when this process only follows the folder.
   absl::Status Put(const model::SampleBatch& batch) override;
@@ -43,12 +62,15 @@ class StoreMetricsBackend final : public api::MetricsReader, public model::Sampl
 
  private:
   store::Db& db_;
+  ingest::Ingest* ingest_;
 };
 
 class StoreLogsBackend final : public api::LogsBackend {
  public:
   // `db` must outlive the backend.
-  explicit StoreLogsBackend(store::Db& db) : db_(db) {}
+  // Writes go through `ingest` (null for a follower, which refuses them).
+  explicit StoreLogsBackend(store::Db& db, ingest::Ingest* ingest = nullptr)
+      : db_(db), ingest_(ingest) {}
 
   // The store creates groups and streams with their first events: these
   // succeed unless the name already exists (AlreadyExists, as AWS answers).
@@ -65,6 +87,7 @@ class StoreLogsBackend final : public api::LogsBackend {
 
  private:
   store::Db& db_;
+  ingest::Ingest* ingest_;
 };
 
 class StoreJobsBackend final : public api::JobsBackend {

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -14,6 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "app/job_access.h"
 #include "app/profiler_observer.h"
+#include "app/remote_sink.h"
+#include "app/server_discovery.h"
 #include "cli/commands.h"
 #include "cli/job_format.h"
 #include "extract/definitions.h"
@@ -22,6 +26,7 @@
 #include "profiler/profiler_options.h"
 #include "query/jobs.h"
 #include "store/db.h"
+#include "util/clock.h"
 #include "util/time_parse.h"
 
 namespace trainwatch::cli {
@@ -36,6 +41,8 @@ struct RunFlags {
   std::string profile_interval = "1s";
   bool sagemaker_escaped = false;
   bool quiet = false;
+  std::string endpoint;
+  std::string delivery_timeout = "10m";
   std::vector<std::string> command;
 };
 
@@ -149,23 +156,72 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   if (::getcwd(cwd, sizeof(cwd)) != nullptr) spec.working_dir = cwd;
 
   const std::string data_dir = DataDir(options);
-  auto db = OpenWriter(data_dir);
-  if (!db.ok()) return ReportError(db.status());
-  SweepDeadRunners(**db);
-  ingest::Ingest sink(db->get());
-  auto runner = job::JobRunner::Create(std::move(spec), &sink);
+  auto delivery_timeout_ms = util::ParseDurationMs(flags.delivery_timeout);
+  if (!delivery_timeout_ms.ok()) return ReportError(delivery_timeout_ms.status());
+  // Where the data goes: the server named, the server that holds the data
+  // folder, or the folder itself.
+  std::string endpoint = flags.endpoint;
+  if (endpoint.empty()) {
+    if (const char* env = std::getenv("TRAINWATCH_ENDPOINT"); env != nullptr) endpoint = env;
+  }
+  if (endpoint.empty()) endpoint = app::FindServer(data_dir).value_or("");
+
+  std::unique_ptr<store::Db> db;
+  std::unique_ptr<ingest::Ingest> local;
+  std::unique_ptr<app::RemoteSink> remote;
+  model::TelemetrySink* sink = nullptr;
+  if (endpoint.empty()) {
+    auto opened = OpenWriter(data_dir);
+    if (!opened.ok()) return ReportError(opened.status());
+    db = *std::move(opened);
+    SweepDeadRunners(*db);
+    local = std::make_unique<ingest::Ingest>(db.get());
+    sink = local.get();
+  } else {
+    app::RemoteSinkOptions remote_options;
+    remote_options.endpoint = endpoint;
+    remote_options.agent = app::NewAgentName();
+    remote_options.spool_dir = app::SpoolRoot(data_dir) + "/" + remote_options.agent;
+    auto created = app::RemoteSink::Create(remote_options);
+    if (!created.ok()) return ReportError(created.status());
+    remote = *std::move(created);
+    sink = remote.get();
+  }
+  auto runner = job::JobRunner::Create(std::move(spec), sink);
   if (!runner.ok()) return ReportError(runner.status());
   std::unique_ptr<app::ProfilerObserver> profiler;
   if (*interval_ms > 0) {
-    profiler = std::make_unique<app::ProfilerObserver>(*interval_ms, &sink,
-                                                       &(*db)->clock());
+    profiler = std::make_unique<app::ProfilerObserver>(*interval_ms, sink,
+                                                       &util::SystemClock::Get());
     (*runner)->AddObserver(profiler.get());
   }
   if (!flags.quiet) {
-    std::fprintf(stderr, "trainwatch: running job %s (data in %s)\n", (*runner)->name().c_str(),
-                 data_dir.c_str());
+    std::fprintf(stderr, "trainwatch: running job %s (%s)\n", (*runner)->name().c_str(),
+                 remote ? ("data to the server at " + endpoint).c_str()
+                        : ("data in " + data_dir).c_str());
   }
   auto result = (*runner)->Run();
+  if (remote) {
+    // Whatever the server has not taken yet is on disk: wait for it (a
+    // server that is away for a while gets it when it is back).
+    const bool delivered = remote->Drain(*delivery_timeout_ms, [&](int64_t pending,
+                                                                   const std::string& error) {
+      if (flags.quiet) return;
+      std::fprintf(stderr, "trainwatch: %lld batches wait for the server at %s (%s)\n",
+                   static_cast<long long>(pending), endpoint.c_str(), error.c_str());
+    });
+    if (!delivered) {
+      std::fprintf(stderr,
+                   "trainwatch: %lld batches are not delivered yet; they stay in %s, and "
+                   "`trainwatch server` on this data folder delivers them when it starts\n",
+                   static_cast<long long>(remote->pending()), remote->spool_dir().c_str());
+    } else {
+      const std::string spool_dir = remote->spool_dir();
+      remote.reset();  // lets go of the spool's lock
+      std::error_code ec;
+      std::filesystem::remove_all(spool_dir, ec);
+    }
+  }
   if (!result.ok()) {
     if (absl::IsAlreadyExists(result.status())) {
       return ReportError(absl::AlreadyExistsError(absl::StrFormat(
@@ -191,9 +247,15 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
   cmd->add_option("--name", flags->name,
                   "job name: letters, digits and hyphens, at most 63 (default: from the command "
                   "and the time)");
+  // One value per --metric: a vector option would otherwise also take the
+  // "--" and the command after it.
   cmd->add_option("--metric", flags->metrics,
                   "a metric definition NAME=REGEX (repeatable); group 1 of the first match in a "
-                  "line is the value");
+                  "line is the value")
+      ->type_name("NAME=REGEX")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--definitions", flags->definitions_file,
                   "SageMaker MetricDefinitions JSON file: [{\"Name\": ..., \"Regex\": ...}]");
   cmd->add_option("--max-runtime", flags->max_runtime,
@@ -205,6 +267,14 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
   cmd->add_flag("--sagemaker-escaped", flags->sagemaker_escaped,
                 "match definitions against CloudWatch's escaped text (tab as #011)");
   cmd->add_flag("-q,--quiet", flags->quiet, "no trainwatch lines before and after the job");
+  cmd->add_option("--endpoint", flags->endpoint,
+                  "send the job's data to the trainwatch server at this URL (default: "
+                  "$TRAINWATCH_ENDPOINT, else the server that holds --data, else write --data "
+                  "directly)")
+      ->type_name("URL");
+  cmd->add_option("--delivery-timeout", flags->delivery_timeout,
+                  "with a server: how long to wait at the end for it to take what is spooled "
+                  "(default 10m)");
   AddDataOption(cmd, options);
   cmd->add_option("command", flags->command, "the training command and its arguments, after --")
       ->expected(-1);
@@ -214,7 +284,10 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
       "Examples:\n"
       "  trainwatch run --definitions examples/definitions.json -- python3 examples/train.py\n"
       "  trainwatch run --name mnist-7 --metric 'train:loss=loss: ([0-9.eE+-]+)' \\\n"
-      "      --max-runtime 2h --profile-interval 100ms -- python3 train.py --epochs 10");
+      "      --max-runtime 2h --profile-interval 100ms -- python3 train.py --epochs 10\n"
+      "  trainwatch run --endpoint http://gpu-head:9400 -- python3 train.py   # to a server\n"
+      "With a server, data is spooled on disk first (<data>/spool) and delivered exactly once,\n"
+      "however long the server is away; the training command never waits for it.");
   cmd->callback([flags, options, exit_code] { *exit_code = RunRun(*flags, *options); });
 }
 

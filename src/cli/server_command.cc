@@ -1,6 +1,7 @@
 // trainwatch server: the CloudWatch, CloudWatch Logs and SageMaker compatible
 // APIs, trainwatch's own JSON API and /metrics on one port (docs/api.md).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -9,6 +10,9 @@
 #include "api/native/native_api.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
+#include "app/remote_sink.h"
+#include "app/server_discovery.h"
+#include "ingest/ingest.h"
 #include "cli/commands.h"
 #include "server/listen_address.h"
 #include "server/router.h"
@@ -27,6 +31,27 @@ struct ServerFlags {
   std::string auth_file;
   int threads = 2;
 };
+
+// Spools that agents left behind (they ended while the server was away):
+// delivered before anything else is served, so jobs end as their runners saw them.
+void DeliverLeftoverSpools(const std::string& data_dir, app::StoreAgentBackend& agents) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(app::SpoolRoot(data_dir), ec);
+  if (ec) return;
+  for (const auto& entry : it) {
+    if (!entry.is_directory()) continue;
+    absl::StatusOr<int64_t> n = app::DeliverLeftoverSpool(entry.path().string(), agents);
+    if (n.ok()) {
+      if (*n > 0) {
+        std::fprintf(stderr, "trainwatch: delivered %lld batches that %s had spooled\n",
+                     static_cast<long long>(*n), entry.path().filename().c_str());
+      }
+    } else if (!absl::IsFailedPrecondition(n.status())) {  // else: a live agent's
+      std::fprintf(stderr, "trainwatch: spool %s: %s\n", entry.path().c_str(),
+                   std::string(n.status().message()).c_str());
+    }
+  }
+}
 
 int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   absl::StatusOr<server::ListenAddress> address = server::ParseListenAddress(flags.listen);
@@ -47,12 +72,26 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   }
 
   const std::string data_dir = DataDir(options);
-  absl::StatusOr<std::unique_ptr<store::Db>> db = app::OpenFollower(data_dir);
+  absl::StatusOr<std::unique_ptr<store::Db>> db = app::OpenForServer(data_dir);
   if (!db.ok()) return ReportError(db.status());
-  app::StoreMetricsBackend metrics_backend(**db);
-  app::StoreLogsBackend logs(**db);
+  // As the folder's writer the server takes runs' data (they find it through
+  // server.json); as a follower (a run held the folder) it only reads.
+  std::unique_ptr<ingest::Ingest> ingest;
+  std::unique_ptr<app::StoreAgentBackend> agents;
+  if ((*db)->writable()) {
+    ingest = std::make_unique<ingest::Ingest>(db->get());
+    agents = std::make_unique<app::StoreAgentBackend>(*ingest);
+    DeliverLeftoverSpools(data_dir, *agents);
+  } else {
+    std::fprintf(stderr,
+                 "trainwatch: %s is written by %s: serving it read-only (writes and runs through "
+                 "this server need it to hold the folder: restart it once that run ends)\n",
+                 data_dir.c_str(), (*db)->WriterDescription().c_str());
+  }
+  app::StoreMetricsBackend metrics_backend(**db, ingest.get());
+  app::StoreLogsBackend logs(**db, ingest.get());
   app::StoreJobsBackend jobs(**db);
-  api::Backends backends{&metrics_backend, &metrics_backend, &logs, &jobs};
+  api::Backends backends{&metrics_backend, &metrics_backend, &logs, &jobs, agents.get()};
 
   util::SystemClock& clock = util::SystemClock::Get();
   api::Api aws(api_options, backends, clock);
@@ -67,11 +106,18 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   absl::StatusOr<std::unique_ptr<server::Server>> srv =
       server::Server::Start(server_options, router, metrics);
   if (!srv.ok()) return ReportError(srv.status(), absl::IsUnavailable(srv.status()) ? 1 : 2);
-  std::printf("trainwatch: serving http://%s (data %s%s); Ctrl-C stops\n",
-              (*srv)->address().c_str(), data_dir.c_str(),
-              api_options.credentials ? ", SigV4 required" : "");
+  const std::string url = "http://" + (*srv)->address();
+  if (agents != nullptr) {
+    if (absl::Status s = app::PublishServer(data_dir, url); !s.ok()) {
+      std::fprintf(stderr, "trainwatch: %s; runs will not find this server\n",
+                   std::string(s.message()).c_str());
+    }
+  }
+  std::printf("trainwatch: serving %s (data %s%s); Ctrl-C stops\n", url.c_str(),
+              data_dir.c_str(), api_options.credentials ? ", SigV4 required" : "");
   std::fflush(stdout);
   (*srv)->RunUntilSignal();
+  app::WithdrawServer(data_dir);
   return 0;
 }
 

@@ -51,7 +51,7 @@ class ServerCommand(unittest.TestCase):
             with urllib.request.urlopen(url + "/api/v1/health", timeout=30) as r:
                 health = json.load(r)
             self.assertEqual(health["status"], "ok")
-            self.assertEqual(health["backends"], {"samples": True, "metrics": True, "logs": True, "jobs": True})
+            self.assertEqual(health["backends"], {"samples": True, "metrics": True, "logs": True, "jobs": True, "agents": True})
             with urllib.request.urlopen(url + "/metrics", timeout=30) as r:
                 self.assertIn(b"trainwatch_http_requests_total", r.read())
             if has_boto3():
@@ -75,6 +75,50 @@ class ServerCommand(unittest.TestCase):
                 self.assertEqual(out.stdout.split(), ["0", "ValidationException", "0", "0"])
         finally:
             self.stop(proc)
+
+    def test_takes_runs_and_put_metric_data_as_the_folders_writer(self):
+        proc, url = self.start()
+        try:
+            with open(os.path.join(self.data, "server.json")) as f:
+                self.assertEqual(json.load(f)["url"], url)
+            # A run on the folder finds the server and sends its data there.
+            run = subprocess.run([TRAINWATCH, "run", "--data", self.data, "--name", "via-server",
+                                  "--profile-interval", "off", "--metric", "loss=loss=([0-9.]+)",
+                                  "--", "/bin/sh", "-c", "echo loss=0.5; echo loss=0.25"],
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn("data to the server at " + url, run.stderr)
+            self.assertEqual(run.stdout, "loss=0.5\nloss=0.25\n")
+            with urllib.request.urlopen(url + "/api/v1/jobs/via-server", timeout=30) as r:
+                job = json.load(r)
+            self.assertEqual(job["status"], "Completed")
+            self.assertEqual(job["final_metrics"][0]["value"], 0.25)
+            self.assertFalse(os.listdir(os.path.join(self.data, "spool")), "spool left behind")
+            # The read commands work beside the server (as its followers).
+            describe = subprocess.run([TRAINWATCH, "describe", "via-server", "--data", self.data],
+                                      capture_output=True, text=True, timeout=60)
+            self.assertEqual(describe.returncode, 0, describe.stderr)
+            self.assertIn("Completed", describe.stdout)
+            if has_boto3():
+                script = (
+                    "import boto3, datetime, sys\n"
+                    "cw = boto3.client('cloudwatch', endpoint_url=sys.argv[1], region_name='us-east-1',"
+                    " aws_access_key_id='k', aws_secret_access_key='s')\n"
+                    "now = datetime.datetime.now(datetime.timezone.utc)\n"
+                    "cw.put_metric_data(Namespace='Custom', MetricData=[{'MetricName': 'm',"
+                    " 'Value': 3.0, 'Unit': 'Count', 'StorageResolution': 1}])\n"
+                    "r = cw.get_metric_statistics(Namespace='Custom', MetricName='m',"
+                    " StartTime=now - datetime.timedelta(minutes=5),"
+                    " EndTime=now + datetime.timedelta(minutes=5), Period=60, Statistics=['Sum'])\n"
+                    "print(sum(d['Sum'] for d in r['Datapoints']))\n")
+                env = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME=self.dir)
+                out = subprocess.run(["/usr/bin/python3", "-c", script, url], capture_output=True,
+                                     text=True, env=env, timeout=120)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                self.assertEqual(out.stdout.split(), ["3.0"])
+        finally:
+            self.stop(proc)
+        self.assertFalse(os.path.exists(os.path.join(self.data, "server.json")))
 
     def test_refuses_other_addresses_without_auth(self):
         p = subprocess.run([TRAINWATCH, "server", "--listen", "0.0.0.0:0", "--data", self.data],

@@ -1,15 +1,20 @@
 // End-to-end tests of the `trainwatch` binary as a user drives it: `run` over
 // the fake trainer, and the read commands (describe, jobs, logs, metrics, stop)
 // from "another terminal" while it runs and after it ends.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -166,6 +171,11 @@ TEST_F(CliTest, ExitStatusIsTheCommandsAndFailuresAreExplained) {
   EXPECT_NE(describe.out.find("AlgorithmError"), std::string::npos) << describe.out;
   EXPECT_NE(describe.out.find("ValueError"), std::string::npos) << describe.out;
 
+  // The command's own options after "--", right after a --metric.
+  Finished options = RunCommand(Tw({"run", "--name", "e2e-options", "--profile-interval", "off",
+                                    "--metric", "x=x=(1)", "--", "/bin/sh", "-c", "exit 3"}));
+  EXPECT_EQ(options.exit_code, 3) << options.err;
+
   Finished killed = RunCommand(RunArgs({"--name", "e2e-killed", "--profile-interval", "off"},
                                 {"kill:9"}));
   EXPECT_EQ(killed.exit_code, 128 + 9);
@@ -301,6 +311,97 @@ TEST_F(CliTest, LogsFollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
   Finished followed = follow.Wait();
   EXPECT_EQ(followed.exit_code, 0) << followed.err;
   EXPECT_EQ(followed.out, "first line\nsecond line\n");
+}
+
+
+// ---------------------------------------------------------------- server
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// The fault test of the agent path: a job runs through `trainwatch server`,
+// the server is stopped for 60 s in the middle, and after it is back every
+// log line and datapoint is there exactly once, while the training process
+// never noticed (its own schedule shows no delay).
+TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
+  const std::string port = std::to_string(FreePort());
+  auto start_server = [&] {
+    auto srv = std::make_unique<Subprocess>(Tw({"server", "--listen", "127.0.0.1:" + port}),
+                                            std::map<std::string, std::string>{});
+    EXPECT_TRUE(WaitForFile(data_ + "/server.json"));
+    return srv;
+  };
+  std::unique_ptr<Subprocess> server = start_server();
+
+  constexpr int kLines = 100, kIntervalMs = 800;  // 79.2 s of training
+  Subprocess run(RunArgs({"--name", "e2e-fault", "--profile-interval", "1s", "--metric",
+                          "train:loss=\\bloss=([0-9.]+)"},
+                         {"paced:" + std::to_string(kLines) + ":" + std::to_string(kIntervalMs)}),
+                 {});
+  std::this_thread::sleep_for(std::chrono::seconds(8));
+  server->Signal(SIGTERM);
+  Finished stopped = server->Wait();
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  EXPECT_FALSE(std::filesystem::exists(data_ + "/server.json"));
+  std::this_thread::sleep_for(std::chrono::seconds(60));
+  server = start_server();
+
+  Finished done = run.Wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_NE(done.err.find("data to the server at http://127.0.0.1:" + port), std::string::npos)
+      << done.err;
+  // The training process kept its schedule: nothing it wrote waited.
+  int elapsed_ms = 0, late_ms = 0;
+  ASSERT_EQ(std::sscanf(done.out.substr(done.out.find("paced ")).c_str(),
+                        "paced elapsed_ms=%d max_late_ms=%d", &elapsed_ms, &late_ms),
+            2)
+      << done.out;
+  const int expected_ms = (kLines - 1) * kIntervalMs;
+  std::printf("fault test: trainer elapsed %d ms for a %d ms schedule (%+.2f%%), latest line %d ms "
+              "late\n",
+              elapsed_ms, expected_ms, 100.0 * (elapsed_ms - expected_ms) / expected_ms, late_ms);
+  EXPECT_LT(elapsed_ms, expected_ms * 1.01) << "wall time changed by more than 1%";
+  EXPECT_LT(late_ms, 200) << "a line was written late: the job waited";
+
+  // Exactly once: every line, every datapoint, the final status.
+  Finished logs = RunCommand(Tw({"logs", "e2e-fault"}));
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  for (int i = 0; i < kLines; ++i) {
+    const std::string line = "step=" + std::to_string(i) + " loss=";
+    const size_t first = logs.out.find(line);
+    ASSERT_NE(first, std::string::npos) << "line " << i << " missing";
+    EXPECT_EQ(logs.out.find(line, first + 1), std::string::npos) << "line " << i << " twice";
+  }
+  EXPECT_EQ(std::count(logs.out.begin(), logs.out.end(), '\n'), kLines + 1) << logs.out;
+  Finished count = RunCommand(Tw({"metrics", "e2e-fault", "--metric", "train:loss", "--stat",
+                                  "SampleCount", "--period", "60", "--format", "csv"}));
+  ASSERT_EQ(count.exit_code, 0) << count.err;
+  double total = 0;
+  std::istringstream rows(count.out);
+  std::string row;
+  std::getline(rows, row);
+  while (std::getline(rows, row)) total += std::stod(row.substr(row.find(',') + 1));
+  EXPECT_EQ(total, kLines) << count.out;
+  Finished json = RunCommand(Tw({"describe", "e2e-fault", "--json"}));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json described = nlohmann::json::parse(json.out);
+  EXPECT_EQ(described["TrainingJobStatus"], "Completed") << json.out;
+  EXPECT_FALSE(std::filesystem::exists(data_ + "/spool") &&
+               !std::filesystem::is_empty(data_ + "/spool"))
+      << "the spool is gone once everything is delivered";
+
+  server->Signal(SIGTERM);
+  EXPECT_EQ(server->Wait().exit_code, 0);
 }
 
 }  // namespace

@@ -14,6 +14,9 @@ Run it with /usr/bin/python3. Each argument is one action, done in order:
   interleave:N    N pairs of lines, alternately on stdout and stderr
   timed:N:MS      N lines "step=I t_us=T loss=L", T the time of printing in
                   microseconds since the epoch, MS milliseconds apart (0: at once)
+  paced:N:MS      N lines "step=I loss=L" on a fixed schedule (line I at start +
+                  I*MS), then "paced elapsed_ms=E max_late_ms=L": how long the
+                  lines took and how late the latest one was (a blocked stdout shows)
   flood:BYTES     BYTES bytes of numbered stdout lines (the last one shortened
                   to fit, still ending in "\\n"), as fast as possible
   cat-out:FILE    copy FILE to stdout in pieces of 7 bytes, flushing each
@@ -127,6 +130,19 @@ def run(actions):
                 write(sys.stdout, b"step=%d t_us=%d loss=0.%04d\n" % (i, time.time_ns() // 1000, i % 10000))
                 if int(ms) > 0:
                     time.sleep(int(ms) / 1000.0)
+        elif name == "paced":
+            count, _, ms = arg.partition(":")
+            start = time.monotonic()
+            late = 0.0
+            for i in range(int(count)):
+                due = start + i * int(ms) / 1000.0
+                now = time.monotonic()
+                if now < due:
+                    time.sleep(due - now)
+                late = max(late, time.monotonic() - due)
+                write(sys.stdout, b"step=%d loss=0.%04d\n" % (i, i % 10000))
+            write(sys.stdout, b"paced elapsed_ms=%d max_late_ms=%d\n" % (
+                (time.monotonic() - start) * 1000, late * 1000))
         elif name == "flood":
             left = int(arg)
             i = 0

@@ -1,0 +1,276 @@
+#include "app/remote_sink.h"
+
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+
+#include "absl/strings/str_format.h"
+#include "api/native/agent_codec.h"
+#include "nlohmann/json.hpp"
+#include "util/log.h"
+
+namespace trainwatch::app {
+namespace {
+
+size_t CollectBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// The server's {"error": {"message": ...}}, or the body's start.
+std::string ErrorMessage(const HttpResult& r) {
+  if (r.status == 0) return r.error;
+  nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
+  if (j.is_object() && j.contains("error") && j["error"].is_object() &&
+      j["error"].contains("message") && j["error"]["message"].is_string()) {
+    return absl::StrFormat("HTTP %d: %s", r.status, j["error"]["message"].get<std::string>());
+  }
+  return absl::StrFormat("HTTP %d: %s", r.status, r.body.substr(0, 200));
+}
+
+// 4xx other than timeout and throttling: sending the batch again cannot help.
+bool RefusedForGood(long status) {
+  return status >= 400 && status < 500 && status != 408 && status != 429;
+}
+
+absl::Status RefusalStatus(const HttpResult& r) {
+  std::string message = ErrorMessage(r);
+  switch (r.status) {
+    case 409: return absl::AlreadyExistsError(message);
+    case 404: return absl::NotFoundError(message);
+    default: return absl::InvalidArgumentError(message);
+  }
+}
+
+}  // namespace
+
+std::string NewAgentName() {
+  char host[256] = "host";
+  if (::gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "host");
+  std::random_device rd;
+  return absl::StrFormat("%s-%d-%08x", host, ::getpid(), rd());
+}
+
+HttpResult HttpCall(const std::string& method, const std::string& url, const std::string& body,
+                    int64_t connect_timeout_ms, int64_t timeout_ms) {
+  static std::once_flag init;
+  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  HttpResult result;
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) {
+    result.error = "cannot start an HTTP client (curl_easy_init)";
+    return result;
+  }
+  char error[CURL_ERROR_SIZE] = "";
+  struct curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_ms));
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, CollectBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
+  if (method == "POST") {
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  }
+  CURLcode code = curl_easy_perform(curl);
+  if (code == CURLE_OK) {
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
+  } else {
+    result.error = error[0] != '\0' ? std::string(error) : curl_easy_strerror(code);
+  }
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  return result;
+}
+
+absl::StatusOr<std::unique_ptr<RemoteSink>> RemoteSink::Create(RemoteSinkOptions options) {
+  while (!options.endpoint.empty() && options.endpoint.back() == '/') options.endpoint.pop_back();
+  absl::StatusOr<std::unique_ptr<Spool>> spool =
+      Spool::Open(options.spool_dir, options.spool_max_bytes);
+  if (!spool.ok()) return spool.status();
+  std::unique_ptr<RemoteSink> sink(new RemoteSink(std::move(options), *std::move(spool)));
+  sink->sender_ = std::thread([s = sink.get()] { s->SendLoop(); });
+  return sink;
+}
+
+RemoteSink::RemoteSink(RemoteSinkOptions options, std::unique_ptr<Spool> spool)
+    : options_(std::move(options)), spool_(std::move(spool)) {
+  delivered_seq_ = spool_->acked();
+}
+
+RemoteSink::~RemoteSink() {
+  stop_ = true;
+  spool_->Interrupt();
+  if (sender_.joinable()) sender_.join();
+}
+
+absl::StatusOr<int64_t> RemoteSink::Enqueue(api::AgentBatch batch) {
+  batch.agent = options_.agent;
+  return spool_->Append([&batch](int64_t seq) {
+    batch.seq = seq;
+    return api::EncodeAgentBatch(batch);
+  });
+}
+
+absl::Status RemoteSink::Put(const model::SampleBatch& batch) {
+  if (batch.empty()) return absl::OkStatus();
+  api::AgentBatch b;
+  b.kind = api::AgentBatch::Kind::kSamples;
+  b.samples = batch;
+  return Enqueue(std::move(b)).status();
+}
+
+absl::Status RemoteSink::PutLogs(const model::LogBatch& batch) {
+  if (batch.events.empty()) return absl::OkStatus();
+  api::AgentBatch b;
+  b.kind = api::AgentBatch::Kind::kLogs;
+  b.logs = batch;
+  return Enqueue(std::move(b)).status();
+}
+
+absl::Status RemoteSink::UpdateJob(const model::JobRecord& job) {
+  api::AgentBatch b;
+  b.kind = api::AgentBatch::Kind::kUpdateJob;
+  b.job = job;
+  return Enqueue(std::move(b)).status();
+}
+
+absl::Status RemoteSink::CreateJob(const model::JobRecord& job) {
+  api::AgentBatch b;
+  b.kind = api::AgentBatch::Kind::kCreateJob;
+  b.job = job;
+  absl::StatusOr<int64_t> seq = Enqueue(std::move(b));
+  if (!seq.ok()) return seq.status();
+  std::unique_lock<std::mutex> lock(mu_);
+  const bool done = delivered_cv_.wait_for(
+      lock, std::chrono::milliseconds(options_.create_timeout_ms),
+      [&] { return delivered_seq_ >= *seq; });
+  if (!done) {
+    return absl::UnavailableError(absl::StrFormat(
+        "the server at %s did not take the job record within %d s (%s); is `trainwatch server` "
+        "running?",
+        options_.endpoint, options_.create_timeout_ms / 1000, last_error_));
+  }
+  auto refused = refused_.find(*seq);
+  if (refused != refused_.end()) return refused->second;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<model::JobRecord>> RemoteSink::GetJob(std::string_view name) {
+  HttpResult r = HttpCall("GET", options_.endpoint + "/api/v1/jobs/" + std::string(name), "",
+                          options_.connect_timeout_ms, options_.request_timeout_ms);
+  if (r.status == 404) return std::nullopt;
+  if (r.status != 200) {
+    return absl::UnavailableError(absl::StrFormat("asking the server at %s for job \"%s\": %s",
+                                                  options_.endpoint, name, ErrorMessage(r)));
+  }
+  nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
+  absl::StatusOr<model::JobRecord> job = api::JobRecordFromJson(j);
+  if (!job.ok()) return job.status();
+  return std::optional<model::JobRecord>(*std::move(job));
+}
+
+void RemoteSink::SendLoop() {
+  const std::string url = options_.endpoint + "/api/v1/agent/deliver";
+  int64_t backoff_ms = 100;
+  while (!stop_) {
+    absl::StatusOr<std::optional<Spool::Record>> front = spool_->Front(500);
+    std::string error;
+    if (!front.ok()) {
+      error = std::string(front.status().message());
+    } else if (!front->has_value()) {
+      continue;
+    } else {
+      const Spool::Record& record = **front;
+      HttpResult r = HttpCall("POST", url, record.payload, options_.connect_timeout_ms,
+                              options_.request_timeout_ms);
+      const bool refused = RefusedForGood(r.status);
+      if (r.status == 200 || refused) {
+        if (refused) {
+          util::LogWarning(absl::StrFormat(
+              "the server at %s refused batch %d for good (%s); it is dropped",
+              options_.endpoint, record.seq, ErrorMessage(r)));
+        }
+        absl::Status acked = spool_->Ack(record.seq);
+        std::lock_guard<std::mutex> lock(mu_);
+        if (refused) refused_[record.seq] = RefusalStatus(r);
+        if (!acked.ok()) last_error_ = std::string(acked.message());
+        delivered_seq_ = record.seq;
+        delivered_cv_.notify_all();
+        backoff_ms = 100;
+        continue;
+      }
+      error = ErrorMessage(r);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_error_ = error;
+    }
+    util::LogOnce("remote-sink-retry",
+                  absl::StrFormat("cannot deliver to the server at %s (%s); batches wait in %s "
+                                  "and are sent when it answers",
+                                  options_.endpoint, error, spool_->dir()));
+    for (int64_t waited = 0; waited < backoff_ms && !stop_; waited += 50) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    backoff_ms = std::min<int64_t>(backoff_ms * 2, 5000);
+  }
+}
+
+bool RemoteSink::Drain(
+    int64_t timeout_ms,
+    const std::function<void(int64_t pending, const std::string& last_error)>& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  auto next_report = start + std::chrono::seconds(1);
+  while (spool_->pending() > 0) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start >= std::chrono::milliseconds(timeout_ms)) return false;
+    if (now >= next_report && progress) {
+      std::string error;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        error = last_error_;
+      }
+      progress(spool_->pending(), error);
+      next_report = now + std::chrono::seconds(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+absl::StatusOr<int64_t> DeliverLeftoverSpool(const std::string& dir, api::AgentBackend& deliver) {
+  absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open(dir, INT64_MAX);
+  if (!spool.ok()) return spool.status();
+  int64_t delivered = 0;
+  while (true) {
+    absl::StatusOr<std::optional<Spool::Record>> front = (*spool)->Front(0);
+    if (!front.ok()) return front.status();
+    if (!front->has_value()) break;
+    absl::StatusOr<api::AgentBatch> batch = api::DecodeAgentBatch((*front)->payload, SIZE_MAX);
+    absl::Status s = batch.ok() ? deliver.Deliver(*batch).status() : batch.status();
+    if (!s.ok()) {
+      if (!absl::IsInvalidArgument(s) && !absl::IsAlreadyExists(s) && !absl::IsNotFound(s)) {
+        return s;  // the store is in trouble: keep the spool for the next start
+      }
+      util::LogWarning(absl::StrFormat("spool %s: batch %d is refused (%s) and dropped", dir,
+                                       (*front)->seq, s.message()));
+    } else {
+      ++delivered;
+    }
+    if (absl::Status acked = (*spool)->Ack((*front)->seq); !acked.ok()) return acked;
+  }
+  spool->reset();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return delivered;
+}
+
+}  // namespace trainwatch::app

@@ -1,0 +1,103 @@
+#pragma once
+// RemoteSink: the agent side of `trainwatch run` when a server takes the
+// data (a server that holds the data folder, or --endpoint). Implements
+// model::TelemetrySink over HTTP with a durable spool in between:
+//
+//   runner ──Put/PutLogs/UpdateJob──▶ Spool (fdatasync) ──sender thread──▶ POST /api/v1/agent/deliver
+//
+// Every batch gets the agent's next seq; the server writes each (agent, seq)
+// once (store::Delivery), so resending after a lost answer, a timeout or a
+// server restart never duplicates. While the server is unreachable the
+// sender retries with backoff (100 ms doubling to 5 s); the runner and the
+// training process never wait for the network, only for the local disk.
+//
+// CreateJob waits for the server's answer (a name that exists must stop the
+// run before the command starts); GetJob asks the server directly.
+//
+// Thread-safe.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "api/backend.h"
+#include "app/spool.h"
+#include "model/sinks.h"
+
+namespace trainwatch::app {
+
+struct RemoteSinkOptions {
+  std::string endpoint;   // "http://127.0.0.1:9400"
+  std::string spool_dir;  // created; one per agent
+  std::string agent;      // unique name of this agent (see NewAgentName)
+  int64_t spool_max_bytes = 1LL << 30;
+  int64_t connect_timeout_ms = 2000;
+  int64_t request_timeout_ms = 30000;
+  int64_t create_timeout_ms = 30000;  // CreateJob's wait for the server
+};
+
+// "<hostname>-<pid>-<random>": unique per run.
+std::string NewAgentName();
+
+// One HTTP exchange, for the sender and for tests: status 0 when the server
+// could not be reached (`error` says why).
+struct HttpResult {
+  long status = 0;
+  std::string body;
+  std::string error;
+};
+HttpResult HttpCall(const std::string& method, const std::string& url, const std::string& body,
+                    int64_t connect_timeout_ms, int64_t timeout_ms);
+
+class RemoteSink final : public model::TelemetrySink {
+ public:
+  static absl::StatusOr<std::unique_ptr<RemoteSink>> Create(RemoteSinkOptions options);
+  ~RemoteSink() override;  // stops the sender; what is not delivered stays spooled
+
+  absl::Status Put(const model::SampleBatch& batch) override;
+  absl::Status PutLogs(const model::LogBatch& batch) override;
+  absl::Status CreateJob(const model::JobRecord& job) override;
+  absl::Status UpdateJob(const model::JobRecord& job) override;
+  absl::StatusOr<std::optional<model::JobRecord>> GetJob(std::string_view name) override;
+
+  // Waits until every spooled batch is delivered, or `timeout_ms` passes;
+  // calls `progress(pending, last_error)` about once a second while it waits.
+  // True when everything was delivered.
+  bool Drain(int64_t timeout_ms,
+             const std::function<void(int64_t pending, const std::string& last_error)>& progress);
+
+  int64_t pending() const { return spool_->pending(); }
+  const std::string& spool_dir() const { return spool_->dir(); }
+  const std::string& endpoint() const { return options_.endpoint; }
+
+ private:
+  RemoteSink(RemoteSinkOptions options, std::unique_ptr<Spool> spool);
+  absl::StatusOr<int64_t> Enqueue(api::AgentBatch batch);
+  void SendLoop();
+
+  const RemoteSinkOptions options_;
+  std::unique_ptr<Spool> spool_;
+  std::thread sender_;
+  std::atomic<bool> stop_{false};
+
+  std::mutex mu_;
+  std::condition_variable delivered_cv_;
+  int64_t delivered_seq_ = 0;
+  // A batch the server refused for good (4xx): seq and why, for CreateJob.
+  std::map<int64_t, absl::Status> refused_;
+  std::string last_error_;
+};
+
+// Delivers a spool left behind by an agent that is gone (its lock is free)
+// straight to `deliver` (the server's own AgentBackend), then removes it.
+// Returns the number of batches delivered; FailedPrecondition when the spool
+// belongs to a live agent.
+absl::StatusOr<int64_t> DeliverLeftoverSpool(const std::string& dir,
+                                             api::AgentBackend& deliver);
+
+}  // namespace trainwatch::app

@@ -1,0 +1,255 @@
+// The agent path end to end in one process: RemoteSink -> spool -> HTTP ->
+// server -> NativeApi -> StoreAgentBackend -> ingest -> store, with the server
+// going away, coming back, and answers getting lost.
+#include "app/remote_sink.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+
+#include "api/native/native_api.h"
+#include "app/api_backends.h"
+#include "app/spool.h"
+#include "ingest/ingest.h"
+#include "job/runner_identity.h"
+#include "server/server.h"
+#include "store/db.h"
+#include "store/read_view.h"
+
+namespace trainwatch::app {
+namespace {
+
+using ::testing::HasSubstr;
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/tw-remote-sink-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// ---------------------------------------------------------------- Spool
+
+std::function<std::string(int64_t)> Text(std::string s) {
+  return [s](int64_t seq) { return s + "#" + std::to_string(seq); };
+}
+
+TEST(SpoolTest, KeepsOrderSurvivesReopenAndForgetsWhatWasAcked) {
+  TempDir dir;
+  const std::string spool_dir = dir.path() + "/s";
+  {
+    auto spool = Spool::Open(spool_dir, 1 << 20);
+    ASSERT_TRUE(spool.ok()) << spool.status();
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(*(*spool)->Append(Text("batch")), i + 1);
+    auto front = (*spool)->Front(0);
+    ASSERT_TRUE(front.ok() && front->has_value());
+    EXPECT_EQ((*front)->seq, 1);
+    EXPECT_EQ((*front)->payload, "batch#1");
+    ASSERT_TRUE((*spool)->Ack(2).ok());
+    EXPECT_EQ((*spool)->pending(), 3);
+    // A second process cannot take a live spool.
+    auto other = Spool::Open(spool_dir, 1 << 20);
+    EXPECT_TRUE(absl::IsFailedPrecondition(other.status())) << other.status();
+  }
+  auto spool = Spool::Open(spool_dir, 1 << 20);
+  ASSERT_TRUE(spool.ok()) << spool.status();
+  EXPECT_EQ((*spool)->pending(), 3);
+  EXPECT_EQ((*(*spool)->Front(0))->payload, "batch#3");
+  EXPECT_EQ(*(*spool)->Append(Text("more")), 6) << "numbers go on after a reopen";
+  ASSERT_TRUE((*spool)->Ack(6).ok());
+  EXPECT_EQ((*spool)->pending(), 0);
+  EXPECT_FALSE((*(*spool)->Front(0)).has_value());
+}
+
+TEST(SpoolTest, ATornLastRecordIsCutOffAndAFullSpoolRefuses) {
+  TempDir dir;
+  const std::string spool_dir = dir.path() + "/s";
+  {
+    auto spool = Spool::Open(spool_dir, 1 << 20);
+    ASSERT_TRUE(spool.ok());
+    ASSERT_TRUE((*spool)->Append(Text("whole")).ok());
+    ASSERT_TRUE((*spool)->Append(Text("torn")).ok());
+  }
+  // A crash in the middle of the second append: its last bytes never landed.
+  std::string segment;
+  for (const auto& e : std::filesystem::directory_iterator(spool_dir)) {
+    if (e.path().extension() == ".seg") segment = e.path();
+  }
+  ASSERT_FALSE(segment.empty());
+  std::filesystem::resize_file(segment, std::filesystem::file_size(segment) - 3);
+  {
+    auto spool = Spool::Open(spool_dir, 1 << 20);
+    ASSERT_TRUE(spool.ok()) << spool.status();
+    EXPECT_EQ((*spool)->pending(), 1);
+    EXPECT_EQ((*(*spool)->Front(0))->payload, "whole#1");
+    EXPECT_EQ(*(*spool)->Append(Text("after")), 2);
+  }
+  auto small = Spool::Open(dir.path() + "/small", 64);
+  ASSERT_TRUE(small.ok());
+  EXPECT_TRUE((*small)->Append(Text(std::string(20, 'x'))).ok());
+  auto full = (*small)->Append(Text(std::string(40, 'y')));
+  EXPECT_TRUE(absl::IsResourceExhausted(full.status())) << full.status();
+  EXPECT_THAT(full.status().message(), HasSubstr("full"));
+}
+
+// ------------------------------------------------------------ RemoteSink
+
+// The server side: the native API over a writer Db, with answers that can be
+// lost on the way back (the batch is stored, the agent hears 503).
+class Receiver : public server::RequestHandler {
+ public:
+  explicit Receiver(const std::string& data_dir) {
+    store::DbOptions options;
+    options.data_dir = data_dir;
+    db_ = *store::Db::Open(options);
+    ingest_ = std::make_unique<ingest::Ingest>(db_.get());
+    agents_ = std::make_unique<StoreAgentBackend>(*ingest_);
+    jobs_ = std::make_unique<StoreJobsBackend>(*db_);
+    native_ = std::make_unique<api::NativeApi>(
+        api::NativeOptions{}, api::Backends{nullptr, nullptr, nullptr, jobs_.get(), agents_.get()},
+        util::SystemClock::Get());
+  }
+  size_t BodyLimit(const api::HttpRequest&) const override { return native_->BodyLimit(); }
+  api::HttpResponse TooLarge(const api::HttpRequest&, size_t limit) const override {
+    return native_->TooLarge(limit);
+  }
+  api::HttpResponse Handle(const api::HttpRequest& request) const override {
+    api::HttpResponse r = native_->Handle(request);
+    if (lose_answers > 0 && request.method == "POST") {
+      --lose_answers;
+      r.status = 503;
+      r.body = R"({"error": {"code": "Unavailable", "message": "answer lost"}})";
+    }
+    return r;
+  }
+  store::Db& db() { return *db_; }
+
+  mutable std::atomic<int> lose_answers{0};
+
+ private:
+  std::unique_ptr<store::Db> db_;
+  std::unique_ptr<ingest::Ingest> ingest_;
+  std::unique_ptr<StoreAgentBackend> agents_;
+  std::unique_ptr<StoreJobsBackend> jobs_;
+  std::unique_ptr<api::NativeApi> native_;
+};
+
+model::JobRecord Job(const std::string& name) {
+  model::JobRecord job;
+  job.name = name;
+  job.arn = model::TrainingJobArn(name);
+  job.creation_ms = 1764500000000;
+  job.last_modified_ms = job.creation_ms;
+  job.command = {"python3", "train.py"};
+  job.environment = {{"A", "b"}};
+  job.runner = job::CurrentRunnerIdentity();  // alive: no reconciling to Failed
+  job.log_stream = name + "/algo-1-1";
+  return job;
+}
+
+model::LogBatch Lines(int from, int to) {
+  model::LogBatch b{{"/aws/sagemaker/TrainingJobs", "job-a/algo-1-1"}, {}};
+  const int64_t now = util::SystemClock::Get().NowMs();
+  for (int i = from; i < to; ++i) b.events.push_back({now, "line " + std::to_string(i)});
+  return b;
+}
+
+uint64_t EventCount(store::Db& db) {
+  auto view = db.View();
+  auto stream = view->GetLogStream("/aws/sagemaker/TrainingJobs", "job-a/algo-1-1");
+  return stream.ok() && stream->has_value() ? (*stream)->event_count : 0;
+}
+
+TEST(RemoteSinkTest, DeliversEverythingExactlyOnceThroughLostAnswersAndAServerOutage) {
+  TempDir dir;
+  Receiver receiver(dir.path() + "/server-data");
+  server::ServerMetrics metrics;
+  server::ServerOptions options;
+  options.port = 0;
+  auto srv = server::Server::Start(options, receiver, metrics);
+  ASSERT_TRUE(srv.ok()) << srv.status();
+  const uint16_t port = (*srv)->port();
+
+  RemoteSinkOptions sink_options;
+  sink_options.endpoint = "http://127.0.0.1:" + std::to_string(port) + "/";
+  sink_options.spool_dir = dir.path() + "/spool/agent-1";
+  sink_options.agent = "agent-1";
+  auto sink = RemoteSink::Create(sink_options);
+  ASSERT_TRUE(sink.ok()) << sink.status();
+
+  EXPECT_FALSE((*sink)->GetJob("job-a")->has_value());
+  ASSERT_TRUE((*sink)->CreateJob(Job("job-a")).ok());
+  auto fetched = (*sink)->GetJob("job-a");
+  ASSERT_TRUE(fetched.ok() && fetched->has_value()) << fetched.status();
+  EXPECT_EQ(**fetched, Job("job-a")) << "every field of the record travels";
+
+  // Answers lost on the way back: the batches are stored and sent again.
+  receiver.lose_answers = 3;
+  ASSERT_TRUE((*sink)->PutLogs(Lines(0, 10)).ok());
+  ASSERT_TRUE((*sink)->PutLogs(Lines(10, 20)).ok());
+  ASSERT_TRUE((*sink)->Drain(20000, nullptr));
+  EXPECT_EQ(EventCount(receiver.db()), 20u);
+
+  // The server goes away; the sink keeps taking data without waiting.
+  (*srv)->Stop();
+  srv->reset();
+  for (int i = 20; i < 100; i += 10) ASSERT_TRUE((*sink)->PutLogs(Lines(i, i + 10)).ok());
+  model::JobRecord done = Job("job-a");
+  done.status = model::JobStatus::kCompleted;
+  ASSERT_TRUE((*sink)->UpdateJob(done).ok());
+  EXPECT_FALSE((*sink)->Drain(500, nullptr));
+  EXPECT_EQ((*sink)->pending(), 9);
+
+  options.port = port;
+  srv = server::Server::Start(options, receiver, metrics);
+  ASSERT_TRUE(srv.ok()) << srv.status();
+  ASSERT_TRUE((*sink)->Drain(20000, nullptr));
+  EXPECT_EQ(EventCount(receiver.db()), 100u);
+  EXPECT_EQ(receiver.db().GetJob("job-a")->value().status, model::JobStatus::kCompleted);
+
+  // A name another run already has is refused, and said so.
+  RemoteSinkOptions second = sink_options;
+  second.agent = "agent-2";
+  second.spool_dir = dir.path() + "/spool/agent-2";
+  auto other = RemoteSink::Create(second);
+  ASSERT_TRUE(other.ok());
+  absl::Status taken = (*other)->CreateJob(Job("job-a"));
+  EXPECT_TRUE(absl::IsAlreadyExists(taken)) << taken;
+}
+
+TEST(RemoteSinkTest, ASpoolLeftBehindIsDeliveredByTheServerOnce) {
+  TempDir dir;
+  Receiver receiver(dir.path() + "/server-data");
+  const std::string spool_dir = dir.path() + "/spool/gone";
+  {
+    RemoteSinkOptions sink_options;
+    sink_options.endpoint = "http://127.0.0.1:1";  // nobody listens there
+    sink_options.connect_timeout_ms = 100;
+    sink_options.spool_dir = spool_dir;
+    sink_options.agent = "gone";
+    auto sink = RemoteSink::Create(sink_options);
+    ASSERT_TRUE(sink.ok());
+    ASSERT_TRUE((*sink)->PutLogs(Lines(0, 30)).ok());
+    ASSERT_TRUE((*sink)->PutLogs(Lines(30, 40)).ok());
+  }  // the agent ends with its batches spooled
+
+  ingest::Ingest ingest(&receiver.db());
+  StoreAgentBackend backend(ingest);
+  auto delivered = DeliverLeftoverSpool(spool_dir, backend);
+  ASSERT_TRUE(delivered.ok()) << delivered.status();
+  EXPECT_EQ(*delivered, 2);
+  EXPECT_EQ(EventCount(receiver.db()), 40u);
+  EXPECT_FALSE(std::filesystem::exists(spool_dir));
+}
+
+}  // namespace
+}  // namespace trainwatch::app
