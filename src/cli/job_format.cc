@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -28,6 +29,8 @@ std::string QuoteArg(const std::string& arg) {
 }  // namespace
 
 std::string FormatDouble(double value) {
+  // Counts and other whole numbers in full (2000000, not 2e+06).
+  if (std::trunc(value) == value && std::fabs(value) < 1e15) return absl::StrFormat("%.0f", value);
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
   if (ec != std::errc()) return absl::StrFormat("%.17g", value);
