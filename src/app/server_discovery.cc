@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "absl/strings/str_format.h"
@@ -61,6 +62,14 @@ std::optional<std::string> FindServer(const std::string& data_dir) {
   std::optional<Published> p = Read(data_dir);
   if (!p || p->pid <= 0) return std::nullopt;
   if (::kill(static_cast<pid_t>(p->pid), 0) != 0 && errno != EPERM) return std::nullopt;
+  // A server killed with -9 leaves the file behind, and its pid may be
+  // reused: only a live `trainwatch server` counts.
+  std::ifstream cmdline(absl::StrFormat("/proc/%d/cmdline", p->pid), std::ios::binary);
+  std::string args((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  if (cmdline.is_open() && (args.find("trainwatch") == std::string::npos ||
+                            args.find(std::string("server\0", 7)) == std::string::npos)) {
+    return std::nullopt;
+  }
   return p->url;
 }
 
