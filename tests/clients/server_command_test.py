@@ -94,6 +94,21 @@ class ServerCommand(unittest.TestCase):
             self.assertEqual(job["status"], "Completed")
             self.assertEqual(job["final_metrics"][0]["value"], 0.25)
             self.assertFalse(os.listdir(os.path.join(self.data, "spool")), "spool left behind")
+            # Jobs at once on one folder, each through the server.
+            runs = [subprocess.Popen([TRAINWATCH, "run", "--data", self.data, "--name", "par-%d" % i,
+                                      "--profile-interval", "off", "--metric", "loss=loss=([0-9.]+)",
+                                      "--", "/bin/sh", "-c",
+                                      "for i in 1 2 3 4 5; do echo loss=0.$i; sleep 0.2; done"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                    for i in range(3)]
+            for p in runs:
+                out, err = p.communicate(timeout=120)
+                self.assertEqual(p.returncode, 0, err)
+            for i in range(3):
+                with urllib.request.urlopen(url + "/api/v1/jobs/par-%d" % i, timeout=30) as r:
+                    job = json.load(r)
+                self.assertEqual(job["status"], "Completed")
+                self.assertEqual(job["final_metrics"][0]["value"], 0.5)
             # The read commands work beside the server (as its followers).
             describe = subprocess.run([TRAINWATCH, "describe", "via-server", "--data", self.data],
                                       capture_output=True, text=True, timeout=60)

@@ -314,6 +314,41 @@ TEST_F(CliTest, LogsFollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
 }
 
 
+// The profiler through the binary: a job that burns CPU for 2 s and then
+// sleeps 2 s, sampled every 100 ms, has about 40 samples per series and the
+// burn in CPUUtilization, found by `trainwatch metrics` from the job's Host.
+TEST_F(CliTest, ProfilerSeriesOfAJobAreThereAt100msAndShowTheBurn) {
+  Finished run = RunCommand(Tw({"run", "--name", "e2e-burn", "--profile-interval", "100ms", "--",
+                                "/usr/bin/python3", "-c",
+                                "import time\nt = time.time()\nwhile time.time() - t < 2: pass\n"
+                                "time.sleep(2)\n"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // The job's own CPU (its process tree), so that other load on the machine does not count.
+  Finished csv = RunCommand(Tw({"metrics", "e2e-burn", "--metric", "JobCPUUtilization",
+                                "--period", "1", "--stat", "Maximum", "--format", "csv"}));
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::vector<double> per_second;
+  std::istringstream rows(csv.out);
+  std::string row;
+  std::getline(rows, row);
+  while (std::getline(rows, row)) per_second.push_back(std::stod(row.substr(row.find(',') + 1)));
+  ASSERT_GE(per_second.size(), 4u) << csv.out;
+  // 100 per busy core: the burn keeps one core busy (less when the machine is shared).
+  EXPECT_GT(*std::max_element(per_second.begin(), per_second.begin() + 2), 50) << csv.out;
+  // The sleep: a whole second with the job idle (the last bucket may hold the
+  // interpreter's own shutdown).
+  EXPECT_LT(*std::min_element(per_second.begin() + 2, per_second.end()), 10) << csv.out;
+  Finished count = RunCommand(Tw({"metrics", "e2e-burn", "--metric", "CPUUtilization", "--period",
+                                  "60", "--stat", "SampleCount", "--format", "csv"}));
+  ASSERT_EQ(count.exit_code, 0) << count.err;
+  double samples = 0;
+  std::istringstream count_rows(count.out);
+  std::getline(count_rows, row);
+  while (std::getline(count_rows, row)) samples += std::stod(row.substr(row.find(',') + 1));
+  EXPECT_GE(samples, 36) << count.out;
+  EXPECT_LE(samples, 44) << count.out;
+}
+
 // ---------------------------------------------------------------- server
 
 int FreePort() {
