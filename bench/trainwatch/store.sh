@@ -17,10 +17,11 @@
 #   3. trainwatch admin compact (seal, flush, full compaction, zstd at the
 #      bottom) -> disk_bytes_per_sample (du -sb of the RocksDB folder) and
 #      disk_bytes_per_sample_data_only (without the series index)
-#   4. tw_query_bench: the four cases of tools/query_bench.py, IN-PROCESS
-#      (query::GetMetricData on a reader opened once; no HTTP yet)
+#   4. trainwatch server on the folder, and query_http.py beside this script:
+#      the four cases of tools/query_bench.py over HTTP (CloudWatch
+#      GetMetricData, AWS JSON 1.0, one keep-alive connection)
 #   5. GNU time's max RSS of each process -> rss_bulk_run (the largest of
-#      import, compact and queries) and rss_query_server (the query process)
+#      import, compact and the server) and rss_query_server (the server)
 # Medians over the runs are appended to $BENCH_RESULTS as system "trainwatch".
 # shellcheck disable=SC1091
 . "$SHARED/bench/lib/common.sh"
@@ -59,8 +60,13 @@ for scale in $BENCH_SCALES; do
     BPS_DATA+=("$("$PY" -c "print(($bytes - $index) / $SAMPLES)")")
     got=$("$TW_QUERY_BENCH" --data "$data" --manifest "$MAN" --count-only)
     [ "$got" = "$SAMPLES" ] || die "after compaction trainwatch holds $got samples, expected $SAMPLES"
-    "$TIMEV" -v -o "$tmp/time_query.txt" "$TW_QUERY_BENCH" --data "$data" --manifest "$MAN" \
-      --n "$BENCH_QUERIES" > "$tmp/query.json" || die "tw_query_bench failed"
+    port=$(free_port)
+    start_server trainwatch-server "$tmp/time_query.txt" "$tmp/server.log" \
+      "$TW_BIN" server --data "$data" --listen "127.0.0.1:$port"
+    wait_http "http://127.0.0.1:$port/api/v1/health" || die "trainwatch server did not answer (see $tmp/server.log)"
+    "$PY" "$TW_ROOT/bench/trainwatch/query_http.py" --port "$port" --manifest "$MAN" \
+      --n "$BENCH_QUERIES" > "$tmp/query.json" || die "query_http.py failed"
+    stop_server
     read -r a b c d < <("$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"]; print(*(c[k]["median_ms"] for k in ("one_avg","one_max","hundred_avg","hundred_max")))' "$tmp/query.json")
     Q1A+=("$a"); Q1M+=("$b"); QHA+=("$c"); QHM+=("$d")
     r_import=$(rss_mib "$tmp/time_import.txt")
@@ -77,13 +83,13 @@ for scale in $BENCH_SCALES; do
     "after import: trainwatch admin compact; du -sb db/" "${BPS[@]}"
   emit "$SYS" "$VER" disk_bytes_per_sample_data_only "$scale" bytes/sample lower \
     "after import: trainwatch admin compact; du -sb db/ minus the series index's SST bytes" "${BPS_DATA[@]}"
-  QCMD="tw_query_bench IN-PROCESS: GetMetricData period 60s, median of $BENCH_QUERIES"
+  QCMD="HTTP, trainwatch server: CloudWatch GetMetricData (JSON 1.0) period 60s, median of $BENCH_QUERIES"
   emit "$SYS" "$VER" query_1_series_avg "$scale" ms lower "$QCMD, Average of 1 series" "${Q1A[@]}"
   emit "$SYS" "$VER" query_1_series_max "$scale" ms lower "$QCMD, Maximum of 1 series" "${Q1M[@]}"
   emit "$SYS" "$VER" query_100_series_avg "$scale" ms lower "$QCMD, Average of 100 series" "${QHA[@]}"
   emit "$SYS" "$VER" query_100_series_max "$scale" ms lower "$QCMD, Maximum of 100 series" "${QHM[@]}"
   emit "$SYS" "$VER" rss_bulk_run "$scale" MiB lower \
-    "GNU time -v max RSS, largest of: import, admin compact, query process" "${RSS[@]}"
+    "GNU time -v max RSS, largest of: import, admin compact, server answering the queries" "${RSS[@]}"
   emit "$SYS" "$VER" rss_query_server "$scale" MiB lower \
-    "GNU time -v max RSS of the in-process query bench (reader Db, 4 cases)" "${QRSS[@]}"
+    "GNU time -v max RSS of trainwatch server over the 4 query cases" "${QRSS[@]}"
 done

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# HTTP ingest into `trainwatch server`, side by side with VictoriaMetrics'
+# Prometheus remote write (peers/victoria_metrics.sh, case ingest_remote_write):
+# the same data, 2 keep-alive connections, 2000 samples per request, time order
+# (native_ingest.py beside this script mirrors tools/remote_write.py), sent to
+# the native batch API POST /api/v1/samples. Also PutMetricData's own rate
+# (AWS JSON 1.0, 1000 values per request, the API's limit): case
+# ingest_put_metric_data, which no peer has.
+#
+# Prerequisites (installs nothing): a release build with trainwatch and
+# tw_query_bench (cmake --build --preset release --target trainwatch
+# tw_query_bench); GNU time, python3, curl. Run through bench/peers.sh.
+#
+# Each run: a fresh data folder, `trainwatch server` on a free port (it takes
+# the folder as writer), the requests, then every sample is counted back.
+# Acknowledged means durable (write-ahead log), so no flush step is needed.
+# shellcheck disable=SC1091
+. "$SHARED/bench/lib/common.sh"
+
+SYS=trainwatch
+TW_BIN=${TW_BIN:-$TW_ROOT/build/release/trainwatch}
+TW_QUERY_BENCH=${TW_QUERY_BENCH:-$(dirname "$TW_BIN")/tw_query_bench}
+[ -x "$TW_BIN" ] || die "no trainwatch binary at $TW_BIN"
+[ -x "$TW_QUERY_BENCH" ] || die "no tw_query_bench at $TW_QUERY_BENCH"
+VER=$("$TW_BIN" version | awk '{print $2}')
+VER="${VER:-unknown}+$(git -C "$TW_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)"
+ENC="$TW_ROOT/bench/trainwatch/native_ingest.py"
+
+# encode SCALE PROTOCOL: the request files, re-made when older than 3 days
+# (the timestamps must stay inside ingest's 14-day window).
+encode() {
+  local scale=$1 protocol=$2 prefix="$BENCH_WORK/tw-$2.$1"
+  if [ ! -s "$prefix.json" ] || ! "$PY" -c 'import json,sys,time; m=json.load(open(sys.argv[1])); sys.exit(0 if time.time()*1000 - m["encoded_at_ms"] < 3*86400000 else 1)' "$prefix.json"; then
+    log "encoding $protocol requests for $scale"
+    "$PY" "$ENC" encode --vmimport "$BENCH_DATA/$scale.vmimport" \
+      --manifest "$BENCH_DATA/$scale.manifest.json" --out-prefix "$prefix" --protocol "$protocol"
+  fi
+  echo "$prefix"
+}
+
+for scale in $BENCH_SCALES; do
+  ensure_metrics "$scale" vmimport
+  MAN="$BENCH_DATA/$scale.manifest.json"
+  SAMPLES=$(manifest_get "$MAN" samples)
+  for protocol in native putmetricdata; do
+    prefix=$(encode "$scale" "$protocol")
+    RATE=(); RSS=()
+    runs=$BENCH_RUNS
+    [ "$protocol" = putmetricdata ] && runs=1  # for the record; no peer to compare with
+    for run in $(seq 1 "$runs"); do
+      tmp=$(mktemp -d "$BENCH_WORK/tw.XXXXXX")
+      port=$(free_port)
+      start_server trainwatch-server "$tmp/time.txt" "$tmp/server.log" \
+        "$TW_BIN" server --data "$tmp/data" --listen "127.0.0.1:$port"
+      wait_http "http://127.0.0.1:$port/api/v1/health" || die "trainwatch server did not answer (see $tmp/server.log)"
+      t0=$(now_ns)
+      "$PY" "$ENC" send --port "$port" --in-prefix "$prefix" > "$tmp/send.json" \
+        || die "sending failed: $(cat "$tmp/send.json")"
+      secs=$(secs_since "$t0")
+      got=$("$TW_QUERY_BENCH" --data "$tmp/data" --count-only --manifest "$MAN")
+      [ "$got" = "$SAMPLES" ] || die "trainwatch holds $got samples after $protocol ingest, expected $SAMPLES"
+      stop_server
+      RATE+=("$("$PY" -c "print($SAMPLES / $secs)")")
+      RSS+=("$("$PY" -c "print($(peak_rss_kb "$tmp/time.txt") / 1024)")")
+      log "$SYS $scale $protocol run $run: ${secs}s, RSS ${RSS[-1]} MiB"
+      rm -rf "$tmp"
+    done
+    if [ "$protocol" = native ]; then
+      emit "$SYS" "$VER" ingest_remote_write "$scale" samples/s higher \
+        "native_ingest.py send (2 connections, 2000 samples/request, time order) to POST /api/v1/samples; durable on answer" "${RATE[@]}"
+      emit "$SYS" "$VER" rss_remote_write_run "$scale" MiB lower \
+        "GNU time -v max RSS of trainwatch server during HTTP ingest" "${RSS[@]}"
+    else
+      emit "$SYS" "$VER" ingest_put_metric_data "$scale" samples/s higher \
+        "native_ingest.py send: CloudWatch PutMetricData, AWS JSON 1.0, 1000 values/request, 2 connections" "${RATE[@]}"
+    fi
+  done
+done
