@@ -14,7 +14,13 @@ namespace {
 constexpr size_t kMaxEventsPerPut = 10000;
 constexpr size_t kMaxBytesPerPut = 1 << 20;
 constexpr size_t kEventOverheadBytes = 26;
-constexpr size_t kBytesPerSample = 16;
+// Memory of one pending line: its text, the LogEvent, and as much again for
+// the pending vector's growth.
+size_t EventMemory(const model::LogEvent& e) {
+  return e.message.capacity() + 1 + 2 * sizeof(model::LogEvent);
+}
+// A datapoint in a pending vector, slack included.
+constexpr size_t kSampleMemory = 2 * sizeof(model::Sample);
 
 }  // namespace
 
@@ -68,7 +74,9 @@ void TelemetryWriter::Add(Batch* batch) {
   if (batch->empty()) return;
   std::unique_lock<std::mutex> lock(mu_);
   auto full = [&] {
-    return pending_log_bytes_ + pending_sample_bytes_ >= options_.max_pending_bytes;
+    return pending_log_bytes_ + pending_sample_bytes_ + inflight_log_bytes_ +
+               inflight_sample_bytes_ >=
+           options_.max_pending_bytes;
   };
   if (full() && !stopping_) {
     ++stats_.backpressure_waits;
@@ -79,13 +87,13 @@ void TelemetryWriter::Add(Batch* batch) {
     stats_.samples_dropped += batch->samples.size();
   } else {
     for (model::LogEvent& e : batch->events) {
-      pending_log_bytes_ += e.message.size() + kEventOverheadBytes;
+      pending_log_bytes_ += EventMemory(e);
       pending_events_.push_back(std::move(e));
     }
     for (const auto& [index, sample] : batch->samples) {
       if (index >= pending_samples_.size()) continue;
       pending_samples_[index].push_back(sample);
-      pending_sample_bytes_ += kBytesPerSample;
+      pending_sample_bytes_ += kSampleMemory;
     }
     ++added_seq_;
     work_.notify_all();
@@ -135,15 +143,17 @@ void TelemetryWriter::LogLoop() {
       work_.wait(lock, [&] { return added_seq_ != logs_written_seq_ || stopping_; });
       if (added_seq_ == logs_written_seq_) break;  // stopping with nothing pending
       events.swap(pending_events_);
+      inflight_log_bytes_ = pending_log_bytes_;
       pending_log_bytes_ = 0;
       seq = added_seq_;
     }
-    room_.notify_all();
     if (!events.empty()) WriteLogs(events);
     {
       std::lock_guard<std::mutex> lock(mu_);
       logs_written_seq_ = seq;
+      inflight_log_bytes_ = 0;
     }
+    room_.notify_all();
     done_.notify_all();
   }
 }
@@ -160,17 +170,17 @@ void TelemetryWriter::SampleLoop() {
       if (added_seq_ == samples_written_seq_) break;
       any = pending_sample_bytes_ > 0;
       if (any) samples.swap(pending_samples_);
+      inflight_sample_bytes_ = pending_sample_bytes_;
       pending_sample_bytes_ = 0;
       seq = added_seq_;
     }
-    if (any) {
-      room_.notify_all();
-      WriteSamples(samples);
-    }
+    if (any) WriteSamples(samples);
     {
       std::lock_guard<std::mutex> lock(mu_);
       samples_written_seq_ = seq;
+      inflight_sample_bytes_ = 0;
     }
+    room_.notify_all();
     done_.notify_all();
   }
 }

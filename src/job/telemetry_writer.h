@@ -9,8 +9,10 @@
 // datapoint never waits behind a large log write: its latency is at most about two
 // Put calls. With a fast sink every line is written within about a millisecond.
 //
-// Back-pressure, not loss: Add blocks while the pending backlog exceeds
-// max_pending_bytes (the training process then blocks in write(), see
+// Back-pressure, not loss: Add blocks while the backlog exceeds max_pending_bytes
+// of memory, counting what waits and what is being written, each line at what it
+// really takes (its text, the event, the vector's slack) (the training process
+// then blocks in write(), see
 // capture/output_pump.h); each wait is counted. Data is dropped only when the sink
 // keeps failing: InvalidArgument is not retried (for datapoints, series are then
 // retried one by one so that one bad series loses only itself); other errors are
@@ -44,7 +46,8 @@ namespace trainwatch::job {
 class TelemetryWriter {
  public:
   struct Options {
-    size_t max_pending_bytes = 16 << 20;  // log message bytes + 16 per datapoint
+    // Memory held by lines and datapoints not yet written, in flight included.
+    size_t max_pending_bytes = 8 << 20;
     int max_attempts = 4;
     int64_t first_backoff_ms = 20;
   };
@@ -112,6 +115,9 @@ class TelemetryWriter {
   std::vector<std::vector<model::Sample>> pending_samples_;  // by series index
   size_t pending_log_bytes_ = 0;
   size_t pending_sample_bytes_ = 0;
+  // What the writer threads hold while they write (counted until written).
+  size_t inflight_log_bytes_ = 0;
+  size_t inflight_sample_bytes_ = 0;
   uint64_t added_seq_ = 0;           // Add calls so far
   uint64_t logs_written_seq_ = 0;    // Add calls whose events are written (or dropped)
   uint64_t samples_written_seq_ = 0;  // ... whose datapoints are
