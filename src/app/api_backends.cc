@@ -440,10 +440,15 @@ absl::StatusOr<api::LogFilterPage> StoreLogsBackend::FilterLogEvents(
   return page;
 }
 
-absl::StatusOr<model::JobRecord> StoreJobsBackend::CreateTrainingJob(const api::TrainingJobSpec&) {
-  return absl::UnimplementedError(
-      "CreateTrainingJob is not served by this trainwatch server yet; start jobs with "
-      "`trainwatch run` (they appear here as training jobs)");
+absl::StatusOr<model::JobRecord> StoreJobsBackend::CreateTrainingJob(
+    const api::TrainingJobSpec& spec) {
+  if (local_ == nullptr) {
+    return absl::UnimplementedError(
+        "this trainwatch server only follows its data folder (a run held it when the server "
+        "started), so it cannot start jobs; start them with `trainwatch run`, or restart the "
+        "server once no run holds the folder");
+  }
+  return local_->Start(spec);
 }
 
 absl::StatusOr<std::optional<model::JobRecord>> StoreJobsBackend::GetJob(const std::string& name) {
@@ -467,6 +472,10 @@ absl::Status StoreJobsBackend::StopJob(const std::string& name) {
   absl::StatusOr<std::optional<model::JobRecord>> job = LoadJob(db_, name);
   if (!job.ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(name);
+  if (local_ != nullptr && (*job)->status == model::JobStatus::kInProgress &&
+      local_->Stop((*job)->name)) {
+    return absl::OkStatus();
+  }
   absl::Status s = job::RequestStop(**job);
   if (absl::IsNotFound(s)) {
     // The runner is gone: the job is recorded as Failed, so it cannot be stopped.

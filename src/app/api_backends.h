@@ -14,6 +14,7 @@
 #include <string>
 
 #include "api/backend.h"
+#include "app/local_jobs.h"
 #include "ingest/ingest.h"
 #include "store/db.h"
 #include "util/clock.h"
@@ -92,18 +93,20 @@ class StoreLogsBackend final : public api::LogsBackend {
 
 class StoreJobsBackend final : public api::JobsBackend {
  public:
-  explicit StoreJobsBackend(store::Db& db) : db_(db) {}
+  // `local` runs CreateTrainingJob's jobs (null: CreateTrainingJob is not
+  // served, as in a server that only follows the folder).
+  explicit StoreJobsBackend(store::Db& db, LocalJobs* local = nullptr) : db_(db), local_(local) {}
 
-  // Unimplemented: jobs run with `trainwatch run` until the server runs them.
   absl::StatusOr<model::JobRecord> CreateTrainingJob(const api::TrainingJobSpec& spec) override;
   // Jobs whose runner died are reported as Failed (app/job_access.h).
   absl::StatusOr<std::optional<model::JobRecord>> GetJob(const std::string& name) override;
   absl::StatusOr<std::vector<model::JobRecord>> ListJobs() override;
-  // Signals the job's runner (job::RequestStop).
+  // Stops a job run here, or signals the job's runner (job::RequestStop).
   absl::Status StopJob(const std::string& name) override;
 
  private:
   store::Db& db_;
+  LocalJobs* local_;
 };
 
 }  // namespace trainwatch::app

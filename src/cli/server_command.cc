@@ -78,9 +78,12 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   // server.json); as a follower (a run held the folder) it only reads.
   std::unique_ptr<ingest::Ingest> ingest;
   std::unique_ptr<app::StoreAgentBackend> agents;
+  std::unique_ptr<app::LocalJobs> local_jobs;  // CreateTrainingJob's jobs
   if ((*db)->writable()) {
     ingest = std::make_unique<ingest::Ingest>(db->get());
     agents = std::make_unique<app::StoreAgentBackend>(*ingest);
+    local_jobs = std::make_unique<app::LocalJobs>(data_dir, ingest.get(),
+                                                  &util::SystemClock::Get());
     DeliverLeftoverSpools(data_dir, *agents);
   } else {
     std::fprintf(stderr,
@@ -90,7 +93,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   }
   app::StoreMetricsBackend metrics_backend(**db, ingest.get());
   app::StoreLogsBackend logs(**db, ingest.get());
-  app::StoreJobsBackend jobs(**db);
+  app::StoreJobsBackend jobs(**db, local_jobs.get());
   api::Backends backends{&metrics_backend, &metrics_backend, &logs, &jobs, agents.get()};
 
   util::SystemClock& clock = util::SystemClock::Get();

@@ -3,11 +3,15 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "app/job_access.h"
+#include "app/remote_sink.h"
+#include "app/server_discovery.h"
+#include "nlohmann/json.hpp"
 #include "cli/commands.h"
 #include "job/runner_identity.h"
 
@@ -27,7 +31,23 @@ int RunStop(const StopFlags& flags, const GlobalOptions& options) {
   auto job = app::LoadJob(**db, flags.name);
   if (!job.ok()) return ReportError(job.status(), 1);
   if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
-  if (absl::Status s = job::RequestStop(**job); !s.ok()) {
+  if (std::optional<std::string> server = app::FindServer(data_dir)) {
+    // The server may run the job itself (CreateTrainingJob): ask it, it knows.
+    app::HttpResult r = app::HttpCall("POST", *server + "/api/v1/jobs/" + (*job)->name + "/stop",
+                                      "", 2000, 30000);
+    if (r.status != 200) {
+      nlohmann::json body = nlohmann::json::parse(r.body, nullptr, false);
+      std::string message = r.status == 0 ? r.error : r.body;
+      if (body.is_object() && body.contains("error") && body["error"].is_object() &&
+          body["error"].value("message", "") != "") {
+        message = body["error"]["message"].get<std::string>();
+      }
+      return ReportError(absl::FailedPreconditionError(absl::StrFormat(
+                             "the server at %s did not stop %s: %s", *server, (*job)->name,
+                             message)),
+                         r.status == 0 ? 1 : 2);
+    }
+  } else if (absl::Status s = job::RequestStop(**job); !s.ok()) {
     if (absl::IsNotFound(s)) app::ReconcileJob(**db, &**job);
     return ReportError(s, absl::IsPermissionDenied(s) ? 1 : 2);
   }

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 import urllib.request
 
@@ -104,6 +105,25 @@ class ServerCommand(unittest.TestCase):
             for p in runs:
                 out, err = p.communicate(timeout=120)
                 self.assertEqual(p.returncode, 0, err)
+            # `trainwatch stop` from another terminal goes through the server.
+            long_run = subprocess.Popen([TRAINWATCH, "run", "--data", self.data, "--name", "to-stop",
+                                         "--profile-interval", "off", "--stop-grace", "5s", "--",
+                                         "/bin/sleep", "600"],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(300):
+                try:
+                    with urllib.request.urlopen(url + "/api/v1/jobs/to-stop", timeout=30) as r:
+                        if json.load(r)["secondary_status"] == "Training":
+                            break
+                except urllib.error.HTTPError:
+                    pass
+                time.sleep(0.1)
+            stop = subprocess.run([TRAINWATCH, "stop", "to-stop", "--data", self.data],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(stop.returncode, 0, stop.stderr)
+            self.assertIn("to-stop is Stopped", stop.stderr)
+            long_run.communicate(timeout=60)
+            self.assertEqual(long_run.returncode, 128 + 15)
             for i in range(3):
                 with urllib.request.urlopen(url + "/api/v1/jobs/par-%d" % i, timeout=30) as r:
                     job = json.load(r)
@@ -134,6 +154,87 @@ class ServerCommand(unittest.TestCase):
         finally:
             self.stop(proc)
         self.assertFalse(os.path.exists(os.path.join(self.data, "server.json")))
+
+    @unittest.skipUnless(has_boto3(), "needs /usr/bin/python3 with boto3")
+    def test_create_training_job_runs_a_local_process_like_sagemaker_script_mode(self):
+        proc, url = self.start()
+        try:
+            data_in = os.path.join(self.dir, "train-data")
+            os.makedirs(data_in)
+            with open(os.path.join(data_in, "rows.csv"), "w") as f:
+                f.write("1,2\n")
+            out = os.path.join(self.dir, "out")
+            train = os.path.join(self.dir, "train.py")
+            with open(train, "w") as f:
+                f.write("import os, json, sys\n"
+                        "assert sys.argv[1:] == ['--epochs', '2'], sys.argv\n"
+                        "rows = open(os.path.join(os.environ['SM_CHANNEL_TRAIN'], 'rows.csv')).read()\n"
+                        "assert json.load(open(os.environ['SM_INPUT_CONFIG_DIR'] + '/hyperparameters.json')) == {'epochs': '2'}\n"
+                        "assert os.getcwd() == os.path.dirname(os.environ['SM_MODEL_DIR'])\n"
+                        "open(os.environ['SM_MODEL_DIR'] + '/model.txt', 'w').write(rows)\n"
+                        "for e in range(int(os.environ['SM_HP_EPOCHS'])):\n"
+                        "    print('epoch', e, 'train_loss=%.2f' % (1.0 / (e + 1)), os.environ['TW_NOTE'])\n")
+            script = (
+                "import boto3, json, sys, time\n"
+                "sm = boto3.client('sagemaker', endpoint_url=sys.argv[1], region_name='us-east-1',"
+                " aws_access_key_id='k', aws_secret_access_key='s')\n"
+                "train = sys.argv[2]\n"
+                "sm.create_training_job(TrainingJobName='sm-local', HyperParameters={'epochs': '2'},"
+                " AlgorithmSpecification={'TrainingImage': 'local/none', 'TrainingInputMode': 'File',"
+                " 'ContainerEntrypoint': ['/usr/bin/python3', train],"
+                " 'MetricDefinitions': [{'Name': 'train:loss', 'Regex': 'train_loss=([0-9.]+)'}]},"
+                " RoleArn='arn:aws:iam::000000000000:role/R',"
+                " InputDataConfig=[{'ChannelName': 'train', 'DataSource': {'S3DataSource': {"
+                "'S3DataType': 'S3Prefix', 'S3Uri': 'file://" + data_in + "'}}}],"
+                " OutputDataConfig={'S3OutputPath': 'file://" + out + "'},"
+                " ResourceConfig={'InstanceType': 'ml.m5.large', 'InstanceCount': 1, 'VolumeSizeInGB': 1},"
+                " StoppingCondition={'MaxRuntimeInSeconds': 600}, Environment={'TW_NOTE': 'note'})\n"
+                "for _ in range(600):\n"
+                "    d = sm.describe_training_job(TrainingJobName='sm-local')\n"
+                "    if d['TrainingJobStatus'] in ('Completed', 'Failed', 'Stopped'): break\n"
+                "    time.sleep(0.1)\n"
+                "print(d['TrainingJobStatus'], d.get('FailureReason', ''))\n"
+                "print(json.dumps({m['MetricName']: m['Value'] for m in d['FinalMetricDataList']}))\n"
+                "print(d['ModelArtifacts']['S3ModelArtifacts'])\n"
+                "sm.create_training_job(TrainingJobName='sm-long', AlgorithmSpecification={"
+                "'TrainingImage': 'local/none', 'TrainingInputMode': 'File',"
+                " 'ContainerEntrypoint': ['/bin/sleep', '600']}, RoleArn='arn:aws:iam::000000000000:role/R',"
+                " OutputDataConfig={'S3OutputPath': 'file://" + out + "'},"
+                " ResourceConfig={'InstanceType': 'ml.m5.large', 'InstanceCount': 1, 'VolumeSizeInGB': 1},"
+                " StoppingCondition={'MaxRuntimeInSeconds': 600})\n"
+                "sm.stop_training_job(TrainingJobName='sm-long')\n"
+                "for _ in range(600):\n"
+                "    d = sm.describe_training_job(TrainingJobName='sm-long')\n"
+                "    if d['TrainingJobStatus'] == 'Stopped': break\n"
+                "    time.sleep(0.1)\n"
+                "print(d['TrainingJobStatus'])\n"
+                "try:\n"
+                "    sm.create_training_job(TrainingJobName='sm-bad', AlgorithmSpecification={"
+                "'TrainingImage': 'local/none', 'TrainingInputMode': 'File'}, RoleArn='arn:aws:iam::000000000000:role/R',"
+                " OutputDataConfig={'S3OutputPath': 's3://b/o'},"
+                " ResourceConfig={'InstanceType': 'ml.m5.large', 'InstanceCount': 1, 'VolumeSizeInGB': 1},"
+                " StoppingCondition={'MaxRuntimeInSeconds': 600})\n"
+                "except Exception as e:\n"
+                "    print(e.response['Error']['Code'], e.response['Error']['Message'])\n")
+            env = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME=self.dir)
+            res = subprocess.run(["/usr/bin/python3", "-c", script, url, train], capture_output=True,
+                                 text=True, env=env, timeout=240)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            lines = res.stdout.splitlines()
+            self.assertEqual(lines[0].strip(), "Completed", res.stdout)
+            self.assertEqual(json.loads(lines[1]), {"train:loss": 0.5})
+            self.assertEqual(lines[2], "file://%s/sm-local/output/model.tar.gz" % out)
+            self.assertEqual(lines[3], "Stopped")
+            self.assertIn("ContainerEntrypoint is required", lines[4])
+            self.assertTrue(lines[4].startswith("ValidationException"), lines[4])
+            tar = subprocess.run(["tar", "-tzf", "%s/sm-local/output/model.tar.gz" % out],
+                                 capture_output=True, text=True)
+            self.assertIn("./model.txt", tar.stdout.split())
+            logs = subprocess.run([TRAINWATCH, "logs", "sm-local", "--data", self.data],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertIn("epoch 1 train_loss=0.50 note", logs.stdout)
+        finally:
+            self.stop(proc)
 
     def test_refuses_other_addresses_without_auth(self):
         p = subprocess.run([TRAINWATCH, "server", "--listen", "0.0.0.0:0", "--data", self.data],

@@ -1,0 +1,65 @@
+#pragma once
+// LocalJobs: SageMaker CreateTrainingJob run by `trainwatch server` as a local
+// process, as spec/aws-api.md §7.2a says (no container runtime):
+//
+// - the command is ContainerEntrypoint + ContainerArguments, then each
+//   hyperparameter as `--key value` (script mode's convention);
+// - it runs in the job's own folder, <data>/jobs/<name>/, laid out like /opt/ml:
+//   input/config/{hyperparameters,resourceconfig,inputdataconfig}.json,
+//   input/data/<channel>/ (a file:// channel is a link to it), model/, output/,
+//   output/data/, checkpoints/;
+// - with script mode's SM_* environment pointing there, plus the job's Environment;
+// - when it ends, model/ is packed into <S3OutputPath>/<name>/output/model.tar.gz
+//   when S3OutputPath is a file:// URI.
+//
+// Each job runs on a thread of the server through job::JobRunner, writing to
+// the server's own ingest (the server holds the data folder), with the
+// profiler at ProfilerConfig's interval. Thread-safe.
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "api/backend.h"
+#include "model/sinks.h"
+#include "util/clock.h"
+
+namespace trainwatch::job {
+class JobRunner;
+}
+
+namespace trainwatch::app {
+
+class ProfilerObserver;
+
+class LocalJobs {
+ public:
+  // `sink` (the server's ingest) and `clock` must outlive this.
+  LocalJobs(std::string data_dir, model::TelemetrySink* sink, const util::Clock* clock);
+  // Stops the jobs still running (as StopTrainingJob does) and waits for them.
+  ~LocalJobs();
+
+  // Starts the job and returns its record once stored (Starting or later).
+  // InvalidArgument without ContainerEntrypoint; AlreadyExists for a name taken.
+  absl::StatusOr<model::JobRecord> Start(const api::TrainingJobSpec& spec);
+  // True when `name` runs here; it is then being stopped.
+  bool Stop(const std::string& name);
+
+  // The job's folder: <data>/jobs/<name>.
+  std::string JobDir(const std::string& name) const;
+
+ private:
+  struct Running;
+  void Reap();
+
+  const std::string data_dir_;
+  model::TelemetrySink* sink_;
+  const util::Clock* clock_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Running>> running_;  // by lower-cased name
+};
+
+}  // namespace trainwatch::app
