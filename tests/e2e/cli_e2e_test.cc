@@ -36,6 +36,22 @@ using testing::Subprocess;
 
 const std::string kBinary = std::string(TW_BINARY_DIR) + "/trainwatch";
 
+// The values of `trainwatch metrics --format csv` (header "timestamp,STAT"), in order.
+std::vector<double> CsvValues(const std::string& csv) {
+  std::vector<double> values;
+  std::istringstream rows(csv);
+  std::string row;
+  std::getline(rows, row);
+  while (std::getline(rows, row)) values.push_back(std::stod(row.substr(row.find(',') + 1)));
+  return values;
+}
+
+double CsvSum(const std::string& csv) {
+  double sum = 0;
+  for (double v : CsvValues(csv)) sum += v;
+  return sum;
+}
+
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -148,13 +164,8 @@ TEST_F(CliTest, RunPassesOutputThroughAndRecordsLogsMetricsAndTheJob) {
                            "SampleCount", "--period", "60", "--format", "csv"}));
   ASSERT_EQ(count.exit_code, 0) << count.err;
   // 2 epochs x 3 steps, in one or two minute buckets.
-  double total = 0;
-  std::istringstream rows(count.out);
-  std::string row;
-  std::getline(rows, row);
-  EXPECT_EQ(row, "timestamp,SampleCount");
-  while (std::getline(rows, row)) total += std::stod(row.substr(row.find(',') + 1));
-  EXPECT_EQ(total, 6) << count.out;
+  EXPECT_EQ(count.out.substr(0, count.out.find('\n')), "timestamp,SampleCount");
+  EXPECT_EQ(CsvSum(count.out), 6) << count.out;
 
   Finished jobs = RunCommand(Tw({"jobs"}));
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
@@ -327,11 +338,7 @@ TEST_F(CliTest, ProfilerSeriesOfAJobAreThereAt100msAndShowTheBurn) {
   Finished csv = RunCommand(Tw({"metrics", "e2e-burn", "--metric", "JobCPUUtilization",
                                 "--period", "1", "--stat", "Maximum", "--format", "csv"}));
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
-  std::vector<double> per_second;
-  std::istringstream rows(csv.out);
-  std::string row;
-  std::getline(rows, row);
-  while (std::getline(rows, row)) per_second.push_back(std::stod(row.substr(row.find(',') + 1)));
+  const std::vector<double> per_second = CsvValues(csv.out);
   ASSERT_GE(per_second.size(), 4u) << csv.out;
   // 100 per busy core: the burn keeps one core busy (less when the machine is shared).
   EXPECT_GT(*std::max_element(per_second.begin(), per_second.begin() + 2), 50) << csv.out;
@@ -341,10 +348,7 @@ TEST_F(CliTest, ProfilerSeriesOfAJobAreThereAt100msAndShowTheBurn) {
   Finished count = RunCommand(Tw({"metrics", "e2e-burn", "--metric", "CPUUtilization", "--period",
                                   "60", "--stat", "SampleCount", "--format", "csv"}));
   ASSERT_EQ(count.exit_code, 0) << count.err;
-  double samples = 0;
-  std::istringstream count_rows(count.out);
-  std::getline(count_rows, row);
-  while (std::getline(count_rows, row)) samples += std::stod(row.substr(row.find(',') + 1));
+  const double samples = CsvSum(count.out);
   EXPECT_GE(samples, 36) << count.out;
   EXPECT_LE(samples, 44) << count.out;
 }
@@ -421,12 +425,7 @@ TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
   Finished count = RunCommand(Tw({"metrics", "e2e-fault", "--metric", "train:loss", "--stat",
                                   "SampleCount", "--period", "60", "--format", "csv"}));
   ASSERT_EQ(count.exit_code, 0) << count.err;
-  double total = 0;
-  std::istringstream rows(count.out);
-  std::string row;
-  std::getline(rows, row);
-  while (std::getline(rows, row)) total += std::stod(row.substr(row.find(',') + 1));
-  EXPECT_EQ(total, kLines) << count.out;
+  EXPECT_EQ(CsvSum(count.out), kLines) << count.out;
   Finished json = RunCommand(Tw({"describe", "e2e-fault", "--json"}));
   ASSERT_EQ(json.exit_code, 0) << json.err;
   nlohmann::json described = nlohmann::json::parse(json.out);
