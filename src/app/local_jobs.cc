@@ -150,7 +150,7 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
   Json input_config = Json::object();
   Json channel_dirs = Json::object();
   Json channel_names = Json::array();
-  std::map<std::string, std::string> env = spec.environment;
+  std::map<std::string, std::string> env;
   for (const api::TrainingJobSpec::Channel& c : spec.channels) {
     const fs::path channel_dir = dir / "input/data" / c.name;
     fs::remove_all(channel_dir, ec);
