@@ -18,24 +18,14 @@
 #include "server/server.h"
 #include "store/db.h"
 #include "store/read_view.h"
+#include "store/test_util.h"
 
 namespace trainwatch::app {
 namespace {
 
 using ::testing::HasSubstr;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/tw-remote-sink-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using store::testing::TempDir;
 
 // ---------------------------------------------------------------- Spool
 

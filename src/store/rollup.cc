@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "codec/chunk.h"
 #include "store/coding.h"
+#include "store/raw_chunk.h"
 
 namespace trainwatch::store {
 
@@ -22,28 +23,18 @@ kv::Cf TierCf(Tier tier) {
   return kv::Cf::kRaw;
 }
 
+// Rollup rows are keyed like raw chunks (series, time, seq), in their own
+// column families: the same encoding serves both.
 namespace rollupkeys {
 
-std::string SeriesPrefix(uint64_t series_id) {
-  std::string k;
-  coding::PutBig64(&k, series_id);
-  return k;
-}
+std::string SeriesPrefix(uint64_t series_id) { return rawkeys::SeriesPrefix(series_id); }
 
 std::string Key(uint64_t series_id, int64_t window_start_ms, uint64_t seq) {
-  std::string k;
-  k.reserve(24);
-  coding::PutBig64(&k, series_id);
-  coding::PutOrderedI64(&k, window_start_ms);
-  coding::PutBig64(&k, seq);
-  return k;
+  return rawkeys::Key(series_id, window_start_ms, seq);
 }
 
 bool DecodeKey(std::string_view key, uint64_t* series_id, int64_t* window_start_ms) {
-  if (key.size() != 24) return false;
-  *series_id = coding::GetBig64(key.data());
-  *window_start_ms = coding::GetOrderedI64(key.data() + 8);
-  return true;
+  return rawkeys::DecodeKey(key, series_id, window_start_ms);
 }
 
 }  // namespace rollupkeys
