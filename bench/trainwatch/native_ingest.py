@@ -33,14 +33,23 @@ PUT_METRIC_DATA_PER_REQUEST = 1000
 
 
 def load_series(path):
-    series = []
+    """One entry per series, in time order. VictoriaMetrics' export format splits a
+    series over several lines (one per block); they are merged here so that each
+    series goes to one sender, in time order, as tools/remote_write.py sends them."""
+    merged = {}
     with open(path) as f:
         for line in f:
             rec = json.loads(line)
             labels = dict(rec["metric"])
             name = labels.pop("__name__")
             ns = labels.pop("namespace", "trainwatch/Imported")
-            series.append((ns, name, labels, rec["timestamps"], rec["values"]))
+            key = (ns, name, tuple(sorted(labels.items())))
+            entry = merged.setdefault(key, (ns, name, labels, []))
+            entry[3].extend(zip(rec["timestamps"], rec["values"]))
+    series = []
+    for ns, name, labels, points in merged.values():
+        points.sort(key=lambda p: p[0])
+        series.append((ns, name, labels, [p[0] for p in points], [p[1] for p in points]))
     return series
 
 
