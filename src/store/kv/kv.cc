@@ -13,8 +13,10 @@
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/options.h"
+#include "rocksdb/slice_transform.h"
 #include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
+#include "util/check.h"
 
 namespace trainwatch::store::kv {
 namespace {
@@ -173,6 +175,35 @@ class WarningLogger final : public rocksdb::Logger {
   std::FILE* file_ = nullptr;
 };
 
+// The memtable insert hint's key prefix per column family (see Open): the
+// series id (8 bytes), or the index's type byte and id (9). Keys shorter than
+// min_key are out of its domain: RocksDB 7.8 keeps one hint per prefix for
+// the point and the range-deletion skiplists alike, so a range tombstone's
+// start key must never share a prefix with point keys (the head's range
+// deletes start at the bare 8-byte series id; WriteBatch::DeleteRange checks).
+class InsertHintPrefix final : public rocksdb::SliceTransform {
+ public:
+  InsertHintPrefix(size_t prefix, size_t min_key)
+      : prefix_(prefix), min_key_(min_key), name_("trainwatch.InsertHintPrefix." + std::to_string(prefix)) {}
+  const char* Name() const override { return name_.c_str(); }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), prefix_);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override { return key.size() >= min_key_; }
+
+ private:
+  size_t prefix_;
+  size_t min_key_;
+  std::string name_;
+};
+
+// Prefix and shortest hinted key per column family.
+std::pair<size_t, size_t> InsertHintShape(Cf cf) {
+  if (cf == Cf::kIndex) return {9, 9};
+  if (cf == Cf::kHead) return {8, 9};  // range deletes start at 8-byte keys
+  return {8, 8};
+}
+
 bool HasRetention(Cf cf) {
   return cf == Cf::kRaw || cf == Cf::kRollup60 || cf == Cf::kRollup300 ||
          cf == Cf::kRollup3600;
@@ -201,6 +232,8 @@ void WriteBatch::Delete(Cf cf, std::string_view key) {
   rep_->batch.Delete(IdHandles()[static_cast<int>(cf)], ToSlice(key));
 }
 void WriteBatch::DeleteRange(Cf cf, std::string_view begin, std::string_view end) {
+  // See InsertHintPrefix: a hinted start key would corrupt the memtable.
+  TW_CHECK(begin.size() < InsertHintShape(cf).second);
   rep_->batch.DeleteRange(IdHandles()[static_cast<int>(cf)], ToSlice(begin), ToSlice(end));
 }
 void WriteBatch::SetSavePoint() { rep_->batch.SetSavePoint(); }
@@ -287,6 +320,14 @@ absl::StatusOr<std::unique_ptr<Kv>> Kv::Open(const KvOptions& options) {
     // Chunks are compressed already; other data is text-like.
     const bool chunks = cf == Cf::kRaw || cf == Cf::kRollup60 || cf == Cf::kRollup300 ||
                         cf == Cf::kRollup3600 || cf == Cf::kHead;
+    // Writes come as runs per series (head records, chunks, rollups, last
+    // values: keys that start with the 8-byte series id, or the index's one
+    // type byte and an id); a memtable insert hint per such prefix makes each
+    // insert start where the series' previous one went instead of searching
+    // the whole skiplist, which otherwise dominates the write path.
+    const auto [hint_prefix, hint_min_key] = InsertHintShape(cf);
+    cfo.memtable_insert_with_hint_prefix_extractor =
+        std::make_shared<InsertHintPrefix>(hint_prefix, hint_min_key);
     cfo.compression = chunks ? rocksdb::kNoCompression : rocksdb::kLZ4Compression;
     cfo.bottommost_compression = rocksdb::kZSTD;
     if (HasRetention(cf)) {
