@@ -1,5 +1,6 @@
 // AWS JSON 1.0 encoding of the CloudWatch responses (spec §2.3).
 #include "api/cloudwatch/cloudwatch.h"
+#include "api/json_text.h"
 #include "api/wire_time.h"
 
 namespace trainwatch::api::cloudwatch {
@@ -32,23 +33,40 @@ std::string EncodeJson(const GetMetricStatisticsResponse& response) {
 }
 
 std::string EncodeJson(const GetMetricDataResponse& response) {
-  Json results = Json::array();
-  for (const MetricDataResult& r : response.results) {
-    Json timestamps = Json::array();
-    for (int64_t t : r.timestamps_ms) timestamps.push_back(EpochSeconds(t));
-    Json item;
-    item["Id"] = r.id;
-    item["Label"] = r.label;
-    item["Timestamps"] = std::move(timestamps);
-    item["Values"] = r.values;
-    item["StatusCode"] = r.status_code;
-    results.push_back(std::move(item));
+  // Written directly (api/json_text.h): a page may hold 100,800 datapoints.
+  size_t points = 0;
+  for (const MetricDataResult& r : response.results) points += r.values.size();
+  std::string out;
+  out.reserve(64 + points * 32 + response.results.size() * 96);
+  out.append("{\"MetricDataResults\":[");
+  for (size_t i = 0; i < response.results.size(); ++i) {
+    const MetricDataResult& r = response.results[i];
+    if (i > 0) out.push_back(',');
+    out.append("{\"Id\":");
+    AppendJsonString(&out, r.id);
+    out.append(",\"Label\":");
+    AppendJsonString(&out, r.label);
+    out.append(",\"Timestamps\":[");
+    for (size_t k = 0; k < r.timestamps_ms.size(); ++k) {
+      if (k > 0) out.push_back(',');
+      AppendJsonDouble(&out, static_cast<double>(r.timestamps_ms[k]) / 1000.0);
+    }
+    out.append("],\"Values\":[");
+    for (size_t k = 0; k < r.values.size(); ++k) {
+      if (k > 0) out.push_back(',');
+      AppendJsonDouble(&out, r.values[k]);
+    }
+    out.append("],\"StatusCode\":");
+    AppendJsonString(&out, r.status_code);
+    out.push_back('}');
   }
-  Json body;
-  body["MetricDataResults"] = std::move(results);
-  if (response.next_token) body["NextToken"] = *response.next_token;
-  body["Messages"] = Json::array();
-  return DumpJson(body);
+  out.push_back(']');
+  if (response.next_token) {
+    out.append(",\"NextToken\":");
+    AppendJsonString(&out, *response.next_token);
+  }
+  out.append(",\"Messages\":[]}");
+  return out;
 }
 
 std::string EncodeJson(const ListMetricsResponse& response) {

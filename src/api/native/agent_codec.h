@@ -30,10 +30,12 @@ absl::StatusOr<model::JobRecord> JobRecordFromJson(const nlohmann::json& j);
 
 // {"series": [...]} as POST /api/v1/samples takes it.
 nlohmann::ordered_json SamplesJson(const model::SampleBatch& batch);
-// The "series" list of POST /api/v1/samples; InvalidArgument naming the
-// series and sample that is wrong, or when more than `max_samples` samples.
-absl::StatusOr<model::SampleBatch> SamplesFromJson(const nlohmann::json& series,
-                                                   size_t max_samples);
+// A body with a "series" member as POST /api/v1/samples takes it (other
+// members are ignored); InvalidArgument naming the series and sample that is
+// wrong, when more than `max_samples` samples, or when the body is not a
+// JSON object (the message names `shape`, what the caller expected).
+absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size_t max_samples,
+                                                     std::string_view shape = "{\"series\": [...]}");
 
 // A batch as one request body (invalid UTF-8 in messages becomes U+FFFD).
 std::string EncodeAgentBatch(const AgentBatch& batch);

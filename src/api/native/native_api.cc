@@ -199,16 +199,7 @@ absl::StatusOr<model::SampleBatch> NativeApi::DecodeSamples(std::string_view bod
   if (JsonNestingDepth(body, 8) > 8) {
     return absl::InvalidArgumentError("the body nests JSON deeper than the samples format allows");
   }
-  nlohmann::json doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return absl::InvalidArgumentError(
-        "the body must be a JSON object {\"series\": [...]}; see docs/api.md");
-  }
-  auto series = doc.find("series");
-  if (series == doc.end()) {
-    return absl::InvalidArgumentError("member \"series\" must be a list of series");
-  }
-  return SamplesFromJson(*series, options_.max_samples_per_request);
+  return DecodeSamplesBody(body, options_.max_samples_per_request);
 }
 
 HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {

@@ -1,0 +1,67 @@
+#include "api/json_text.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "nlohmann/json.hpp"
+
+namespace trainwatch::api {
+namespace {
+
+std::string Ours(double v) {
+  std::string s;
+  AppendJsonDouble(&s, v);
+  return s;
+}
+
+std::string Theirs(double v) { return nlohmann::ordered_json(v).dump(); }
+
+TEST(JsonText, DoublesLookLikeNlohmannsDump) {
+  for (double v : {1.0, -1.0, 0.25, 0.1, 1736942400.0, 1736942400.5, 1736942400.123, 1e15, 1e16,
+                   123456789012345.0, 1234567890123456.0, 1.5e-5, 0.0001, 0.00012345, 1e-4,
+                   1e-5, 2.5e300, -3.75e-300, 5e-324, std::numeric_limits<double>::max(),
+                   std::numeric_limits<double>::min(), 100000.0, 0.5, 95.0, 0.111252}) {
+    EXPECT_EQ(Ours(v), Theirs(v)) << v;
+  }
+  EXPECT_EQ(Ours(0.0), "0.0");
+  EXPECT_EQ(Ours(-0.0), "-0.0");
+  EXPECT_EQ(Ours(std::nan("")), "null");
+  EXPECT_EQ(Ours(-std::numeric_limits<double>::infinity()), "null");
+}
+
+TEST(JsonText, RandomDoublesRoundTripAndMatch) {
+  std::mt19937_64 rng(20261130);
+  int differ = 0;
+  for (int i = 0; i < 200000; ++i) {
+    uint64_t bits = rng();
+    double v;
+    std::memcpy(&v, &bits, sizeof(v));
+    if (!std::isfinite(v)) continue;
+    const std::string s = Ours(v);
+    EXPECT_EQ(std::strtod(s.c_str(), nullptr), v) << s;  // lossless
+    const std::string t = Theirs(v);
+    if (s != t) {
+      // Grisu2 (nlohmann) is not always shortest; ours (std::to_chars) is.
+      ++differ;
+      EXPECT_LE(s.size(), t.size()) << s << " vs " << t;
+    }
+  }
+  EXPECT_LT(differ, 1000);  // of ~200,000: the layout is the same
+}
+
+TEST(JsonText, StringsAreEscaped) {
+  std::string s;
+  AppendJsonString(&s, "a\"b\\c\n\x01");
+  EXPECT_EQ(s, "\"a\\\"b\\\\c\\n\\u0001\"");
+  s.clear();
+  AppendJsonString(&s, "\xff");
+  EXPECT_EQ(s, "\"\xef\xbf\xbd\"");
+}
+
+}  // namespace
+}  // namespace trainwatch::api
