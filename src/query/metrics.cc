@@ -281,8 +281,10 @@ absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
       out.datapoints.push_back(std::move(d));
     }
   }
-  std::stable_sort(out.datapoints.begin(), out.datapoints.end(),
-                   [](const Datapoint& a, const Datapoint& b) { return a.t_ms < b.t_ms; });
+  auto by_time = [](const Datapoint& a, const Datapoint& b) { return a.t_ms < b.t_ms; };
+  if (!std::is_sorted(out.datapoints.begin(), out.datapoints.end(), by_time)) {
+    std::stable_sort(out.datapoints.begin(), out.datapoints.end(), by_time);  // several series
+  }
   return out;
 }
 
