@@ -411,12 +411,27 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
 
 absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size_t max_samples,
                                                      std::string_view shape) {
-  // One parser per thread: it keeps its buffers for the next body.
-  thread_local simdjson::dom::parser parser;
+  // One parser per thread: it keeps its buffers for the next body. The
+  // format nests 5 deep (statistic sets); deeper input is refused while
+  // parsing, before any of it is built.
+  constexpr size_t kMaxDepth = 8;
+  thread_local simdjson::dom::parser parser = [] {
+    simdjson::dom::parser p;
+    // Grows with larger bodies, keeping the depth. Should this first
+    // allocation fail, parse() allocates again with simdjson's default depth
+    // (1024, still safe): the samples format's shape checks then refuse
+    // deep bodies with their own messages.
+    const simdjson::error_code allocated = p.allocate(64 << 10, kMaxDepth);
+    (void)allocated;
+    return p;
+  }();
   element doc;
   simdjson::dom::object top;
-  if (parser.parse(body.data(), body.size()).get(doc) != simdjson::SUCCESS ||
-      doc.get_object().get(top) != simdjson::SUCCESS) {
+  const simdjson::error_code parsed = parser.parse(body.data(), body.size()).get(doc);
+  if (parsed == simdjson::DEPTH_ERROR) {
+    return absl::InvalidArgumentError("the body nests JSON deeper than the samples format allows");
+  }
+  if (parsed != simdjson::SUCCESS || doc.get_object().get(top) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
         absl::StrFormat("the body must be a JSON object %s; see docs/api.md", shape));
   }

@@ -196,9 +196,6 @@ HttpResponse NativeApi::Health() const {
 }
 
 absl::StatusOr<model::SampleBatch> NativeApi::DecodeSamples(std::string_view body) const {
-  if (JsonNestingDepth(body, 8) > 8) {
-    return absl::InvalidArgumentError("the body nests JSON deeper than the samples format allows");
-  }
   return DecodeSamplesBody(body, options_.max_samples_per_request);
 }
 

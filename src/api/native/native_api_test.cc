@@ -91,6 +91,16 @@ TEST_F(NativeApiTest, IngestErrorsNameTheProblem) {
             "t_ms must be an integer"},
            {R"({"series": [{"namespace": "T", "metric": "m", "t_ms": [1], "values": [1], "storage_resolution": 5}]})",
             "storage_resolution"},
+           {R"({"series": [{"namespace": "T", "metric": "m", "t_ms": [1], "values": ["1"]}]})",
+            "value a number"},
+           {R"({"series": [{"namespace": "T", "metric": "m", "t_ms": [1], "values": [1], "counts": [-1]}]})",
+            "count must be a finite number >= 0"},
+           {R"({"series": [{"namespace": "T", "metric": "m", "dimensions": {"Host": 3}, "t_ms": [1], "values": [1]}]})",
+            "dimension Host must be a string"},
+           {R"({"series": [{"namespace": "T", "metric": "m", "t_ms": [], "values": [], "statistic_sets": [{"t_ms": 1, "sum": 1}]}]})",
+            "statistic set 0 needs"},
+           {R"({"series": {}})", "must be a list of series"},
+           {R"({"series": [[[[[[[[[[1]]]]]]]]]]})", "nests JSON deeper"},
        }) {
     nlohmann::json j = Call("POST", "/api/v1/samples", c.body, 400);
     EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr(c.text)) << c.body;
