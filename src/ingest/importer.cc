@@ -34,6 +34,10 @@ struct Parsed {
   absl::Status status;
   std::vector<SeriesRun> runs;
   uint64_t end_offset = 0;
+  // The block's buffer, recycled once the runs are loaded: a parsed block
+  // holds its buffer until then, which bounds the blocks in flight (parsing
+  // on two threads outruns the loading thread).
+  std::string buffer;
 };
 
 class Fd {
@@ -211,7 +215,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
         Parsed p;
         p.end_offset = b->end_offset;
         p.status = parser->ParseBlock(b->data, b->first_line, &p.runs);
-        free_buffers.TryPush(std::move(b->data));
+        p.buffer = std::move(b->data);
         std::lock_guard<std::mutex> lock(mu);
         done.emplace(b->seq, std::move(p));
         cv.notify_all();
@@ -257,6 +261,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
         break;
       }
     }
+    free_buffers.TryPush(std::move(p.buffer));
     if (!status.ok()) break;
     // The lines before a bad one are loaded first.
     if (!p.status.ok()) {
