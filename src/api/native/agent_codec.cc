@@ -345,7 +345,11 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
     const size_t n = t.size();
     total += n;
     if (total > max_samples) return TooManySamples(max_samples);
-    (has_counts ? out.weighted.reserve(n) : out.samples.reserve(n));
+    if (has_counts) {
+      out.weighted.reserve(n);
+    } else {
+      out.samples.reserve(n);
+    }
     auto tk = t.begin();
     auto vk = v.begin();
     auto ck = has_counts ? c.begin() : simdjson::dom::array::iterator();
@@ -490,6 +494,8 @@ absl::StatusOr<AgentBatch> DecodeAgentBatch(std::string_view body, size_t max_sa
   }
   if (kind == "samples") {
     batch.kind = AgentBatch::Kind::kSamples;
+    // The envelope was read above; the samples decoder reads its "series"
+    // from the same body (a second, fast parse of what is mostly samples).
     if (doc.find("series") == doc.end()) return Bad("agent batch", "series is missing");
     absl::StatusOr<model::SampleBatch> samples =
         DecodeSamplesBody(body, max_samples, "{\"agent\", \"seq\", \"kind\", ...}");
