@@ -17,13 +17,9 @@
 # shellcheck disable=SC1091
 . "$SHARED/bench/lib/common.sh"
 
-SYS=trainwatch
-TW_BIN=${TW_BIN:-$TW_ROOT/build/release/trainwatch}
-TW_QUERY_BENCH=${TW_QUERY_BENCH:-$(dirname "$TW_BIN")/tw_query_bench}
-[ -x "$TW_BIN" ] || die "no trainwatch binary at $TW_BIN"
-[ -x "$TW_QUERY_BENCH" ] || die "no tw_query_bench at $TW_QUERY_BENCH"
-VER=$("$TW_BIN" version | awk '{print $2}')
-VER="${VER:-unknown}+$(git -C "$TW_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)"
+# shellcheck source=SCRIPTDIR/../trainwatch_common.sh
+. "$TW_ROOT/bench/trainwatch_common.sh"
+need_query_bench
 ENC="$TW_ROOT/bench/trainwatch/native_ingest.py"
 
 # encode SCALE PROTOCOL: the request files, re-made when older than 3 days

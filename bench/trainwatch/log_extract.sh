@@ -23,9 +23,8 @@
 # shellcheck source=/dev/null
 . "$SHARED/bench/lib/common.sh"
 
-SYS=trainwatch
-[ -x "${TW_BIN:-}" ] || die "no trainwatch binary at '${TW_BIN:-}' (cmake --preset release && cmake --build --preset release --target trainwatch, or set TW_BIN)"
-VER=$("$TW_BIN" version | awk '{print $2}')
+# shellcheck source=SCRIPTDIR/../trainwatch_common.sh
+. "$TW_ROOT/bench/trainwatch_common.sh"
 ensure_logs
 LOGF="$BENCH_DATA/train.log"
 DEFS="$BENCH_DATA/metric_definitions.json"
