@@ -7,7 +7,6 @@
 #include "absl/strings/str_format.h"
 #include "api/logs/logs.h"
 #include "app/job_access.h"
-#include "job/runner_identity.h"
 #include "api/cloudwatch/statistics.h"
 #include "api/errors.h"
 #include "query/errors.h"
@@ -492,12 +491,13 @@ absl::Status StoreJobsBackend::StopJob(const std::string& name) {
       local_->Stop((*job)->name)) {
     return absl::OkStatus();
   }
-  absl::Status s = job::RequestStop(**job);
+  absl::Status s = StopJobHosts(db_, **job);
   if (absl::IsNotFound(s)) {
     // The runner is gone: the job is recorded as Failed, so it cannot be stopped.
-    model::JobRecord record = **job;
-    ReconcileJob(db_, &record);
-    return absl::FailedPreconditionError(std::string(model::JobStatusName(record.status)));
+    absl::StatusOr<std::optional<model::JobRecord>> latest = LoadJob(db_, name);
+    model::JobStatus status = model::JobStatus::kFailed;
+    if (latest.ok() && latest->has_value()) status = (*latest)->status;
+    return absl::FailedPreconditionError(std::string(model::JobStatusName(status)));
   }
   return s;
 }

@@ -26,8 +26,19 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenForRead(const std::string& data_d
 // recorded so when `db` is writable. nullopt when there is no such job.
 absl::StatusOr<std::optional<model::JobRecord>> LoadJob(store::Db& db, std::string_view name);
 
-// Reconciles one record (as LoadJob does); true when it changed.
+// Reconciles one record (as LoadJob does), each host of a job on several;
+// true when it changed.
 bool ReconcileJob(store::Db& db, model::JobRecord* job);
+
+// Stops every host of `job` that is InProgress: a runner on this machine by
+// SIGTERM (job::RequestStop); a runner on another machine, which sends to the
+// server that holds `db`, through its record (stop_requested_ms, which the
+// runner polls for). OK when at least one host is being stopped. Otherwise:
+// FailedPrecondition when the job is not InProgress ("The request was rejected
+// because the training job is in status Stopped.") or its runner cannot be
+// reached from here; NotFound when its runner is gone (recorded as Failed when
+// `db` is writable); PermissionDenied when the runner belongs to another user.
+absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job);
 
 // "no training job named X in DIR; `trainwatch jobs --data DIR` lists them"
 absl::Status JobNotFound(std::string_view name, const std::string& data_dir);

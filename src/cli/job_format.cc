@@ -78,11 +78,27 @@ std::string FormatJobDescription(const model::JobRecord& job, int64_t now_ms) {
   row("Profiling:", job.profiling_interval_ms > 0
                         ? absl::StrFormat("every %s", util::FormatDurationMs(job.profiling_interval_ms))
                         : std::string("off"));
-  if (!job.log_stream.empty()) {
+  if (!job.log_stream.empty() && job.hosts.empty()) {
     row("Log stream:", absl::StrFormat("%s  (trainwatch logs %s)", job.log_stream, job.name));
   }
-  if (!job.runner.hostname.empty() && !model::IsTerminal(job.status)) {
+  if (!job.runner.hostname.empty() && !model::IsTerminal(job.status) && job.hosts.empty()) {
     row("Runner:", absl::StrFormat("pid %d on %s", job.runner.pid, job.runner.hostname));
+  }
+  if (!job.hosts.empty()) {
+    out += absl::StrFormat("\nHosts (%d; `trainwatch logs %s --host N` for one's output):\n",
+                           job.hosts.size(), job.name);
+    for (const model::JobRecord& h : job.hosts) {
+      std::string exit = "-";
+      if (h.exit_code) exit = absl::StrFormat("exit %d", *h.exit_code);
+      if (h.exit_signal) exit = absl::StrFormat("signal %d", *h.exit_signal);
+      std::string where = h.runner.hostname.empty()
+                              ? std::string("-")
+                              : absl::StrFormat("pid %d on %s", h.runner.pid, h.runner.hostname);
+      out += absl::StrFormat("  algo-%-4d %-30s %-10s %-28s %s\n", h.host_index,
+                             absl::StrFormat("%s (%s)", model::JobStatusName(h.status),
+                                             model::SecondaryStatusName(h.secondary_status)),
+                             exit, where, h.log_stream);
+    }
   }
 
   if (!job.transitions.empty()) {

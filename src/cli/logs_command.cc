@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "app/job_access.h"
 #include "cli/commands.h"
 #include "model/log_event.h"
@@ -27,6 +28,7 @@ struct LogsFlags {
   std::string end;
   bool timestamps = false;
   int poll_ms = 200;
+  int host = 0;  // 0: the first host
 };
 
 bool WriteAll(const std::string& text) {
@@ -64,6 +66,25 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
   if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
   request.group = std::string(model::kTrainingJobsLogGroup);
   request.stream = (*job)->log_stream;
+  if (flags.host > 0 || !(*job)->hosts.empty()) {
+    const model::JobRecord* host = flags.host > 0 ? model::FindHost(**job, flags.host)
+                                                  : &(*job)->hosts.front();
+    if (host == nullptr) {
+      std::vector<std::string> ran;
+      for (const model::JobRecord& h : model::HostRecords(**job)) {
+        ran.push_back(absl::StrFormat("%d", h.host_index));
+      }
+      return ReportError(absl::NotFoundError(absl::StrFormat(
+          "training job \"%s\" has no host %d; it ran on host%s %s (--host N)", (*job)->name,
+          flags.host, ran.size() > 1 ? "s" : "", absl::StrJoin(ran, ", "))));
+    }
+    if (flags.host == 0) {
+      std::fprintf(stderr, "trainwatch: job %s ran on %d hosts; this is algo-%d's output (--host N "
+                   "for another's)\n", (*job)->name.c_str(), static_cast<int>((*job)->hosts.size()),
+                   host->host_index);
+    }
+    request.stream = host->log_stream;
+  }
 
   bool job_done = model::IsTerminal((*job)->status);
   while (true) {
@@ -120,6 +141,10 @@ void RegisterLogsCommand(CLI::App& root, GlobalOptions* options, int* exit_code)
   cmd->add_option("--start", flags->start, "from this time (ISO-8601, epoch seconds, now-10m)");
   cmd->add_option("--end", flags->end, "until this time (exclusive)");
   cmd->add_flag("-t,--timestamps", flags->timestamps, "prefix each line with its time");
+  cmd->add_option("--host", flags->host,
+                  "for a job run on several hosts: host N's output (default: the first host's)")
+      ->check(CLI::Range(1, model::kMaxJobHosts))
+      ->type_name("N");
   AddDataOption(cmd, options);
   cmd->footer(
       "Examples:\n"

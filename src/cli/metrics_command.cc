@@ -50,11 +50,13 @@ absl::StatusOr<std::vector<JobSeries>> FindSeries(const store::ReadView& view,
     std::string dimension;
     std::string value;
   };
-  const Scope scopes[] = {
-      {model::kTrainingJobsNamespace, "TrainingJobName", job.name},
-      {model::kTrainingJobsNamespace, "Host", job.HostName()},
-      {kProfilerNamespace, "Host", job.HostName()},
-  };
+  std::vector<Scope> scopes = {{model::kTrainingJobsNamespace, "TrainingJobName", job.name}};
+  // Every host of a job spread over several (their series differ in Host).
+  const std::vector<model::JobRecord> hosts = model::HostRecords(job);
+  for (const model::JobRecord& host : hosts) {
+    scopes.push_back({model::kTrainingJobsNamespace, "Host", host.HostName()});
+    scopes.push_back({kProfilerNamespace, "Host", host.HostName()});
+  }
   std::vector<JobSeries> out;
   for (const Scope& scope : scopes) {
     if (!include_profiler && scope.ns == kProfilerNamespace) continue;
@@ -70,6 +72,9 @@ absl::StatusOr<std::vector<JobSeries>> FindSeries(const store::ReadView& view,
         std::vector<std::string> extra;
         for (const model::Dimension& d : info.dimensions) {
           if (d.name != scope.dimension) extra.push_back(d.name + "=" + d.value);
+        }
+        if (hosts.size() > 1 && scope.dimension == "Host") {
+          extra.insert(extra.begin(), "Host=" + scope.value);
         }
         out.push_back({info.ns, info.metric, info.dimensions, absl::StrJoin(extra, ",")});
       }

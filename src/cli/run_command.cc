@@ -19,11 +19,13 @@
 #include "app/profiler_observer.h"
 #include "app/remote_sink.h"
 #include "app/server_discovery.h"
+#include "app/stop_watcher.h"
 #include "cli/commands.h"
 #include "cli/job_format.h"
 #include "extract/definitions.h"
 #include "ingest/ingest.h"
 #include "job/job_runner.h"
+#include "job/runner_identity.h"
 #include "profiler/profiler_options.h"
 #include "query/jobs.h"
 #include "store/db.h"
@@ -32,6 +34,9 @@
 
 namespace trainwatch::cli {
 namespace {
+
+// How often a run that sends to a server asks it whether a stop was requested.
+constexpr int64_t kStopPollMs = 1000;
 
 struct RunFlags {
   std::string name;
@@ -44,6 +49,7 @@ struct RunFlags {
   bool quiet = false;
   std::string endpoint;
   std::string delivery_timeout = "10m";
+  int host = 1;
   std::vector<std::string> command;
 };
 
@@ -111,7 +117,10 @@ void SweepDeadRunners(store::Db& db) {
 
 std::string Summary(const job::RunResult& result) {
   const model::JobRecord& job = result.job;
-  std::string text = absl::StrFormat("trainwatch: job %s %s", job.name,
+  std::string text = absl::StrFormat("trainwatch: job %s%s %s", job.name,
+                                     job.host_index == 1
+                                         ? std::string()
+                                         : absl::StrFormat(" (host algo-%d)", job.host_index),
                                      model::JobStatusName(job.status));
   if (job.secondary_status != model::SecondaryStatus::kCompleted &&
       job.secondary_status != model::SecondaryStatus::kFailed &&
@@ -162,6 +171,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   spec.max_runtime_s = (*max_runtime_ms + 999) / 1000;
   spec.stop_grace_ms = *grace_ms;
   spec.profiling_interval_ms = *interval_ms;
+  spec.host_index = flags.host;
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) != nullptr) spec.working_dir = cwd;
 
@@ -205,12 +215,22 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
                                                        &util::SystemClock::Get());
     (*runner)->AddObserver(profiler.get());
   }
+  // A server on another machine cannot signal this process: it records a stop
+  // request that this watcher polls for.
+  std::unique_ptr<app::StopWatcher> stop_watcher;
+  if (remote) {
+    job::JobRunner* job_runner = runner->get();
+    stop_watcher = std::make_unique<app::StopWatcher>(
+        [&remote, job_runner] { return remote->GetJob(job_runner->Snapshot().name); },
+        job::CurrentRunnerIdentity(), kStopPollMs, [job_runner] { job_runner->RequestStop(); });
+  }
   if (!flags.quiet) {
     std::fprintf(stderr, "trainwatch: running job %s (%s)\n", (*runner)->name().c_str(),
                  remote ? ("data to the server at " + endpoint).c_str()
                         : ("data in " + data_dir).c_str());
   }
   auto result = (*runner)->Run();
+  stop_watcher.reset();
   if (remote) {
     // Whatever the server has not taken yet is on disk: wait for it (a
     // server that is away for a while gets it when it is back).
@@ -285,6 +305,12 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
   cmd->add_option("--delivery-timeout", flags->delivery_timeout,
                   "with a server: how long to wait at the end for it to take what is spooled "
                   "(default 10m)");
+  cmd->add_option("--host", flags->host,
+                  "this host's number when one job runs on several hosts (1, 2, ...; default 1): "
+                  "start `trainwatch run --name JOB --host N` on each, all sending to one server; "
+                  "the Host dimension is JOB/algo-N")
+      ->check(CLI::Range(1, model::kMaxJobHosts))
+      ->type_name("N");
   AddDataOption(cmd, options);
   cmd->add_option("command", flags->command, "the training command and its arguments, after --")
       ->expected(-1);
@@ -296,6 +322,7 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
       "  trainwatch run --name mnist-7 --metric 'train:loss=loss: ([0-9.eE+-]+)' \\\n"
       "      --max-runtime 2h --profile-interval 100ms -- python3 train.py --epochs 10\n"
       "  trainwatch run --endpoint http://gpu-head:9400 -- python3 train.py   # to a server\n"
+      "  trainwatch run --endpoint http://gpu-head:9400 --name ddp-3 --host 2 -- torchrun ...\n"
       "With a server, data is spooled on disk first (<data>/spool) and delivered exactly once,\n"
       "however long the server is away; the training command never waits for it.");
   cmd->callback([flags, options, exit_code] { *exit_code = RunRun(*flags, *options); });

@@ -13,7 +13,6 @@
 #include "app/server_discovery.h"
 #include "nlohmann/json.hpp"
 #include "cli/commands.h"
-#include "job/runner_identity.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -47,8 +46,7 @@ int RunStop(const StopFlags& flags, const GlobalOptions& options) {
                              message)),
                          r.status == 0 ? 1 : 2);
     }
-  } else if (absl::Status s = job::RequestStop(**job); !s.ok()) {
-    if (absl::IsNotFound(s)) app::ReconcileJob(**db, &**job);
+  } else if (absl::Status s = app::StopJobHosts(**db, **job); !s.ok()) {
     return ReportError(s, absl::IsPermissionDenied(s) ? 1 : 2);
   }
   std::fprintf(stderr, "trainwatch: stopping %s...\n", (*job)->name.c_str());

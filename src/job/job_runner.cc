@@ -40,6 +40,15 @@ absl::StatusOr<std::unique_ptr<JobRunner>> JobRunner::Create(RunSpec spec,
         "ending with a letter or digit (SageMaker's rule), e.g. mnist-run-7",
         spec.name));
   }
+  if (spec.host_index < 1 || spec.host_index > model::kMaxJobHosts) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "host number %d is out of range: want 1 to %d (the Host dimension is <job>/algo-<n>)",
+        spec.host_index, model::kMaxJobHosts));
+  }
+  if (generated && spec.host_index != 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "host %d of a job needs the job's name: give every host the same --name", spec.host_index));
+  }
   if (spec.max_runtime_s < 1 || spec.max_runtime_s > kMaxMaxRuntimeS) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "max runtime %d s is out of range: want 1 to %d seconds (28 days)", spec.max_runtime_s,
@@ -90,6 +99,16 @@ absl::Status JobRunner::ReserveName() {
     TW_ASSIGN_OR_RETURN(std::optional<model::JobRecord> existing, sink_->GetJob(spec_.name));
     if (!existing) break;
     if (!name_generated_) {
+      // Another host of a job spread over several joins it.
+      const model::JobRecord* host = model::FindHost(*existing, spec_.host_index);
+      if (host == nullptr) break;
+      if (spec_.host_index != 1 || !existing->hosts.empty()) {
+        return absl::AlreadyExistsError(absl::StrFormat(
+            "host algo-%d of training job \"%s\" already ran (%s, created %s): give each host "
+            "its own --host number, or choose another --name",
+            spec_.host_index, existing->name, model::JobStatusName(host->status),
+            util::FormatIso8601Ms(host->creation_ms)));
+      }
       return absl::AlreadyExistsError(absl::StrFormat(
           "a training job named \"%s\" already exists (%s, created %s): choose another --name, "
           "or leave --name out to get a new generated one",

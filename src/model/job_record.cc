@@ -1,5 +1,6 @@
 #include "model/job_record.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "absl/strings/str_format.h"
@@ -70,6 +71,113 @@ bool IsTerminal(JobStatus status) {
 }
 
 std::string JobRecord::HostName() const { return absl::StrFormat("%s/algo-%d", name, host_index); }
+
+namespace {
+
+// A stop asked of a runner on another host shows as Stopping until the runner
+// acts on it.
+void ApplyStopRequest(JobRecord* job) {
+  if (job->stop_requested_ms && job->status == JobStatus::kInProgress) {
+    job->status = JobStatus::kStopping;
+    job->secondary_status = SecondaryStatus::kStopping;
+  }
+}
+
+}  // namespace
+
+JobRecord MergeHostRecords(std::vector<JobRecord> records) {
+  for (JobRecord& r : records) {
+    r.hosts.clear();
+    ApplyStopRequest(&r);
+  }
+  std::sort(records.begin(), records.end(),
+            [](const JobRecord& a, const JobRecord& b) { return a.host_index < b.host_index; });
+  if (records.size() == 1) return std::move(records.front());
+
+  const JobRecord* decider = nullptr;
+  bool all_terminal = true;
+  for (const JobRecord& r : records) {
+    if (!IsTerminal(r.status)) {
+      all_terminal = false;
+      if (decider == nullptr) decider = &r;
+    }
+  }
+  JobStatus status = JobStatus::kInProgress;
+  if (all_terminal) {
+    auto any = [&](JobStatus s) {
+      return std::any_of(records.begin(), records.end(),
+                         [s](const JobRecord& r) { return r.status == s; });
+    };
+    status = any(JobStatus::kFailed)    ? JobStatus::kFailed
+             : any(JobStatus::kStopped) ? JobStatus::kStopped
+                                        : JobStatus::kCompleted;
+    for (const JobRecord& r : records) {
+      if (r.status == status) {
+        decider = &r;
+        break;
+      }
+    }
+  } else if (std::any_of(records.begin(), records.end(), [](const JobRecord& r) {
+               return r.status == JobStatus::kStopping;
+             })) {
+    status = JobStatus::kStopping;
+  }
+
+  JobRecord job = *decider;
+  job.status = status;
+  if (status == JobStatus::kStopping) job.secondary_status = SecondaryStatus::kStopping;
+  job.training_end_ms.reset();
+  for (const JobRecord& r : records) {
+    job.creation_ms = std::min(job.creation_ms, r.creation_ms);
+    job.last_modified_ms = std::max(job.last_modified_ms, r.last_modified_ms);
+    if (r.training_start_ms &&
+        (!job.training_start_ms || *r.training_start_ms < *job.training_start_ms)) {
+      job.training_start_ms = r.training_start_ms;
+    }
+    if (all_terminal && r.training_end_ms &&
+        (!job.training_end_ms || *r.training_end_ms > *job.training_end_ms)) {
+      job.training_end_ms = r.training_end_ms;
+    }
+  }
+  job.final_metrics.clear();
+  if (all_terminal) {
+    // The latest value of each metric over all hosts, in definition order
+    // (then any name only another host's definitions have).
+    std::vector<std::string> names;
+    for (const JobRecord& r : records) {
+      for (const MetricDefinition& d : r.metric_definitions) {
+        if (std::find(names.begin(), names.end(), d.name) == names.end()) names.push_back(d.name);
+      }
+      for (const FinalMetric& m : r.final_metrics) {
+        if (std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
+      }
+    }
+    for (const std::string& name : names) {
+      const FinalMetric* latest = nullptr;
+      for (const JobRecord& r : records) {
+        for (const FinalMetric& m : r.final_metrics) {
+          if (m.name == name && (latest == nullptr || m.t_ms > latest->t_ms)) latest = &m;
+        }
+      }
+      if (latest != nullptr) job.final_metrics.push_back(*latest);
+    }
+  }
+  job.hosts = std::move(records);
+  return job;
+}
+
+const JobRecord* FindHost(const JobRecord& job, int host_index) {
+  if (job.hosts.empty()) return job.host_index == host_index ? &job : nullptr;
+  for (const JobRecord& h : job.hosts) {
+    if (h.host_index == host_index) return &h;
+  }
+  return nullptr;
+}
+
+std::vector<JobRecord> HostRecords(const JobRecord& job) {
+  if (!job.hosts.empty()) return job.hosts;
+  return {job};
+}
 
 std::string TrainingJobArn(std::string_view name) {
   std::string lower(name);

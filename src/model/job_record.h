@@ -12,6 +12,9 @@
 
 namespace trainwatch::model {
 
+// Hosts of one job: `trainwatch run --host 1..kMaxJobHosts`.
+inline constexpr int kMaxJobHosts = 1024;
+
 enum class JobStatus { kInProgress, kCompleted, kFailed, kStopping, kStopped };
 
 enum class SecondaryStatus {
@@ -99,10 +102,38 @@ struct JobRecord {
   // The CreateTrainingJob request as received (JSON), for the fields that
   // DescribeTrainingJob echoes back; empty for jobs started with `trainwatch run`.
   std::string request_json;
+  // When a stop was asked for that the server could not deliver by signal (the
+  // runner is on another host): the runner polls for it and stops. A runner's own
+  // updates keep it (store::Db::UpdateJob).
+  std::optional<int64_t> stop_requested_ms;
+  // A job spread over several hosts (`trainwatch run --host N` on each): every
+  // host's own record, by host index, and the fields above are the job's, merged
+  // by MergeHostRecords. Empty for a job on one host. Filled by readers, never
+  // written: each runner writes its own host's record.
+  std::vector<JobRecord> hosts;
 
   std::string HostName() const;  // "<name>/algo-<host_index>"
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
+
+// The records of one job's hosts (any order, at least one) as one job:
+// - status: InProgress while any host is not terminal (Stopping when a stop was
+//   asked for); then Failed if any host failed, else Stopped if any was stopped,
+//   else Completed. A host with stop_requested_ms that is still InProgress counts
+//   as Stopping.
+// - status, secondary status, transitions, failure reason, exit status: those of
+//   the host that decides the status (the first host not terminal, or the first
+//   with the job's terminal status);
+// - creation and training start: the earliest; training end and last modified:
+//   the latest (training end only once every host ended);
+// - final metrics: per definition, the latest value any host produced.
+// One record comes back as it is (hosts stays empty), except for the stop request.
+JobRecord MergeHostRecords(std::vector<JobRecord> records);
+// The record of host `host_index` of `job` (merged or not); nullptr when the job
+// has no such host.
+const JobRecord* FindHost(const JobRecord& job, int host_index);
+// Every host's record: job.hosts, or {job} for a job on one host.
+std::vector<JobRecord> HostRecords(const JobRecord& job);
 
 // "arn:aws:sagemaker:us-east-1:000000000000:training-job/<lower-cased name>"
 std::string TrainingJobArn(std::string_view name);

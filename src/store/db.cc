@@ -262,6 +262,27 @@ namespace {
 
 std::string DeliveryKey(const std::string& agent) { return "delivered/" + agent; }
 
+// " (host algo-N)" for a host other than the first, for messages.
+std::string HostSuffix(const model::JobRecord& job) {
+  return job.host_index == 1 ? std::string() : absl::StrFormat(" (host algo-%d)", job.host_index);
+}
+
+// What every job write needs: a name, a host number, and one host's record.
+absl::Status CheckJobWrite(const model::JobRecord& job) {
+  if (job.name.empty()) return absl::InvalidArgumentError("a training job needs a name");
+  if (job.host_index < 1 || job.host_index > model::kMaxJobHosts) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "host number %d of training job \"%s\" is out of range 1-%d", job.host_index, job.name,
+        model::kMaxJobHosts));
+  }
+  if (!job.hosts.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the record of training job \"%s\" merges %d hosts; write each host's own record",
+        job.name, job.hosts.size()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void Db::CommitGroup(const std::vector<Writer*>& group) {
@@ -293,20 +314,37 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
       }
     }
     if (w->kind == Writer::Kind::kCreateJob || w->kind == Writer::Kind::kUpdateJob) {
-      const std::string key = JobKey(w->job->name);
+      // Each host of a job has its own record (JobHostKey).
+      const std::string key = JobHostKey(w->job->name, w->job->host_index);
       absl::StatusOr<std::optional<std::string>> existing = kv_->Get(kv::Cf::kJobs, key);
       if (!existing.ok()) {
         s = existing.status();
       } else {
         const bool exists = existing->has_value() || created.count(key) > 0;
         if (w->kind == Writer::Kind::kCreateJob && exists) {
-          s = absl::AlreadyExistsError(absl::StrFormat(
-              "a training job named \"%s\" already exists (names are compared ignoring case); "
-              "choose another name",
-              w->job->name));
+          s = absl::AlreadyExistsError(
+              w->job->host_index == 1
+                  ? absl::StrFormat("a training job named \"%s\" already exists (names are "
+                                    "compared ignoring case); choose another name",
+                                    w->job->name)
+                  : absl::StrFormat("host algo-%d of training job \"%s\" is already recorded; "
+                                    "give each host of the job its own --host number",
+                                    w->job->host_index, w->job->name));
         } else if (w->kind == Writer::Kind::kUpdateJob && !exists) {
-          s = absl::NotFoundError(
-              absl::StrFormat("no training job named \"%s\" to update", w->job->name));
+          s = absl::NotFoundError(absl::StrFormat("no training job named \"%s\"%s to update",
+                                                  w->job->name, HostSuffix(*w->job)));
+        } else if (w->kind == Writer::Kind::kUpdateJob && existing->has_value() &&
+                   !w->job->stop_requested_ms) {
+          // A stop asked for while the runner was writing an update of its own
+          // must survive that update (the runner polls for it).
+          absl::StatusOr<model::JobRecord> stored = DecodeJob(**existing);
+          if (stored.ok() && stored->stop_requested_ms && !model::IsTerminal(w->job->status)) {
+            model::JobRecord kept = *w->job;
+            kept.stop_requested_ms = stored->stop_requested_ms;
+            batch.Put(kv::Cf::kJobs, key, EncodeJob(kept));
+          } else {
+            batch.Put(kv::Cf::kJobs, key, EncodeJob(*w->job));
+          }
         } else {
           batch.Put(kv::Cf::kJobs, key, EncodeJob(*w->job));
           created.insert(key);
@@ -412,7 +450,7 @@ absl::Status Db::PutLogs(const model::LogBatch& batch) {
 
 absl::Status Db::CreateJob(const model::JobRecord& job) {
   TW_RETURN_IF_ERROR(RequireWriter());
-  if (job.name.empty()) return absl::InvalidArgumentError("a training job needs a name");
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
   Writer w;
   w.kind = Writer::Kind::kCreateJob;
   w.job = &job;
@@ -446,7 +484,7 @@ absl::StatusOr<bool> Db::PutLogs(const model::LogBatch& batch, const Delivery& d
 }
 
 absl::StatusOr<bool> Db::CreateJob(const model::JobRecord& job, const Delivery& delivery) {
-  if (job.name.empty()) return absl::InvalidArgumentError("a training job needs a name");
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
   Writer w;
   w.kind = Writer::Kind::kCreateJob;
   w.job = &job;
@@ -454,6 +492,7 @@ absl::StatusOr<bool> Db::CreateJob(const model::JobRecord& job, const Delivery& 
 }
 
 absl::StatusOr<bool> Db::UpdateJob(const model::JobRecord& job, const Delivery& delivery) {
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
   Writer w;
   w.kind = Writer::Kind::kUpdateJob;
   w.job = &job;
@@ -467,6 +506,7 @@ absl::StatusOr<int64_t> Db::DeliveredUpTo(const std::string& agent) {
 
 absl::Status Db::UpdateJob(const model::JobRecord& job) {
   TW_RETURN_IF_ERROR(RequireWriter());
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
   Writer w;
   w.kind = Writer::Kind::kUpdateJob;
   w.job = &job;

@@ -138,9 +138,12 @@ class Db {
   // Appends log events to (group, stream), creating both on first use.
   // Events carry ingestion time = clock now.
   absl::Status PutLogs(const model::LogBatch& batch);
-  // AlreadyExists when a job with that name exists (case-insensitively).
+  // Job records are per host (job.host_index; JobRecord::hosts must be empty):
+  // AlreadyExists when that host of a job with that name exists
+  // (case-insensitively); another host of the same job joins it.
   absl::Status CreateJob(const model::JobRecord& job);
-  // Replaces the record of job.name; NotFound when there is none.
+  // Replaces the record of job.name's host job.host_index; NotFound when there is
+  // none. A stored stop_requested_ms is kept when `job` has none and is not terminal.
   absl::Status UpdateJob(const model::JobRecord& job);
 
   // The same writes with a Delivery: true when written now, false when the

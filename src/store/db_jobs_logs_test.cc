@@ -76,6 +76,60 @@ TEST_F(DbTest, JobsRoundTripAndNamesAreUniqueIgnoringCase) {
   EXPECT_FALSE(db->GetJob("ghost")->has_value());
 }
 
+TEST_F(DbTest, EachHostOfAJobHasItsOwnRecordAndReadersSeeThemMerged) {
+  auto db = OpenOrDie(OpenMode::kWriter);
+  model::JobRecord second = Job("ddp-3", clock_.NowMs());
+  second.host_index = 2;
+  ASSERT_TRUE(db->CreateJob(second).ok());  // a host may start before host 1
+  model::JobRecord first = Job("DDP-3", clock_.NowMs());
+  ASSERT_TRUE(db->CreateJob(first).ok());
+  model::JobRecord tenth = Job("ddp-3", clock_.NowMs());
+  tenth.host_index = 10;
+  ASSERT_TRUE(db->CreateJob(tenth).ok());
+  // A job whose name extends this one's sorts between its keys' bytes.
+  ASSERT_TRUE(db->CreateJob(Job("ddp-3-b", clock_.NowMs())).ok());
+  absl::Status again = db->CreateJob(second);
+  EXPECT_TRUE(absl::IsAlreadyExists(again)) << again;
+  EXPECT_THAT(again.message(), HasSubstr("host algo-2"));
+  model::JobRecord eleventh = tenth;
+  eleventh.host_index = 11;
+  EXPECT_TRUE(absl::IsNotFound(db->UpdateJob(eleventh)));
+
+  auto got = db->GetJob("ddp-3");
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  ASSERT_EQ((*got)->hosts.size(), 3u);
+  EXPECT_EQ((*got)->hosts[0].host_index, 1);
+  EXPECT_EQ((*got)->hosts[1].host_index, 2);
+  EXPECT_EQ((*got)->hosts[2].host_index, 10);
+  // A merged record is not written back: each host writes its own.
+  absl::Status merged_write = db->UpdateJob(**got);
+  EXPECT_TRUE(absl::IsInvalidArgument(merged_write)) << merged_write;
+
+  std::vector<std::pair<std::string, size_t>> listed;
+  auto view = db->View();
+  ASSERT_TRUE(view.ok());
+  ASSERT_TRUE(view->ForEachJob([&](model::JobRecord&& job) {
+                    listed.emplace_back(job.name, job.hosts.size());
+                    return true;
+                  }).ok());
+  EXPECT_THAT(listed, ElementsAre(std::pair<std::string, size_t>{"DDP-3", 3},
+                                  std::pair<std::string, size_t>{"ddp-3-b", 0}));
+
+  // A stop request survives the runner's own updates until it ends.
+  second.stop_requested_ms = clock_.NowMs();
+  ASSERT_TRUE(db->UpdateJob(second).ok());
+  second.stop_requested_ms.reset();
+  second.secondary_status = model::SecondaryStatus::kTraining;
+  ASSERT_TRUE(db->UpdateJob(second).ok());
+  got = db->GetJob("ddp-3");
+  EXPECT_EQ(model::FindHost(**got, 2)->stop_requested_ms, clock_.NowMs());
+  EXPECT_EQ((*got)->status, model::JobStatus::kStopping);
+  second.status = model::JobStatus::kStopped;
+  second.secondary_status = model::SecondaryStatus::kStopped;
+  ASSERT_TRUE(db->UpdateJob(second).ok());
+  EXPECT_EQ(model::FindHost(db->GetJob("ddp-3")->value(), 2)->stop_requested_ms, std::nullopt);
+}
+
 TEST_F(DbTest, ConcurrentCreatesOfOneNameLetExactlyOneWin) {
   auto db = OpenOrDie(OpenMode::kWriter);
   std::atomic<int> wins{0}, exists{0};

@@ -40,6 +40,16 @@ std::string JobKey(std::string_view name) {
   return key;
 }
 
+std::string JobHostKey(std::string_view name, int host_index) {
+  std::string key = JobKey(name);
+  if (host_index != 1) key += absl::StrFormat("%c%d", kJobHostSeparator, host_index);
+  return key;
+}
+
+std::string_view JobKeyOfHostKey(std::string_view host_key) {
+  return host_key.substr(0, host_key.find(kJobHostSeparator));
+}
+
 std::string EncodeJob(const model::JobRecord& job) {
   json j;
   j["v"] = 1;
@@ -80,6 +90,7 @@ std::string EncodeJob(const model::JobRecord& job) {
                  {"pid", job.runner.pid},
                  {"start_ticks", job.runner.start_ticks}};
   j["request_json"] = job.request_json;
+  if (job.stop_requested_ms) j["stop_requested_ms"] = *job.stop_requested_ms;
   // Invalid UTF-8 (a command line is bytes) is replaced rather than refused.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -151,6 +162,7 @@ absl::StatusOr<model::JobRecord> DecodeJob(std::string_view bytes) {
       GetIf(*it, "start_ticks", &job.runner.start_ticks);
     }
     GetIf(j, "request_json", &job.request_json);
+    GetOptional(j, "stop_requested_ms", &job.stop_requested_ms);
     return job;
   } catch (const json::exception& e) {
     return absl::DataLossError(

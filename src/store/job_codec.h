@@ -1,7 +1,10 @@
 #pragma once
 // How a model::JobRecord is stored: JSON (nlohmann) under the key
 // "j" + lower-cased name in the jobs column family, so names are unique
-// case-insensitively as SageMaker's lower-cased ARNs require.
+// case-insensitively as SageMaker's lower-cased ARNs require. A job on several
+// hosts has one record per host: host 1 under the job's key, host n > 1 under
+// the job's key + "\x01" + n (below '-' and every name character, so a job's
+// hosts sort right after it and before any longer name).
 
 #include <string>
 #include <string_view>
@@ -12,6 +15,10 @@
 namespace trainwatch::store {
 
 std::string JobKey(std::string_view name);
+std::string JobHostKey(std::string_view name, int host_index);
+// The JobKey part of a JobHostKey.
+std::string_view JobKeyOfHostKey(std::string_view host_key);
+inline constexpr char kJobHostSeparator = '\x01';
 std::string EncodeJob(const model::JobRecord& job);
 // DataLoss naming the job key when the bytes are not a job record.
 absl::StatusOr<model::JobRecord> DecodeJob(std::string_view bytes);

@@ -56,19 +56,38 @@ std::unique_ptr<kv::Iterator> ReadView::NewIterator(kv::Cf cf, std::string lower
 // ---- jobs -------------------------------------------------------------------
 
 absl::StatusOr<std::optional<model::JobRecord>> ReadView::GetJob(std::string_view name) const {
-  TW_ASSIGN_OR_RETURN(std::optional<std::string> bytes, Get(kv::Cf::kJobs, JobKey(name)));
-  if (!bytes) return std::optional<model::JobRecord>();
-  TW_ASSIGN_OR_RETURN(model::JobRecord job, DecodeJob(*bytes));
-  return std::optional<model::JobRecord>(std::move(job));
+  // The job's key and its hosts' keys (JobHostKey): [key, key + "\x02").
+  const std::string key = JobKey(name);
+  std::string end = key;
+  end.push_back(static_cast<char>(kJobHostSeparator + 1));
+  std::vector<model::JobRecord> hosts;
+  auto it = NewIterator(kv::Cf::kJobs, key, end);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    TW_ASSIGN_OR_RETURN(model::JobRecord job, DecodeJob(it->value()));
+    hosts.push_back(std::move(job));
+  }
+  TW_RETURN_IF_ERROR(it->status());
+  if (hosts.empty()) return std::optional<model::JobRecord>();
+  return std::optional<model::JobRecord>(model::MergeHostRecords(std::move(hosts)));
 }
 
 absl::Status ReadView::ForEachJob(const std::function<bool(model::JobRecord&&)>& fn) const {
   auto it = NewIterator(kv::Cf::kJobs, "j", "k");
+  std::string job_key;  // of the records in `hosts`
+  std::vector<model::JobRecord> hosts;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    std::string_view key = JobKeyOfHostKey(it->key());
+    if (!hosts.empty() && key != job_key) {
+      if (!fn(model::MergeHostRecords(std::move(hosts)))) return absl::OkStatus();
+      hosts.clear();
+    }
+    job_key = key;
     TW_ASSIGN_OR_RETURN(model::JobRecord job, DecodeJob(it->value()));
-    if (!fn(std::move(job))) break;
+    hosts.push_back(std::move(job));
   }
-  return it->status();
+  TW_RETURN_IF_ERROR(it->status());
+  if (!hosts.empty()) fn(model::MergeHostRecords(std::move(hosts)));
+  return absl::OkStatus();
 }
 
 // ---- logs -------------------------------------------------------------------

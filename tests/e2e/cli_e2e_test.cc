@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -372,6 +373,98 @@ int FreePort() {
 // the server is stopped for 60 s in the middle, and after it is back every
 // log line and datapoint is there exactly once, while the training process
 // never noticed (its own schedule shows no delay).
+// One job on two hosts: host 1 here, host 2 in its own UTS namespace so that it
+// is "another machine" to the server (which cannot signal it, only record a stop
+// request that the runner polls for).
+TEST_F(CliTest, AJobOnTwoHostsIsOneJobAndStopReachesBothHosts) {
+  if (Finished probe = RunCommand({"unshare", "--uts", "true"}); probe.exit_code != 0) {
+    GTEST_SKIP() << "needs `unshare --uts` (root) to give host 2 another host name: "
+                 << probe.err;
+  }
+  const std::string port = std::to_string(FreePort());
+  const std::string endpoint = "http://127.0.0.1:" + port;
+  Subprocess server(Tw({"server", "--listen", "127.0.0.1:" + port}), {});
+  ASSERT_TRUE(WaitForFile(data_ + "/server.json"));
+  auto host_args = [&](int host, const std::string& ready) {
+    return RunArgs({"--name", "e2e-hosts", "--host", std::to_string(host), "--endpoint", endpoint,
+                    "--stop-grace", "5s", "--profile-interval", "1s", "--metric",
+                    "train:loss=loss=([0-9.]+)"},
+                   // Host 2 prints after host 1: its loss is the job's last.
+                   {"wait-file:" + File(host == 1 ? "ready0" : "ready1"),
+                    "out:from host " + std::to_string(host) + " loss=0." + std::to_string(host) +
+                        "\\n",
+                    "touch:" + ready, "hang"});
+  };
+  { std::ofstream touch(File("ready0")); }
+  Subprocess first(host_args(1, File("ready1")), {});
+  std::vector<std::string> other_machine = {"unshare", "--uts", "sh", "-c",
+                                            "hostname e2e-other-machine && exec \"$0\" \"$@\""};
+  for (const std::string& a : host_args(2, File("ready2"))) other_machine.push_back(a);
+  Subprocess second(other_machine, {});
+  ASSERT_TRUE(WaitForFile(File("ready1")));
+  ASSERT_TRUE(WaitForFile(File("ready2")));
+  ASSERT_TRUE(WaitForDescribe("e2e-hosts", "Hosts (2;"));
+  Finished describe = RunCommand(Tw({"describe", "e2e-hosts"}));
+  EXPECT_NE(describe.out.find("Status:         InProgress (Training)"), std::string::npos)
+      << describe.out;
+  EXPECT_NE(describe.out.find("on e2e-other-machine"), std::string::npos) << describe.out;
+
+  // One job in the list, each host's output under --host, and both hosts' series.
+  Finished jobs = RunCommand(Tw({"jobs"}));
+  EXPECT_EQ(jobs.out.find("e2e-hosts"), jobs.out.rfind("e2e-hosts")) << jobs.out;
+  // Lines reach the server through the runners' spools: wait for both.
+  Finished logs;
+  for (int i = 0; i < 100; ++i) {
+    logs = RunCommand(Tw({"logs", "e2e-hosts", "--host", "2"}));
+    Finished first_logs = RunCommand(Tw({"logs", "e2e-hosts", "--host", "1"}));
+    if (logs.out.find("from host 2") != std::string::npos &&
+        first_logs.out.find("from host 1") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("from host 2"), std::string::npos) << logs.out;
+  EXPECT_EQ(logs.out.find("from host 1"), std::string::npos) << logs.out;
+  logs = RunCommand(Tw({"logs", "e2e-hosts"}));
+  EXPECT_NE(logs.out.find("from host 1"), std::string::npos) << logs.out;
+  EXPECT_NE(logs.err.find("ran on 2 hosts"), std::string::npos) << logs.err;
+  Finished no_host = RunCommand(Tw({"logs", "e2e-hosts", "--host", "3"}));
+  EXPECT_EQ(no_host.exit_code, 2);
+  EXPECT_NE(no_host.err.find("ran on hosts 1, 2"), std::string::npos) << no_host.err;
+  bool both = false;
+  for (int i = 0; i < 100 && !both; ++i) {
+    Finished cpu = RunCommand(Tw({"metrics", "e2e-hosts", "--metric", "CPUUtilization", "--stat",
+                                  "SampleCount", "--period", "60", "--format", "csv"}));
+    both = cpu.out.find("Host=e2e-hosts/algo-1") != std::string::npos &&
+           cpu.out.find("Host=e2e-hosts/algo-2") != std::string::npos;
+    if (!both) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(both) << "CPUUtilization of both hosts, labelled by Host";
+  // A host number is taken once.
+  Finished again = RunCommand(
+      RunArgs({"--name", "e2e-hosts", "--host", "2", "--endpoint", endpoint}, {"out:x"}));
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("host algo-2 of training job \"e2e-hosts\" already ran"),
+            std::string::npos)
+      << again.err;
+
+  Finished stop = RunCommand(Tw({"stop", "e2e-hosts"}));
+  EXPECT_EQ(stop.exit_code, 0) << stop.err;
+  EXPECT_NE(stop.err.find("is Stopped"), std::string::npos) << stop.err;
+  EXPECT_EQ(first.Wait().exit_code, 128 + SIGTERM);
+  Finished second_done = second.Wait();
+  EXPECT_EQ(second_done.exit_code, 128 + SIGTERM) << second_done.err;
+  Finished json = RunCommand(Tw({"describe", "e2e-hosts", "--json"}));
+  nlohmann::json described = nlohmann::json::parse(json.out);
+  EXPECT_EQ(described["TrainingJobStatus"], "Stopped") << json.out;
+  EXPECT_EQ(described["ResourceConfig"]["InstanceCount"], 2) << json.out;
+  EXPECT_EQ(described["FinalMetricDataList"][0]["Value"], 0.2) << "the later host's value";
+
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait().exit_code, 0);
+}
+
 TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
   const std::string port = std::to_string(FreePort());
   auto start_server = [&] {

@@ -112,6 +112,12 @@ OrderedJson JobRecordJson(const model::JobRecord& job) {
                  {"pid", job.runner.pid},
                  {"start_ticks", job.runner.start_ticks}};
   if (!job.request_json.empty()) j["request_json"] = job.request_json;
+  if (job.stop_requested_ms) j["stop_requested_ms"] = *job.stop_requested_ms;
+  if (!job.hosts.empty()) {
+    OrderedJson hosts = OrderedJson::array();
+    for (const model::JobRecord& host : job.hosts) hosts.push_back(JobRecordJson(host));
+    j["hosts"] = std::move(hosts);
+  }
   return j;
 }
 
@@ -138,7 +144,8 @@ absl::StatusOr<model::JobRecord> JobRecordFromJson(const Json& j) {
       !(s = f.String("log_stream", &job.log_stream, false)).ok() ||
       !(s = f.OptionalInteger("exit_code", &job.exit_code)).ok() ||
       !(s = f.OptionalInteger("exit_signal", &job.exit_signal)).ok() ||
-      !(s = f.String("request_json", &job.request_json, false)).ok()) {
+      !(s = f.String("request_json", &job.request_json, false)).ok() ||
+      !(s = f.OptionalInteger("stop_requested_ms", &job.stop_requested_ms)).ok()) {
     return s;
   }
   std::optional<model::JobStatus> st = model::ParseJobStatus(status);
@@ -198,6 +205,14 @@ absl::StatusOr<model::JobRecord> JobRecordFromJson(const Json& j) {
         !(s = rf.Integer("pid", &job.runner.pid, false)).ok() ||
         !(s = rf.Integer("start_ticks", &job.runner.start_ticks, false)).ok()) {
       return s;
+    }
+  }
+  if (const Json* list = f.Array("hosts")) {
+    for (const Json& h : *list) {
+      if (h.is_object() && h.contains("hosts")) return Bad("job.hosts", "a host has no hosts");
+      absl::StatusOr<model::JobRecord> host = JobRecordFromJson(h);
+      if (!host.ok()) return host.status();
+      job.hosts.push_back(*std::move(host));
     }
   }
   return job;

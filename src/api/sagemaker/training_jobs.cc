@@ -253,7 +253,9 @@ std::string DescribeJson(const model::JobRecord& job, const Context& context) {
     if (!job.hyperparameters.empty()) request["HyperParameters"] = job.hyperparameters;
     if (!job.environment.empty()) request["Environment"] = job.environment;
     request["ResourceConfig"] = {
-        {"InstanceType", "local"}, {"InstanceCount", 1}, {"VolumeSizeInGB", 1}};
+        {"InstanceType", "local"},
+        {"InstanceCount", std::max<size_t>(1, job.hosts.size())},
+        {"VolumeSizeInGB", 1}};
     request["StoppingCondition"] = {{"MaxRuntimeInSeconds", job.max_runtime_s}};
     if (job.profiling_interval_ms > 0) {
       request["ProfilerConfig"] = {{"ProfilingIntervalInMilliseconds", job.profiling_interval_ms}};

@@ -97,11 +97,12 @@ absl::Status MemoryTelemetrySink::PutLogs(const LogBatch& batch) {
 absl::Status MemoryTelemetrySink::CreateJob(const JobRecord& job) {
   std::lock_guard<std::mutex> lock(mu_);
   std::string key = Lower(job.name);
-  if (jobs_.count(key) != 0) {
-    return absl::AlreadyExistsError(
-        absl::StrFormat("a training job named \"%s\" already exists", jobs_[key].name));
+  std::map<int, JobRecord>& hosts = jobs_[key];
+  if (hosts.count(job.host_index) != 0) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "a training job named \"%s\" already exists", hosts[job.host_index].name));
   }
-  jobs_[key] = job;
+  hosts[job.host_index] = job;
   history_[key].push_back(job);
   Wrote();
   return absl::OkStatus();
@@ -115,10 +116,10 @@ absl::Status MemoryTelemetrySink::UpdateJob(const JobRecord& job) {
   }
   std::string key = Lower(job.name);
   auto it = jobs_.find(key);
-  if (it == jobs_.end()) {
+  if (it == jobs_.end() || it->second.count(job.host_index) == 0) {
     return absl::NotFoundError(absl::StrFormat("no training job named \"%s\"", job.name));
   }
-  it->second = job;
+  it->second[job.host_index] = job;
   history_[key].push_back(job);
   Wrote();
   return absl::OkStatus();
@@ -163,8 +164,10 @@ std::vector<LogEvent> MemoryTelemetrySink::Events(const LogStreamId& stream) con
 std::optional<JobRecord> MemoryTelemetrySink::Job(std::string_view name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = jobs_.find(Lower(name));
-  if (it == jobs_.end()) return std::nullopt;
-  return it->second;
+  if (it == jobs_.end() || it->second.empty()) return std::nullopt;
+  std::vector<JobRecord> hosts;
+  for (const auto& [index, record] : it->second) hosts.push_back(record);
+  return MergeHostRecords(std::move(hosts));
 }
 
 std::vector<JobRecord> MemoryTelemetrySink::JobHistory(std::string_view name) const {

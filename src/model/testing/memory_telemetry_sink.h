@@ -4,8 +4,9 @@
 //
 // It keeps the sinks.h contract where a test could notice: a batch with a NaN/±Inf
 // value or an invalid key is refused whole (InvalidArgument); CreateJob is
-// AlreadyExists for a name that exists in any letter case; UpdateJob is NotFound for
-// an unknown job. Besides the data it keeps every accepted job-record write in order
+// AlreadyExists for a name and host that exist in any letter case (another host
+// joins the job, and GetJob merges the hosts' records); UpdateJob is NotFound for
+// an unknown job or host. Besides the data it keeps every accepted job-record write in order
 // (JobHistory), and it can be made slow (SetLatency) or failing (FailNext*) to test
 // back-pressure and retries. WaitUntil polls a condition without sleeping blindly:
 // it wakes on every write.
@@ -79,7 +80,8 @@ class MemoryTelemetrySink : public TelemetrySink {
   uint64_t version_ = 0;
   std::map<SeriesKey, Series> series_;
   std::map<LogStreamId, std::vector<LogEvent>> logs_;
-  std::map<std::string, JobRecord> jobs_;  // by lower-cased name
+  // By lower-cased name, then host index (each host's own record, as the store).
+  std::map<std::string, std::map<int, JobRecord>> jobs_;
   std::map<std::string, std::vector<JobRecord>> history_;
   uint64_t put_calls_ = 0;
   uint64_t put_logs_calls_ = 0;
