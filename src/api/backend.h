@@ -276,9 +276,22 @@ struct AgentBatch {
   model::JobRecord job;        // kCreateJob, kUpdateJob
 };
 
+// A `trainwatch run` that sends to a server says it is alive about once a
+// second (POST /api/v1/agent/heartbeat) and learns whether a stop was asked of
+// it: the server cannot check or signal a runner on another machine.
+struct AgentHeartbeat {
+  std::string job;
+  int host = 1;
+  model::RunnerIdentity runner;  // must be the one in the host's record
+};
+
 class AgentBackend {
  public:
   virtual ~AgentBackend() = default;
+  // True when a stop was asked of that host of the job (stop_requested_ms).
+  // NotFound when the job has no such host; FailedPrecondition when the host's
+  // record names another runner.
+  virtual absl::StatusOr<bool> Heartbeat(const AgentHeartbeat& heartbeat) = 0;
   // True when written now, false when this agent delivered that seq before.
   // Errors as the sinks' (model/sinks.h): InvalidArgument, AlreadyExists for
   // a job name taken, NotFound for an update of an unknown job.

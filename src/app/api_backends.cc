@@ -1,12 +1,15 @@
 #include "app/api_backends.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <queue>
 
 #include "absl/strings/str_format.h"
 #include "api/logs/logs.h"
 #include "app/job_access.h"
+#include "job/runner_identity.h"
+#include "util/log.h"
 #include "api/cloudwatch/statistics.h"
 #include "api/errors.h"
 #include "query/errors.h"
@@ -88,6 +91,51 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenForServer(const std::string& data
     if (absl::IsFailedPrecondition(db.status())) return OpenFollower(data_dir, clock);
   }
   return db;
+}
+
+namespace {
+
+std::string LowerName(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+}  // namespace
+
+RunnerContacts::RunnerContacts(util::Clock* clock, int64_t timeout_ms)
+    : clock_(clock), timeout_ms_(timeout_ms), since_ms_(clock->NowMs()) {}
+
+void RunnerContacts::Heard(std::string_view job, int host) {
+  const int64_t now_ms = clock_->NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  heard_ms_[{LowerName(job), host}] = now_ms;
+}
+
+bool RunnerContacts::Silent(std::string_view job, int host) const {
+  const int64_t now_ms = clock_->NowMs();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = heard_ms_.find({LowerName(job), host});
+  const int64_t last_ms = it == heard_ms_.end() ? since_ms_ : std::max(it->second, since_ms_);
+  return now_ms - last_ms >= timeout_ms_;
+}
+
+absl::StatusOr<bool> StoreAgentBackend::Heartbeat(const api::AgentHeartbeat& heartbeat) {
+  absl::StatusOr<std::optional<model::JobRecord>> job = ingest_.GetJob(heartbeat.job);
+  if (!job.ok()) return job.status();
+  const model::JobRecord* host =
+      job->has_value() ? model::FindHost(**job, heartbeat.host) : nullptr;
+  if (host == nullptr) {
+    return absl::NotFoundError(absl::StrFormat("training job \"%s\" has no host %d",
+                                               heartbeat.job, heartbeat.host));
+  }
+  if (!(host->runner == heartbeat.runner)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "host %d of training job \"%s\" is run by pid %d on %s, not by this runner",
+        heartbeat.host, heartbeat.job, host->runner.pid, host->runner.hostname));
+  }
+  if (contacts_ != nullptr) contacts_->Heard(heartbeat.job, heartbeat.host);
+  return host->stop_requested_ms.has_value();
 }
 
 absl::StatusOr<bool> StoreAgentBackend::Deliver(const api::AgentBatch& batch) {
@@ -481,6 +529,38 @@ absl::StatusOr<std::vector<model::JobRecord>> StoreJobsBackend::ListJobs() {
   if (!s.ok()) return s;
   for (model::JobRecord& job : jobs) ReconcileJob(db_, &job);
   return jobs;
+}
+
+int StoreJobsBackend::RecordSilentRunners() {
+  if (contacts_ == nullptr || !db_.writable()) return 0;
+  std::vector<model::JobRecord> running;
+  {
+    absl::StatusOr<store::ReadView> view = db_.View();
+    if (!view.ok()) return 0;
+    absl::Status s = view->ForEachJob([&](model::JobRecord&& job) {
+      if (!model::IsTerminal(job.status)) running.push_back(std::move(job));
+      return true;
+    });
+    if (!s.ok()) return 0;
+  }
+  int recorded = 0;
+  for (const model::JobRecord& job : running) {
+    for (model::JobRecord& host : model::HostRecords(job)) {
+      if (model::IsTerminal(host.status) ||
+          job::CheckRunner(host.runner) != job::RunnerState::kOnOtherHost ||
+          !contacts_->Silent(host.name, host.host_index)) {
+        continue;
+      }
+      job::RecordRunnerSilent(&host, db_.clock().NowMs(), contacts_->timeout_ms());
+      if (absl::Status s = db_.UpdateJob(host); !s.ok()) {
+        util::LogWarning(absl::StrFormat("job %s: could not record that its runner is silent: %s",
+                                         host.name, s.ToString()));
+        continue;
+      }
+      ++recorded;
+    }
+  }
+  return recorded;
 }
 
 absl::Status StoreJobsBackend::StopJob(const std::string& name) {

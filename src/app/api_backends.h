@@ -10,8 +10,12 @@
 // is not wired yet (local jobs start with `trainwatch run`).
 // Thread-safe (store::Db is).
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "api/backend.h"
 #include "app/local_jobs.h"
@@ -34,14 +38,39 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_
 absl::StatusOr<std::unique_ptr<store::Db>> OpenForServer(const std::string& data_dir,
                                                          util::Clock* clock = nullptr);
 
-// Agents' batches (POST /api/v1/agent/deliver) through ingest, exactly once.
+// When the server last heard from each job host's runner (heartbeats), so
+// that it can record a runner on another machine that went silent as Failed:
+// it cannot check that process itself. Kept in memory: after a server start
+// every runner has `timeout_ms` to be heard from. Thread-safe.
+class RunnerContacts {
+ public:
+  RunnerContacts(util::Clock* clock, int64_t timeout_ms);
+  void Heard(std::string_view job, int host);
+  // Not heard from for timeout_ms (counted from this object's creation when
+  // never heard from).
+  bool Silent(std::string_view job, int host) const;
+  int64_t timeout_ms() const { return timeout_ms_; }
+
+ private:
+  util::Clock* const clock_;
+  const int64_t timeout_ms_;
+  const int64_t since_ms_;
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, int>, int64_t> heard_ms_;  // lower-cased job name, host
+};
+
+// Agents' batches (POST /api/v1/agent/deliver) through ingest, exactly once,
+// and their heartbeats (noted in `contacts`, which may be null).
 class StoreAgentBackend final : public api::AgentBackend {
  public:
-  explicit StoreAgentBackend(ingest::Ingest& ingest) : ingest_(ingest) {}
+  explicit StoreAgentBackend(ingest::Ingest& ingest, RunnerContacts* contacts = nullptr)
+      : ingest_(ingest), contacts_(contacts) {}
   absl::StatusOr<bool> Deliver(const api::AgentBatch& batch) override;
+  absl::StatusOr<bool> Heartbeat(const api::AgentHeartbeat& heartbeat) override;
 
  private:
   ingest::Ingest& ingest_;
+  RunnerContacts* contacts_;
 };
 
 class StoreMetricsBackend final : public api::MetricsReader, public model::SampleSink {
@@ -95,7 +124,10 @@ class StoreJobsBackend final : public api::JobsBackend {
  public:
   // `local` runs CreateTrainingJob's jobs (null: CreateTrainingJob is not
   // served, as in a server that only follows the folder).
-  explicit StoreJobsBackend(store::Db& db, LocalJobs* local = nullptr) : db_(db), local_(local) {}
+  // `contacts` (may be null) tells RecordSilentRunners which runners are silent.
+  explicit StoreJobsBackend(store::Db& db, LocalJobs* local = nullptr,
+                            const RunnerContacts* contacts = nullptr)
+      : db_(db), local_(local), contacts_(contacts) {}
 
   absl::StatusOr<model::JobRecord> CreateTrainingJob(const api::TrainingJobSpec& spec) override;
   // Jobs whose runner died are reported as Failed (app/job_access.h).
@@ -104,9 +136,15 @@ class StoreJobsBackend final : public api::JobsBackend {
   // Stops a job run here, or signals the job's runner (job::RequestStop).
   absl::Status StopJob(const std::string& name) override;
 
+  // Records as Failed every running host whose runner is on another machine
+  // and has been silent for the contacts' timeout (job::RecordRunnerSilent).
+  // The server calls it periodically. Returns how many hosts it recorded.
+  int RecordSilentRunners();
+
  private:
   store::Db& db_;
   LocalJobs* local_;
+  const RunnerContacts* contacts_;
 };
 
 }  // namespace trainwatch::app

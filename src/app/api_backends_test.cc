@@ -4,6 +4,7 @@
 
 #include "api/api.h"
 #include "api/testing/api_client.h"
+#include "ingest/ingest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -238,6 +239,93 @@ TEST_F(StoreBackendsTest, CloudWatchMetrics) {
   j = Call(api::testing::CloudWatchJson("PutMetricData", R"({"Namespace": "T",
       "MetricData": [{"MetricName": "m", "Value": 1}]})"), 400);
   EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("follows"));
+}
+
+}  // namespace
+}  // namespace trainwatch::app
+
+namespace trainwatch::app {
+namespace {
+
+// Runners on another machine: heartbeats, silence, and stop requests.
+class RemoteRunnersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store::DbOptions options;
+    options.data_dir = dir_.path();
+    options.clock = &clock_;
+    options.background_thread = false;
+    absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(options);
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_ = *std::move(db);
+    ingest_ = std::make_unique<ingest::Ingest>(db_.get());
+    contacts_ = std::make_unique<RunnerContacts>(&clock_, 60000);
+    agents_ = std::make_unique<StoreAgentBackend>(*ingest_, contacts_.get());
+    jobs_ = std::make_unique<StoreJobsBackend>(*db_, nullptr, contacts_.get());
+  }
+  model::JobRecord Host(const std::string& name, int index) {
+    model::JobRecord h;
+    h.name = name;
+    h.arn = model::TrainingJobArn(name);
+    h.host_index = index;
+    h.secondary_status = model::SecondaryStatus::kTraining;
+    h.creation_ms = h.last_modified_ms = clock_.NowMs();
+    h.runner = Runner(index);
+    return h;
+  }
+  static model::RunnerIdentity Runner(int index) {
+    return {"machine-elsewhere-" + std::to_string(index), "boot", 4000 + index, 99};
+  }
+  model::JobRecord Stored(const std::string& name, int index) {
+    return *model::FindHost(db_->GetJob(name)->value(), index);
+  }
+
+  store::testing::TempDir dir_;
+  util::FakeClock clock_{kNow};
+  std::unique_ptr<store::Db> db_;
+  std::unique_ptr<ingest::Ingest> ingest_;
+  std::unique_ptr<RunnerContacts> contacts_;
+  std::unique_ptr<StoreAgentBackend> agents_;
+  std::unique_ptr<StoreJobsBackend> jobs_;
+};
+
+TEST_F(RemoteRunnersTest, ARunnerSilentForTheTimeoutIsRecordedFailedAndOnlyThen) {
+  ASSERT_TRUE(db_->CreateJob(Host("ddp", 1)).ok());
+  ASSERT_TRUE(db_->CreateJob(Host("ddp", 2)).ok());
+  absl::StatusOr<bool> beat = agents_->Heartbeat({"ddp", 3, Runner(3)});
+  EXPECT_TRUE(absl::IsNotFound(beat.status())) << beat.status();
+  beat = agents_->Heartbeat({"ddp", 2, Runner(1)});
+  EXPECT_TRUE(absl::IsFailedPrecondition(beat.status())) << beat.status();
+
+  // Every runner has the timeout from the server's start to be heard from.
+  clock_.AdvanceMs(50000);
+  EXPECT_EQ(jobs_->RecordSilentRunners(), 0);
+  beat = agents_->Heartbeat({"DDP", 2, Runner(2)});
+  ASSERT_TRUE(beat.ok()) << beat.status();
+  EXPECT_FALSE(*beat);
+  clock_.AdvanceMs(50000);  // host 1: silent for 100 s; host 2: heard 50 s ago
+  EXPECT_EQ(jobs_->RecordSilentRunners(), 1);
+  EXPECT_EQ(Stored("ddp", 1).status, model::JobStatus::kFailed);
+  EXPECT_THAT(Stored("ddp", 1).failure_reason,
+              HasSubstr("(pid 4001 on machine-elsewhere-1) has not been heard from for 1m"));
+  EXPECT_EQ(Stored("ddp", 2).status, model::JobStatus::kInProgress);
+  EXPECT_EQ(db_->GetJob("ddp")->value().status, model::JobStatus::kInProgress);
+  clock_.AdvanceMs(10000);
+  EXPECT_EQ(jobs_->RecordSilentRunners(), 1);
+  EXPECT_EQ(db_->GetJob("ddp")->value().status, model::JobStatus::kFailed);
+  EXPECT_EQ(jobs_->RecordSilentRunners(), 0) << "terminal hosts are left alone";
+}
+
+TEST_F(RemoteRunnersTest, AStopReachesARunnerOnAnotherMachineThroughItsHeartbeat) {
+  ASSERT_TRUE(db_->CreateJob(Host("far", 1)).ok());
+  ASSERT_TRUE(jobs_->StopJob("far").ok());
+  EXPECT_EQ(db_->GetJob("far")->value().status, model::JobStatus::kStopping);
+  absl::StatusOr<bool> beat = agents_->Heartbeat({"far", 1, Runner(1)});
+  ASSERT_TRUE(beat.ok()) << beat.status();
+  EXPECT_TRUE(*beat);
+  // Stopping it again is refused as for any job that is not InProgress.
+  absl::Status again = jobs_->StopJob("far");
+  EXPECT_TRUE(absl::IsFailedPrecondition(again)) << again;
 }
 
 }  // namespace

@@ -177,6 +177,23 @@ absl::StatusOr<std::optional<model::JobRecord>> RemoteSink::GetJob(std::string_v
   return std::optional<model::JobRecord>(*std::move(job));
 }
 
+absl::StatusOr<bool> RemoteSink::Heartbeat(const std::string& job, int host,
+                                           const model::RunnerIdentity& runner) {
+  HttpResult r = HttpCall("POST", options_.endpoint + "/api/v1/agent/heartbeat",
+                          api::EncodeAgentHeartbeat({job, host, runner}),
+                          options_.connect_timeout_ms, options_.request_timeout_ms);
+  if (r.status != 200) {
+    return absl::UnavailableError(absl::StrFormat("heartbeat to the server at %s: %s",
+                                                  options_.endpoint, ErrorMessage(r)));
+  }
+  nlohmann::json j = nlohmann::json::parse(r.body, nullptr, false);
+  if (!j.is_object() || !j.contains("stop_requested") || !j["stop_requested"].is_boolean()) {
+    return absl::UnavailableError(absl::StrFormat(
+        "the server at %s answered a heartbeat with %s", options_.endpoint, r.body.substr(0, 200)));
+  }
+  return j["stop_requested"].get<bool>();
+}
+
 void RemoteSink::SendLoop() {
   const std::string url = options_.endpoint + "/api/v1/agent/deliver";
   int64_t backoff_ms = 100;

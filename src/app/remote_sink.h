@@ -67,6 +67,11 @@ class RemoteSink final : public model::TelemetrySink {
   absl::Status UpdateJob(const model::JobRecord& job) override;
   absl::StatusOr<std::optional<model::JobRecord>> GetJob(std::string_view name) override;
 
+  // POST /api/v1/agent/heartbeat: tells the server this runner of host `host`
+  // of `job` is alive; true when a stop was asked of it (app/stop_watcher.h).
+  absl::StatusOr<bool> Heartbeat(const std::string& job, int host,
+                                 const model::RunnerIdentity& runner);
+
   // Waits until every spooled batch is delivered, or `timeout_ms` passes;
   // calls `progress(pending, last_error)` about once a second while it waits.
   // True when everything was delivered.

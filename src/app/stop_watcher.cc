@@ -5,10 +5,8 @@
 
 namespace trainwatch::app {
 
-StopWatcher::StopWatcher(Fetch fetch, model::RunnerIdentity runner, int64_t interval_ms,
-                         std::function<void()> on_stop)
-    : fetch_(std::move(fetch)),
-      runner_(std::move(runner)),
+StopWatcher::StopWatcher(Beat beat, int64_t interval_ms, std::function<void()> on_stop)
+    : beat_(std::move(beat)),
       interval_ms_(interval_ms),
       on_stop_(std::move(on_stop)),
       thread_([this] { Loop(); }) {}
@@ -27,14 +25,8 @@ void StopWatcher::Loop() {
   while (!cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [this] { return done_; })) {
     lock.unlock();
     // An unreachable server is the spool's business: try again next time.
-    absl::StatusOr<std::optional<model::JobRecord>> job = fetch_();
-    bool requested = false;
-    if (job.ok() && job->has_value()) {
-      for (const model::JobRecord& host : model::HostRecords(**job)) {
-        if (host.runner == runner_ && host.stop_requested_ms) requested = true;
-      }
-    }
-    if (requested) {
+    absl::StatusOr<bool> requested = beat_();
+    if (requested.ok() && *requested) {
       on_stop_();
       return;
     }

@@ -1,13 +1,12 @@
 #pragma once
-// StopWatcher: how a `trainwatch run` on one machine learns that StopTrainingJob
-// or `trainwatch stop` was called on the server it sends to, on another machine.
-// The server cannot signal it, so it records the request in the host's job
-// record (JobRecord::stop_requested_ms); the watcher polls the job and calls
-// `on_stop` once when this runner's host record carries a request.
-//
-// This runner's record is the one whose RunnerIdentity is `runner`: a job name
-// that changes while the runner reserves one, or another host of the same job,
-// never triggers it.
+// StopWatcher: the heartbeat of a `trainwatch run` that sends to a server.
+// Every interval it calls `beat` (RemoteSink::Heartbeat: POST
+// /api/v1/agent/heartbeat), which tells the server the runner is alive (a
+// server records a runner on another machine that went silent as Failed) and
+// answers whether StopTrainingJob or `trainwatch stop` asked this host to stop:
+// the server cannot signal a runner on another machine, so it records the
+// request in the host's record (JobRecord::stop_requested_ms). On the first
+// "yes" the watcher calls `on_stop` and ends.
 
 #include <condition_variable>
 #include <cstdint>
@@ -17,17 +16,16 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "model/job_record.h"
 
 namespace trainwatch::app {
 
 class StopWatcher {
  public:
-  // The job as the server has it (merged over its hosts), nullopt when there is none.
-  using Fetch = std::function<absl::StatusOr<std::optional<model::JobRecord>>()>;
+  // True when a stop is asked for; errors (server away, job not created yet)
+  // are retried at the next interval.
+  using Beat = std::function<absl::StatusOr<bool>()>;
 
-  StopWatcher(Fetch fetch, model::RunnerIdentity runner, int64_t interval_ms,
-              std::function<void()> on_stop);
+  StopWatcher(Beat beat, int64_t interval_ms, std::function<void()> on_stop);
   ~StopWatcher();  // stops polling (waits for a fetch in flight)
   StopWatcher(const StopWatcher&) = delete;
   StopWatcher& operator=(const StopWatcher&) = delete;
@@ -35,8 +33,7 @@ class StopWatcher {
  private:
   void Loop();
 
-  const Fetch fetch_;
-  const model::RunnerIdentity runner_;
+  const Beat beat_;
   const int64_t interval_ms_;
   const std::function<void()> on_stop_;
   std::mutex mu_;

@@ -4,21 +4,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <thread>
 
 namespace trainwatch::app {
 namespace {
-
-model::RunnerIdentity Runner(int64_t pid) { return {"gpu-2", "boot", pid, 77}; }
-
-model::JobRecord HostRecord(int index, int64_t pid) {
-  model::JobRecord h;
-  h.name = "ddp-3";
-  h.host_index = index;
-  h.runner = Runner(pid);
-  return h;
-}
 
 bool WaitFor(const std::atomic<int>& value, int want) {
   for (int i = 0; i < 500 && value.load() < want; ++i) {
@@ -27,51 +16,43 @@ bool WaitFor(const std::atomic<int>& value, int want) {
   return value.load() >= want;
 }
 
-TEST(StopWatcher, StopsOnceWhenThisRunnersHostRecordCarriesARequest) {
-  std::mutex mu;
-  model::JobRecord job = model::MergeHostRecords({HostRecord(1, 10), HostRecord(2, 20)});
-  std::atomic<int> fetches{0}, stops{0};
+TEST(StopWatcher, BeatsUntilAStopIsAskedForThenStopsOnce) {
+  std::atomic<int> beats{0}, stops{0};
+  std::atomic<bool> requested{false};
   StopWatcher watcher(
-      [&]() -> absl::StatusOr<std::optional<model::JobRecord>> {
-        ++fetches;
-        std::lock_guard<std::mutex> lock(mu);
-        return std::optional<model::JobRecord>(job);
+      [&]() -> absl::StatusOr<bool> {
+        ++beats;
+        return requested.load();
       },
-      Runner(20), 5, [&] { ++stops; });
-  ASSERT_TRUE(WaitFor(fetches, 3));
-  {
-    // Host 1's request is for host 1's runner, not this one.
-    std::lock_guard<std::mutex> lock(mu);
-    model::JobRecord first = HostRecord(1, 10);
-    first.stop_requested_ms = 5;
-    job = model::MergeHostRecords({first, HostRecord(2, 20)});
-  }
-  const int seen = fetches.load();
-  ASSERT_TRUE(WaitFor(fetches, seen + 3));
+      5, [&] { ++stops; });
+  ASSERT_TRUE(WaitFor(beats, 3));
   EXPECT_EQ(stops.load(), 0);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    model::JobRecord second = HostRecord(2, 20);
-    second.stop_requested_ms = 6;
-    job = model::MergeHostRecords({HostRecord(1, 10), second});
-  }
+  requested = true;
   ASSERT_TRUE(WaitFor(stops, 1));
-  const int after = fetches.load();
+  const int after = beats.load();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(stops.load(), 1);
-  EXPECT_EQ(fetches.load(), after) << "no more polling once stopped";
+  EXPECT_EQ(beats.load(), after) << "no more beats once stopped";
 }
 
-TEST(StopWatcher, AnUnreachableServerOrMissingJobIsNoStop) {
-  std::atomic<int> fetches{0}, stops{0};
+TEST(StopWatcher, AnUnreachableServerIsNoStopAndBeatsGoOn) {
+  std::atomic<int> beats{0}, stops{0};
   StopWatcher watcher(
-      [&]() -> absl::StatusOr<std::optional<model::JobRecord>> {
-        if (++fetches % 2 == 0) return absl::UnavailableError("connection refused");
-        return std::optional<model::JobRecord>();
+      [&]() -> absl::StatusOr<bool> {
+        if (++beats % 2 == 0) return absl::UnavailableError("connection refused");
+        return absl::NotFoundError("the job is not created yet");
       },
-      Runner(20), 5, [&] { ++stops; });
-  ASSERT_TRUE(WaitFor(fetches, 6));
+      5, [&] { ++stops; });
+  ASSERT_TRUE(WaitFor(beats, 6));
   EXPECT_EQ(stops.load(), 0);
+}
+
+TEST(StopWatcher, EndsPromptlyWhenDestroyed) {
+  const auto start = std::chrono::steady_clock::now();
+  {
+    StopWatcher watcher([]() -> absl::StatusOr<bool> { return false; }, 60000, [] {});
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 }  // namespace

@@ -35,8 +35,9 @@
 namespace trainwatch::cli {
 namespace {
 
-// How often a run that sends to a server asks it whether a stop was requested.
-constexpr int64_t kStopPollMs = 1000;
+// How often a run that sends to a server tells it that it is alive (and asks
+// whether a stop was requested).
+constexpr int64_t kHeartbeatMs = 1000;
 
 struct RunFlags {
   std::string name;
@@ -215,14 +216,16 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
                                                        &util::SystemClock::Get());
     (*runner)->AddObserver(profiler.get());
   }
-  // A server on another machine cannot signal this process: it records a stop
-  // request that this watcher polls for.
+  // The heartbeat: a server on another machine can neither check nor signal
+  // this process; it records a stop request that the heartbeat's answer carries.
   std::unique_ptr<app::StopWatcher> stop_watcher;
   if (remote) {
     job::JobRunner* job_runner = runner->get();
     stop_watcher = std::make_unique<app::StopWatcher>(
-        [&remote, job_runner] { return remote->GetJob(job_runner->Snapshot().name); },
-        job::CurrentRunnerIdentity(), kStopPollMs, [job_runner] { job_runner->RequestStop(); });
+        [&remote, job_runner, host = flags.host, identity = job::CurrentRunnerIdentity()] {
+          return remote->Heartbeat(job_runner->Snapshot().name, host, identity);
+        },
+        kHeartbeatMs, [job_runner] { job_runner->RequestStop(); });
   }
   if (!flags.quiet) {
     std::fprintf(stderr, "trainwatch: running job %s (%s)\n", (*runner)->name().c_str(),

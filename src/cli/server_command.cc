@@ -1,9 +1,14 @@
 // trainwatch server: the CloudWatch, CloudWatch Logs and SageMaker compatible
 // APIs, trainwatch's own JSON API and /metrics on one port (docs/api.md).
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "api/api.h"
@@ -18,6 +23,7 @@
 #include "server/router.h"
 #include "server/server.h"
 #include "util/clock.h"
+#include "util/time_parse.h"
 
 #ifndef TW_VERSION
 #define TW_VERSION "unknown"
@@ -30,6 +36,7 @@ struct ServerFlags {
   std::string listen = "127.0.0.1:9400";
   std::string auth_file;
   int threads = 2;
+  std::string runner_timeout = "5m";
 };
 
 // Spools that agents left behind (they ended while the server was away):
@@ -56,6 +63,13 @@ void DeliverLeftoverSpools(const std::string& data_dir, app::StoreAgentBackend& 
 int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   absl::StatusOr<server::ListenAddress> address = server::ParseListenAddress(flags.listen);
   if (!address.ok()) return ReportError(address.status());
+  absl::StatusOr<int64_t> runner_timeout_ms = util::ParseDurationMs(flags.runner_timeout);
+  if (!runner_timeout_ms.ok()) return ReportError(runner_timeout_ms.status());
+  if (*runner_timeout_ms < 3000) {
+    return ReportError(absl::InvalidArgumentError(absl::StrFormat(
+        "--runner-timeout %s is too short: runners beat once a second; want 3s or more",
+        flags.runner_timeout)));
+  }
   if (!server::IsLoopback(address->host) && flags.auth_file.empty()) {
     return ReportError(absl::FailedPreconditionError(absl::StrFormat(
         "--listen %s is reachable from other machines: pass --auth FILE so that requests must be "
@@ -79,9 +93,10 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   std::unique_ptr<ingest::Ingest> ingest;
   std::unique_ptr<app::StoreAgentBackend> agents;
   std::unique_ptr<app::LocalJobs> local_jobs;  // CreateTrainingJob's jobs
+  app::RunnerContacts contacts(&util::SystemClock::Get(), *runner_timeout_ms);
   if ((*db)->writable()) {
     ingest = std::make_unique<ingest::Ingest>(db->get());
-    agents = std::make_unique<app::StoreAgentBackend>(*ingest);
+    agents = std::make_unique<app::StoreAgentBackend>(*ingest, &contacts);
     local_jobs = std::make_unique<app::LocalJobs>(data_dir, ingest.get(),
                                                   &util::SystemClock::Get());
     DeliverLeftoverSpools(data_dir, *agents);
@@ -93,7 +108,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   }
   app::StoreMetricsBackend metrics_backend(**db, ingest.get());
   app::StoreLogsBackend logs(**db, ingest.get());
-  app::StoreJobsBackend jobs(**db, local_jobs.get());
+  app::StoreJobsBackend jobs(**db, local_jobs.get(), &contacts);
   api::Backends backends{&metrics_backend, &metrics_backend, &logs, &jobs, agents.get()};
 
   util::SystemClock& clock = util::SystemClock::Get();
@@ -119,7 +134,27 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   std::printf("trainwatch: serving %s (data %s%s); Ctrl-C stops\n", url.c_str(),
               data_dir.c_str(), api_options.credentials ? ", SigV4 required" : "");
   std::fflush(stdout);
+  // Runners on other machines that went silent are recorded as Failed.
+  std::mutex sweep_mu;
+  std::condition_variable sweep_cv;
+  bool serving = true;
+  std::thread sweeper([&] {
+    const auto every =
+        std::chrono::milliseconds(std::clamp<int64_t>(*runner_timeout_ms / 4, 250, 30000));
+    std::unique_lock<std::mutex> lock(sweep_mu);
+    while (!sweep_cv.wait_for(lock, every, [&] { return !serving; })) {
+      lock.unlock();
+      jobs.RecordSilentRunners();
+      lock.lock();
+    }
+  });
   (*srv)->RunUntilSignal();
+  {
+    std::lock_guard<std::mutex> lock(sweep_mu);
+    serving = false;
+  }
+  sweep_cv.notify_all();
+  sweeper.join();
   app::WithdrawServer(data_dir);
   return 0;
 }
@@ -136,6 +171,9 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
                   "file of access keys and secrets; requests must then carry AWS Signature V4");
   cmd->add_option("--threads", flags->threads, "server threads (default 2)")
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--runner-timeout", flags->runner_timeout,
+                  "record a job host as Failed when its runner, on another machine, has not "
+                  "been heard from for this long (runners beat every second; default 5m)");
   AddDataOption(cmd, options);
   cmd->footer(
       "Examples:\n"

@@ -110,6 +110,19 @@ void RecordRunnerGone(model::JobRecord* job, int64_t now_ms) {
               TruncateUtf8(reason, kMaxFailureReasonBytes), now_ms);
 }
 
+void RecordRunnerSilent(model::JobRecord* job, int64_t now_ms, int64_t silent_ms) {
+  if (model::IsTerminal(job->status)) return;
+  std::string reason = absl::StrFormat(
+      "InternalServerError: the trainwatch runner (pid %d on %s) has not been heard from for %s: "
+      "it was killed, its machine stopped, or the network to the server is down. The job was "
+      "last in status %s (%s, %s); its logs and metrics up to then are kept.",
+      job->runner.pid, job->runner.hostname.empty() ? "an unknown host" : job->runner.hostname,
+      util::FormatDurationMs(silent_ms), model::SecondaryStatusName(job->secondary_status),
+      model::JobStatusName(job->status), util::FormatIso8601Ms(job->last_modified_ms));
+  EnterStatus(job, model::JobStatus::kFailed, model::SecondaryStatus::kFailed,
+              TruncateUtf8(reason, kMaxFailureReasonBytes), now_ms);
+}
+
 void RecordRunnerGone(model::JobRecord* job) {
   RecordRunnerGone(job, util::SystemClock::Get().NowMs());
 }

@@ -43,6 +43,10 @@ bool IsRunnerAlive(const model::RunnerIdentity& runner, const HostView& host = {
 // was noticed. No-op for a job in a terminal status.
 void RecordRunnerGone(model::JobRecord* job, int64_t now_ms);
 void RecordRunnerGone(model::JobRecord* job);  // now_ms = the system clock
+// The same for a runner on another machine that a server has not heard from for
+// `silent_ms` (FailureReason "InternalServerError: the trainwatch runner (pid N
+// on HOST) has not been heard from for 5m ...").
+void RecordRunnerSilent(model::JobRecord* job, int64_t now_ms, int64_t silent_ms);
 
 // For readers (describe, jobs, logs --follow): when `job` is not terminal and its
 // runner is gone, records that (RecordRunnerGone) and returns true; the caller writes

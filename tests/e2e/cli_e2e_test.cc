@@ -389,19 +389,26 @@ TEST_F(CliTest, AJobOnTwoHostsIsOneJobAndStopReachesBothHosts) {
     return RunArgs({"--name", "e2e-hosts", "--host", std::to_string(host), "--endpoint", endpoint,
                     "--stop-grace", "5s", "--profile-interval", "1s", "--metric",
                     "train:loss=loss=([0-9.]+)"},
-                   // Host 2 prints after host 1: its loss is the job's last.
-                   {"wait-file:" + File(host == 1 ? "ready0" : "ready1"),
+                   // Host 2 prints once host 1's line is stored: its loss is the job's last.
+                   {"wait-file:" + File(host == 1 ? "go1" : "go2"),
                     "out:from host " + std::to_string(host) + " loss=0." + std::to_string(host) +
                         "\\n",
                     "touch:" + ready, "hang"});
   };
-  { std::ofstream touch(File("ready0")); }
+  { std::ofstream touch(File("go1")); }
   Subprocess first(host_args(1, File("ready1")), {});
   std::vector<std::string> other_machine = {"unshare", "--uts", "sh", "-c",
                                             "hostname e2e-other-machine && exec \"$0\" \"$@\""};
   for (const std::string& a : host_args(2, File("ready2"))) other_machine.push_back(a);
   Subprocess second(other_machine, {});
   ASSERT_TRUE(WaitForFile(File("ready1")));
+  bool stored = false;
+  for (int i = 0; i < 100 && !stored; ++i) {
+    stored = RunCommand(Tw({"logs", "e2e-hosts"})).out.find("from host 1") != std::string::npos;
+    if (!stored) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(stored) << "host 1's line never reached the server";
+  { std::ofstream touch(File("go2")); }
   ASSERT_TRUE(WaitForFile(File("ready2")));
   ASSERT_TRUE(WaitForDescribe("e2e-hosts", "Hosts (2;"));
   Finished describe = RunCommand(Tw({"describe", "e2e-hosts"}));
@@ -461,6 +468,45 @@ TEST_F(CliTest, AJobOnTwoHostsIsOneJobAndStopReachesBothHosts) {
   EXPECT_EQ(described["ResourceConfig"]["InstanceCount"], 2) << json.out;
   EXPECT_EQ(described["FinalMetricDataList"][0]["Value"], 0.2) << "the later host's value";
 
+  server.Signal(SIGTERM);
+  EXPECT_EQ(server.Wait().exit_code, 0);
+}
+
+// A runner on another machine that dies cannot be checked by the server: it
+// goes silent, and the server records its job as Failed after --runner-timeout.
+TEST_F(CliTest, ARunnerOnAnotherMachineThatDiesIsRecordedFailedWhenSilent) {
+  if (Finished probe = RunCommand({"unshare", "--uts", "true"}); probe.exit_code != 0) {
+    GTEST_SKIP() << "needs `unshare --uts` (root) to run a runner on another host name: "
+                 << probe.err;
+  }
+  const std::string port = std::to_string(FreePort());
+  Subprocess server(
+      Tw({"server", "--listen", "127.0.0.1:" + port, "--runner-timeout", "3s"}), {});
+  ASSERT_TRUE(WaitForFile(data_ + "/server.json"));
+  std::vector<std::string> args = {"unshare", "--uts", "sh", "-c",
+                                   "hostname e2e-lost-machine && exec \"$0\" \"$@\""};
+  for (const std::string& a :
+       RunArgs({"--name", "e2e-lost", "--endpoint", "http://127.0.0.1:" + port,
+                "--profile-interval", "off"},
+               {"out:working\\n", "touch:" + File("ready"), "hang"})) {
+    args.push_back(a);
+  }
+  Subprocess runner(args, {});
+  ASSERT_TRUE(WaitForFile(File("ready")));
+  ASSERT_TRUE(WaitForDescribe("e2e-lost", "InProgress (Training)"));
+  // Alive and beating: not recorded, however long it runs.
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  Finished alive = RunCommand(Tw({"describe", "e2e-lost"}));
+  EXPECT_NE(alive.out.find("InProgress (Training)"), std::string::npos) << alive.out;
+
+  runner.Signal(SIGKILL);
+  runner.Wait();
+  ASSERT_TRUE(WaitForDescribe("e2e-lost", "Status:         Failed (Failed)", 15000));
+  Finished describe = RunCommand(Tw({"describe", "e2e-lost"}));
+  EXPECT_NE(describe.out.find("(pid " + std::to_string(runner.pid()) +
+                              " on e2e-lost-machine) has not been heard from for 3s"),
+            std::string::npos)
+      << describe.out;
   server.Signal(SIGTERM);
   EXPECT_EQ(server.Wait().exit_code, 0);
 }

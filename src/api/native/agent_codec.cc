@@ -218,6 +218,41 @@ absl::StatusOr<model::JobRecord> JobRecordFromJson(const Json& j) {
   return job;
 }
 
+std::string EncodeAgentHeartbeat(const AgentHeartbeat& heartbeat) {
+  OrderedJson j;
+  j["job"] = heartbeat.job;
+  j["host"] = heartbeat.host;
+  j["runner"] = {{"hostname", heartbeat.runner.hostname},
+                 {"boot_id", heartbeat.runner.boot_id},
+                 {"pid", heartbeat.runner.pid},
+                 {"start_ticks", heartbeat.runner.start_ticks}};
+  return j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+absl::StatusOr<AgentHeartbeat> DecodeAgentHeartbeat(std::string_view body) {
+  Json j = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Bad("body", "must be a JSON object {\"job\", \"host\", \"runner\"}");
+  }
+  AgentHeartbeat heartbeat;
+  Fields f(j, "heartbeat");
+  absl::Status s;
+  if (!(s = f.String("job", &heartbeat.job)).ok() ||
+      !(s = f.Integer("host", &heartbeat.host)).ok()) {
+    return s;
+  }
+  auto r = j.find("runner");
+  if (r == j.end() || !r->is_object()) return Bad("heartbeat.runner", "must be an object");
+  Fields rf(*r, "heartbeat.runner");
+  if (!(s = rf.String("hostname", &heartbeat.runner.hostname)).ok() ||
+      !(s = rf.String("boot_id", &heartbeat.runner.boot_id, false)).ok() ||
+      !(s = rf.Integer("pid", &heartbeat.runner.pid)).ok() ||
+      !(s = rf.Integer("start_ticks", &heartbeat.runner.start_ticks, false)).ok()) {
+    return s;
+  }
+  return heartbeat;
+}
+
 OrderedJson SamplesJson(const model::SampleBatch& batch) {
   OrderedJson series = OrderedJson::array();
   for (const model::SeriesSamples& s : batch.series) {

@@ -37,6 +37,11 @@ nlohmann::ordered_json SamplesJson(const model::SampleBatch& batch);
 absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size_t max_samples,
                                                      std::string_view shape = "{\"series\": [...]}");
 
+// POST /api/v1/agent/heartbeat's body:
+//   {"job": "ddp-3", "host": 2, "runner": {"hostname", "boot_id", "pid", "start_ticks"}}
+std::string EncodeAgentHeartbeat(const AgentHeartbeat& heartbeat);
+absl::StatusOr<AgentHeartbeat> DecodeAgentHeartbeat(std::string_view body);
+
 // A batch as one request body (invalid UTF-8 in messages becomes U+FFFD).
 std::string EncodeAgentBatch(const AgentBatch& batch);
 absl::StatusOr<AgentBatch> DecodeAgentBatch(std::string_view body, size_t max_samples);

@@ -161,6 +161,7 @@ HttpResponse NativeApi::Handle(const HttpRequest& request) const {
   if (rest == "health") return get ? Health() : MethodNotAllowed("GET");
   if (rest == "samples") return post ? IngestSamples(request) : MethodNotAllowed("POST");
   if (rest == "agent/deliver") return post ? Deliver(request) : MethodNotAllowed("POST");
+  if (rest == "agent/heartbeat") return post ? Heartbeat(request) : MethodNotAllowed("POST");
   if (rest == "metrics") return get ? ListMetrics(request) : MethodNotAllowed("GET");
   if (rest == "metrics/statistics") return get ? Statistics(request) : MethodNotAllowed("GET");
   if (rest == "logs/groups") return get ? LogGroups(request) : MethodNotAllowed("GET");
@@ -241,6 +242,17 @@ HttpResponse NativeApi::Deliver(const HttpRequest& request) const {
   absl::StatusOr<bool> written = backends_.agents->Deliver(*batch);
   if (!written.ok()) return FromStatus(written.status());
   return Reply(200, Json{{"seq", batch->seq}, {"written", *written}});
+}
+
+HttpResponse NativeApi::Heartbeat(const HttpRequest& request) const {
+  if (backends_.agents == nullptr) {
+    return Error(503, "Unavailable", "this server only follows its data folder: it takes no agents");
+  }
+  absl::StatusOr<AgentHeartbeat> heartbeat = DecodeAgentHeartbeat(request.body);
+  if (!heartbeat.ok()) return FromStatus(heartbeat.status());
+  absl::StatusOr<bool> stop = backends_.agents->Heartbeat(*heartbeat);
+  if (!stop.ok()) return FromStatus(stop.status());
+  return Reply(200, Json{{"stop_requested", *stop}});
 }
 
 HttpResponse NativeApi::ListMetrics(const HttpRequest& request) const {

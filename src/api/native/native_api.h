@@ -50,6 +50,7 @@ class NativeApi {
   HttpResponse Health() const;
   HttpResponse IngestSamples(const HttpRequest& request) const;
   HttpResponse Deliver(const HttpRequest& request) const;
+  HttpResponse Heartbeat(const HttpRequest& request) const;
   HttpResponse ListMetrics(const HttpRequest& request) const;
   HttpResponse Statistics(const HttpRequest& request) const;
   HttpResponse LogGroups(const HttpRequest& request) const;
