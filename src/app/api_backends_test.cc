@@ -19,16 +19,22 @@ using ::testing::HasSubstr;
 constexpr int64_t kNow = 1736942700000;
 constexpr char kGroup[] = "/aws/sagemaker/TrainingJobs";
 
+// The folder's writer, without a maintenance thread.
+std::unique_ptr<store::Db> OpenWriterOrDie(const std::string& dir, util::Clock* clock) {
+  store::DbOptions options;
+  options.data_dir = dir;
+  options.clock = clock;
+  options.background_thread = false;
+  absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(options);
+  EXPECT_TRUE(db.ok()) << db.status();
+  return db.ok() ? *std::move(db) : nullptr;
+}
+
 class StoreBackendsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store::DbOptions options;
-    options.data_dir = dir_.path();
-    options.clock = &clock_;
-    options.background_thread = false;
-    absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(options);
-    ASSERT_TRUE(db.ok()) << db.status();
-    writer_ = *std::move(db);
+    writer_ = OpenWriterOrDie(dir_.path(), &clock_);
+    ASSERT_NE(writer_, nullptr);
     model::LogBatch a{{kGroup, "job-a/algo-1-1"}, {}};
     for (int i = 0; i < 30; ++i) {
       a.events.push_back({kNow - 60000 + i * 1000, "epoch=" + std::to_string(i) + " loss=0.5"});
@@ -251,13 +257,8 @@ namespace {
 class RemoteRunnersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store::DbOptions options;
-    options.data_dir = dir_.path();
-    options.clock = &clock_;
-    options.background_thread = false;
-    absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(options);
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = *std::move(db);
+    db_ = OpenWriterOrDie(dir_.path(), &clock_);
+    ASSERT_NE(db_, nullptr);
     ingest_ = std::make_unique<ingest::Ingest>(db_.get());
     contacts_ = std::make_unique<RunnerContacts>(&clock_, 60000);
     agents_ = std::make_unique<StoreAgentBackend>(*ingest_, contacts_.get());

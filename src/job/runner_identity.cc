@@ -8,6 +8,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -97,30 +98,35 @@ bool IsRunnerAlive(const model::RunnerIdentity& runner, const HostView& host) {
   return CheckRunner(runner, host) != RunnerState::kGone;
 }
 
-void RecordRunnerGone(model::JobRecord* job, int64_t now_ms) {
+namespace {
+
+// Failed, with FailureReason "InternalServerError: the trainwatch runner (pid N
+// on HOST) <what happened>. The job was last in status ...".
+void RecordRunnerLost(model::JobRecord* job, int64_t now_ms, std::string_view what_happened) {
   if (model::IsTerminal(job->status)) return;
   std::string reason = absl::StrFormat(
-      "InternalServerError: the trainwatch runner (pid %d on %s) stopped without finishing the "
-      "job: it was killed, crashed, or the machine restarted. The job was last in status %s "
-      "(%s, %s); its logs and metrics up to then are kept.",
+      "InternalServerError: the trainwatch runner (pid %d on %s) %s. The job was last in status "
+      "%s (%s, %s); its logs and metrics up to then are kept.",
       job->runner.pid, job->runner.hostname.empty() ? "an unknown host" : job->runner.hostname,
-      model::SecondaryStatusName(job->secondary_status),
+      what_happened, model::SecondaryStatusName(job->secondary_status),
       model::JobStatusName(job->status), util::FormatIso8601Ms(job->last_modified_ms));
   EnterStatus(job, model::JobStatus::kFailed, model::SecondaryStatus::kFailed,
               TruncateUtf8(reason, kMaxFailureReasonBytes), now_ms);
 }
 
+}  // namespace
+
+void RecordRunnerGone(model::JobRecord* job, int64_t now_ms) {
+  RecordRunnerLost(job, now_ms,
+                   "stopped without finishing the job: it was killed, crashed, or the machine "
+                   "restarted");
+}
+
 void RecordRunnerSilent(model::JobRecord* job, int64_t now_ms, int64_t silent_ms) {
-  if (model::IsTerminal(job->status)) return;
-  std::string reason = absl::StrFormat(
-      "InternalServerError: the trainwatch runner (pid %d on %s) has not been heard from for %s: "
-      "it was killed, its machine stopped, or the network to the server is down. The job was "
-      "last in status %s (%s, %s); its logs and metrics up to then are kept.",
-      job->runner.pid, job->runner.hostname.empty() ? "an unknown host" : job->runner.hostname,
-      util::FormatDurationMs(silent_ms), model::SecondaryStatusName(job->secondary_status),
-      model::JobStatusName(job->status), util::FormatIso8601Ms(job->last_modified_ms));
-  EnterStatus(job, model::JobStatus::kFailed, model::SecondaryStatus::kFailed,
-              TruncateUtf8(reason, kMaxFailureReasonBytes), now_ms);
+  RecordRunnerLost(job, now_ms,
+                   absl::StrFormat("has not been heard from for %s: it was killed, its machine "
+                                   "stopped, or the network to the server is down",
+                                   util::FormatDurationMs(silent_ms)));
 }
 
 void RecordRunnerGone(model::JobRecord* job) {
