@@ -336,7 +336,7 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
         } else if (w->kind == Writer::Kind::kUpdateJob && existing->has_value() &&
                    !w->job->stop_requested_ms) {
           // A stop asked for while the runner was writing an update of its own
-          // must survive that update (the runner polls for it).
+          // must survive that update (its heartbeat brings it to the runner).
           absl::StatusOr<model::JobRecord> stored = DecodeJob(**existing);
           if (stored.ok() && stored->stop_requested_ms && !model::IsTerminal(w->job->status)) {
             model::JobRecord kept = *w->job;
