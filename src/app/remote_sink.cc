@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -179,9 +180,11 @@ absl::StatusOr<std::optional<model::JobRecord>> RemoteSink::GetJob(std::string_v
 
 absl::StatusOr<bool> RemoteSink::Heartbeat(const std::string& job, int host,
                                            const model::RunnerIdentity& runner) {
+  // Short: the next beat follows in a second, and the run's end waits for this one.
   HttpResult r = HttpCall("POST", options_.endpoint + "/api/v1/agent/heartbeat",
                           api::EncodeAgentHeartbeat({job, host, runner}),
-                          options_.connect_timeout_ms, options_.request_timeout_ms);
+                          options_.connect_timeout_ms,
+                          std::min<int64_t>(options_.request_timeout_ms, 5000));
   if (r.status != 200) {
     return absl::UnavailableError(absl::StrFormat("heartbeat to the server at %s: %s",
                                                   options_.endpoint, ErrorMessage(r)));
