@@ -1,10 +1,10 @@
 #include "app/api_backends.h"
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <queue>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "api/logs/logs.h"
 #include "app/job_access.h"
@@ -93,29 +93,19 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenForServer(const std::string& data
   return db;
 }
 
-namespace {
-
-std::string LowerName(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower;
-}
-
-}  // namespace
-
 RunnerContacts::RunnerContacts(util::Clock* clock, int64_t timeout_ms)
     : clock_(clock), timeout_ms_(timeout_ms), since_ms_(clock->NowMs()) {}
 
 void RunnerContacts::Heard(std::string_view job, int host) {
   const int64_t now_ms = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
-  heard_ms_[{LowerName(job), host}] = now_ms;
+  heard_ms_[{absl::AsciiStrToLower(std::string(job)), host}] = now_ms;
 }
 
 bool RunnerContacts::Silent(std::string_view job, int host) const {
   const int64_t now_ms = clock_->NowMs();
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = heard_ms_.find({LowerName(job), host});
+  auto it = heard_ms_.find({absl::AsciiStrToLower(std::string(job)), host});
   const int64_t last_ms = it == heard_ms_.end() ? since_ms_ : std::max(it->second, since_ms_);
   return now_ms - last_ms >= timeout_ms_;
 }

@@ -33,8 +33,8 @@ bool ReconcileJob(store::Db& db, model::JobRecord* job);
 // Stops every host of `job` that is InProgress: a runner on this machine by
 // SIGTERM (job::RequestStop); a runner on another machine, which sends to the
 // server that holds `db`, through its record (stop_requested_ms, which the
-// runner polls for). OK when at least one host is being stopped. Otherwise:
-// FailedPrecondition when the job is not InProgress ("The request was rejected
+// runner's heartbeat brings it). OK when at least one host is being stopped.
+// Otherwise: FailedPrecondition when the job is not InProgress ("The request was rejected
 // because the training job is in status Stopped.") or its runner cannot be
 // reached from here; NotFound when its runner is gone (recorded as Failed when
 // `db` is writable); PermissionDenied when the runner belongs to another user.

@@ -26,9 +26,11 @@ void StopWatcher::Loop() {
     lock.unlock();
     // An unreachable server is the spool's business: try again next time.
     absl::StatusOr<bool> requested = beat_();
-    if (requested.ok() && *requested) {
+    // Beats go on while the command stops (its grace period may be longer
+    // than the server's patience with a silent runner).
+    if (requested.ok() && *requested && !stop_called_) {
+      stop_called_ = true;
       on_stop_();
-      return;
     }
     lock.lock();
   }

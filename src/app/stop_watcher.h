@@ -6,7 +6,8 @@
 // answers whether StopTrainingJob or `trainwatch stop` asked this host to stop:
 // the server cannot signal a runner on another machine, so it records the
 // request in the host's record (JobRecord::stop_requested_ms). On the first
-// "yes" the watcher calls `on_stop` and ends.
+// "yes" the watcher calls `on_stop`, once; it beats on until destroyed, since
+// the command may take its grace period to stop.
 
 #include <condition_variable>
 #include <cstdint>
@@ -39,6 +40,7 @@ class StopWatcher {
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
+  bool stop_called_ = false;  // only the watcher's thread uses it
   std::thread thread_;
 };
 

@@ -103,8 +103,8 @@ struct JobRecord {
   // DescribeTrainingJob echoes back; empty for jobs started with `trainwatch run`.
   std::string request_json;
   // When a stop was asked for that the server could not deliver by signal (the
-  // runner is on another host): the runner polls for it and stops. A runner's own
-  // updates keep it (store::Db::UpdateJob).
+  // runner is on another host): the runner's heartbeat brings it and it stops.
+  // A runner's own updates keep it (store::Db::UpdateJob).
   std::optional<int64_t> stop_requested_ms;
   // A job spread over several hosts (`trainwatch run --host N` on each): every
   // host's own record, by host index, and the fields above are the job's, merged
