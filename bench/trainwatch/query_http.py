@@ -2,7 +2,9 @@
 """The range-query cases of the shared tools/query_bench.py, over HTTP against a
 running `trainwatch server`: CloudWatch GetMetricData in AWS JSON 1.0 (what the
 newer AWS SDKs send), one request per query, one MetricStat per series,
-period 60 s, Average or Maximum, over the whole generated duration.
+period 60 s, Average or Maximum, over the whole generated duration. Timed like
+query_bench.py times the peers: from sending each request to the end of its
+answer's body, summed over the pages; JSON encoding and parsing are not timed.
 
     query_http.py --port PORT --manifest SCALE.manifest.json [--n 20] [--warmup 2]
 
@@ -24,8 +26,10 @@ TARGET = "GraniteServiceVersion20100801."
 NAMESPACES = ("trainwatch/Hosts", "trainwatch/TrainingJobs")
 
 
-def call(conn, operation, body):
-    data = json.dumps(body).encode()
+def post(conn, operation, data):
+    """One request of encoded JSON `data`; the raw answer. Timed by the caller, as
+    tools/query_bench.py times the peers: from sending the request to the end of
+    the answer's body (encoding the request and parsing the answer are not in it)."""
     conn.request("POST", "/", body=data, headers={
         "Content-Type": "application/x-amz-json-1.0",
         "X-Amz-Target": TARGET + operation,
@@ -35,7 +39,7 @@ def call(conn, operation, body):
     payload = resp.read()
     if resp.status != 200:
         sys.exit("%s: HTTP %d: %s" % (operation, resp.status, payload[:500]))
-    return json.loads(payload)
+    return payload
 
 
 def list_metrics(conn, namespace):
@@ -98,18 +102,20 @@ def main():
                 "ScanBy": "TimestampAscending"}
         times = []
         for i in range(a.warmup + a.n):
-            t0 = time.perf_counter()
-            page = call(conn, "GetMetricData", body)
+            data, elapsed = json.dumps(body).encode(), 0.0
             with_values, points = set(), 0
             while True:
+                t0 = time.perf_counter()
+                payload = post(conn, "GetMetricData", data)
+                elapsed += (time.perf_counter() - t0) * 1000
+                page = json.loads(payload)
                 for r in page.get("MetricDataResults", []):
                     if r.get("Values"):
                         with_values.add(r["Id"])
                     points += len(r.get("Values", []))
                 if not page.get("NextToken"):
                     break
-                page = call(conn, "GetMetricData", dict(body, NextToken=page["NextToken"]))
-            elapsed = (time.perf_counter() - t0) * 1000
+                data = json.dumps(dict(body, NextToken=page["NextToken"])).encode()
             series = len(with_values)
             if i >= a.warmup:
                 times.append(elapsed)

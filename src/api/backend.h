@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "model/job_record.h"
@@ -68,7 +70,8 @@ struct StatisticsBucket {
   std::string unit;
   // One per requested statistic, in request order; nullopt where the value is
   // not defined (a percentile over non-identical statistic sets or negative values).
-  std::vector<std::optional<double>> values;
+  // Inline: a GetMetricData answer is thousands of one-statistic buckets.
+  absl::InlinedVector<std::optional<double>, 2> values;
   friend bool operator==(const StatisticsBucket&, const StatisticsBucket&) = default;
 };
 
@@ -95,6 +98,10 @@ class MetricsReader {
   // standard-resolution data only at periods >= 60.
   virtual absl::StatusOr<std::vector<StatisticsBucket>> GetStatistics(
       const StatisticsQuery& query) = 0;
+  // A reader whose GetStatistics calls all see one state of the data, for the
+  // queries of one request (GetMetricData's up to 500); it lives on the
+  // calling thread and only as long as the request. Null: use this reader.
+  virtual absl::StatusOr<std::unique_ptr<MetricsReader>> Snapshot() { return nullptr; }
   // Matching metrics in MetricId order, at most query.limit.
   virtual absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& query) = 0;
 };

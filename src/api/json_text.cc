@@ -2,7 +2,7 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 
 #include "nlohmann/json.hpp"
@@ -16,6 +16,16 @@ void AppendJsonDouble(std::string* out, double value) {
   }
   if (value == 0) {
     out->append(std::signbit(value) ? "-0.0" : "0.0");
+    return;
+  }
+  if (std::fabs(value) < 1e15 && value == std::trunc(value)) {
+    // Whole numbers (timestamps, counts) are most of an answer's numbers:
+    // their digits directly, in the layout below ("1700000000.0").
+    char whole[24];
+    auto [end, ec] = std::to_chars(whole, whole + sizeof(whole), static_cast<int64_t>(value));
+    (void)ec;  // 24 bytes hold any |value| < 1e15
+    out->append(whole, static_cast<size_t>(end - whole));
+    out->append(".0");
     return;
   }
   // Shortest round-trip digits and exponent ("-d.ddde+XX"), then nlohmann's
@@ -60,10 +70,14 @@ void AppendJsonDouble(std::string* out, double value) {
       out->push_back('.');
       put(1, k);
     }
-    char exp[8];
     const int e = n - 1;
-    const int len = std::snprintf(exp, sizeof(exp), "e%c%02d", e < 0 ? '-' : '+', std::abs(e));
-    out->append(exp, static_cast<size_t>(len));
+    out->push_back('e');
+    out->push_back(e < 0 ? '-' : '+');
+    if (std::abs(e) < 10) out->push_back('0');  // at least two exponent digits
+    char exp[8];
+    auto [exp_end, exp_ec] = std::to_chars(exp, exp + sizeof(exp), std::abs(e));
+    (void)exp_ec;
+    out->append(exp, static_cast<size_t>(exp_end - exp));
   }
 }
 

@@ -160,10 +160,10 @@ absl::Status StoreMetricsBackend::Put(const model::SampleBatch& batch) {
   return ingest_->Put(batch);
 }
 
-absl::StatusOr<std::vector<api::StatisticsBucket>> StoreMetricsBackend::GetStatistics(
-    const api::StatisticsQuery& q) {
-  absl::StatusOr<store::ReadView> view = db_.View();
-  if (!view.ok()) return view.status();
+namespace {
+
+absl::StatusOr<std::vector<api::StatisticsBucket>> StatisticsFromView(
+    const store::ReadView* view, const api::StatisticsQuery& q) {
   std::vector<api::StatisticsBucket> out;
   int64_t periods = api::cloudwatch::RequestedDatapoints(q.start_ms, q.end_ms, q.period_s,
                                                          view->now_ms());
@@ -280,6 +280,40 @@ absl::StatusOr<std::vector<api::StatisticsBucket>> StoreMetricsBackend::GetStati
   }
   if (out.size() > q.max_buckets) out.resize(q.max_buckets);
   return out;
+}
+
+// GetStatistics on one read view: the queries of one request share it.
+class ViewMetricsReader final : public api::MetricsReader {
+ public:
+  ViewMetricsReader(store::ReadView view, api::MetricsReader& backend)
+      : view_(std::move(view)), backend_(backend) {}
+  absl::StatusOr<std::vector<api::StatisticsBucket>> GetStatistics(
+      const api::StatisticsQuery& query) override {
+    return StatisticsFromView(&view_, query);
+  }
+  absl::StatusOr<std::vector<api::MetricId>> ListMetrics(
+      const api::ListMetricsQuery& query) override {
+    return backend_.ListMetrics(query);
+  }
+
+ private:
+  store::ReadView view_;
+  api::MetricsReader& backend_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<api::StatisticsBucket>> StoreMetricsBackend::GetStatistics(
+    const api::StatisticsQuery& query) {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  return StatisticsFromView(&*view, query);
+}
+
+absl::StatusOr<std::unique_ptr<api::MetricsReader>> StoreMetricsBackend::Snapshot() {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  return std::make_unique<ViewMetricsReader>(std::move(*view), *this);
 }
 
 absl::StatusOr<std::vector<api::MetricId>> StoreMetricsBackend::ListMetrics(

@@ -86,6 +86,8 @@ class StoreMetricsBackend final : public api::MetricsReader, public model::Sampl
   // query::GetMetricData (its units aggregated together).
   absl::StatusOr<std::vector<api::StatisticsBucket>> GetStatistics(
       const api::StatisticsQuery& query) override;
+  // A reader over one read view of the store.
+  absl::StatusOr<std::unique_ptr<api::MetricsReader>> Snapshot() override;
   // Series of the namespace (and metric) from the index, filtered, without
   // units, in MetricId order. O(series in the namespace) a page.
   absl::StatusOr<std::vector<api::MetricId>> ListMetrics(const api::ListMetricsQuery& query) override;

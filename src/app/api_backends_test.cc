@@ -247,6 +247,46 @@ TEST_F(StoreBackendsTest, CloudWatchMetrics) {
   EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("follows"));
 }
 
+// GetMetricData's queries all read one snapshot: a sample written while it is
+// held is in no answer from it, and in the next request's.
+TEST_F(StoreBackendsTest, ASnapshotAnswersEveryQueryFromOneStateOfTheData) {
+  api::StatisticsQuery q;
+  q.metric = {kGroup, "train:loss", {{"TrainingJobName", "job-a"}}};
+  q.start_ms = kNow - 120000;
+  q.end_ms = kNow;
+  q.period_s = 60;
+  q.now_ms = kNow;
+  q.statistics = {{api::Statistic::Kind::kSampleCount, 0, "SampleCount"}};
+  auto count_of = [](const absl::StatusOr<std::vector<api::StatisticsBucket>>& got) {
+    EXPECT_TRUE(got.ok()) << got.status();
+    double n = 0;
+    if (got.ok()) {
+      for (const api::StatisticsBucket& b : *got) n += b.values.at(0).value_or(0);
+    }
+    return n;
+  };
+  // The server reads as the folder's writer or as a follower of a run.
+  StoreMetricsBackend on_writer(*writer_);
+  double stored = 30;
+  for (StoreMetricsBackend* backend : {metrics_.get(), &on_writer}) {
+    {
+      absl::StatusOr<std::unique_ptr<api::MetricsReader>> snapshot = backend->Snapshot();
+      ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+      ASSERT_NE(*snapshot, nullptr);
+      EXPECT_EQ(count_of((*snapshot)->GetStatistics(q)), stored);
+      model::SeriesSamples more;
+      more.key = *model::MakeSeriesKey(kGroup, "train:loss", {{"TrainingJobName", "job-a"}});
+      more.storage_resolution_s = 1;
+      more.samples = {{kNow - 500 + static_cast<int64_t>(stored), 99.0}};
+      ASSERT_TRUE(writer_->PutSamples({{more}}).ok());
+      EXPECT_EQ(count_of((*snapshot)->GetStatistics(q)), stored);
+    }
+    ++stored;
+    clock_.AdvanceMs(1000);  // a follower catches up at most every 250 ms
+    EXPECT_EQ(count_of(backend->GetStatistics(q)), stored);
+  }
+}
+
 }  // namespace
 }  // namespace trainwatch::app
 

@@ -248,6 +248,9 @@ absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
     std::vector<store::Aggregate> buckets(plan.buckets);
     TW_RETURN_IF_ERROR(
         AggregateAll(view, {s}, plan, req.end_ms, percentiles, ColumnsFor(stats), &buckets));
+    out.datapoints.reserve(out.datapoints.size() +
+                           std::count_if(buckets.begin(), buckets.end(),
+                                         [](const store::Aggregate& a) { return !a.empty(); }));
     for (int64_t k = 0; k < plan.buckets; ++k) {
       const store::Aggregate& a = buckets[k];
       if (a.empty()) continue;

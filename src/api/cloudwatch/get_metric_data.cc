@@ -205,6 +205,10 @@ absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataReques
   if (backends.metrics == nullptr) {
     return BackendMissing("metric store");
   }
+  // One state of the data for every query (and one read view instead of one each).
+  absl::StatusOr<std::unique_ptr<MetricsReader>> snapshot = backends.metrics->Snapshot();
+  if (!snapshot.ok()) return snapshot.status();
+  MetricsReader& reader = *snapshot != nullptr ? **snapshot : *backends.metrics;
   GetMetricDataResponse response;
   size_t remaining = static_cast<size_t>(request.max_datapoints);
   for (size_t qi = request.resume_query; qi < request.queries.size(); ++qi) {
@@ -225,7 +229,7 @@ absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataReques
     query.descending = request.descending;
     if (qi == request.resume_query) query.resume_after_ms = request.resume_after_ms;
     query.max_buckets = remaining + 1;  // one more tells whether the query goes on
-    absl::StatusOr<std::vector<StatisticsBucket>> buckets = backends.metrics->GetStatistics(query);
+    absl::StatusOr<std::vector<StatisticsBucket>> buckets = reader.GetStatistics(query);
     if (!buckets.ok()) return buckets.status();
 
     size_t take = std::min(buckets->size(), remaining);
