@@ -1,4 +1,5 @@
 // Connections: the accept loop and one HTTP/1.1 session per connection.
+#include <algorithm>
 #include <ctime>
 #include <limits>
 
@@ -37,6 +38,14 @@ api::HttpResponse PlainError(int status, std::string_view code, std::string_view
 }
 
 }  // namespace
+
+Core::Core(const ServerOptions& o, RequestHandler& h, ServerMetrics& m)
+    : options(o), handler(h), metrics(m) {
+  for (int i = 0; i < std::max(o.threads, 1); ++i) {
+    contexts.push_back(std::make_unique<net::io_context>(1));  // one thread runs it
+    keep_running.push_back(net::make_work_guard(*contexts.back()));
+  }
+}
 
 Session::Session(tcp::socket&& socket, Core& core)
     : core_(core), stream_(std::move(socket)) {
@@ -226,7 +235,7 @@ void Session::Close() {
 }
 
 void Listener::Accept() {
-  acceptor_.async_accept(net::make_strand(core_.ioc),
+  acceptor_.async_accept(core_.NextContext(),
                          [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
                            self->OnAccept(ec, std::move(socket));
                          });

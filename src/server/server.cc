@@ -24,7 +24,7 @@ using tcp = net::ip::tcp;
 class Server::Impl {
  public:
   Impl(const ServerOptions& options, RequestHandler& handler, ServerMetrics& metrics)
-      : core(options, handler, metrics), acceptor(core.ioc), signals(core.ioc) {}
+      : core(options, handler, metrics), acceptor(core.main()), signals(core.main()) {}
 
   Core core;
   tcp::acceptor acceptor;
@@ -94,7 +94,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
                                   : absl::StrFormat("%s:%d", options.host, impl->port);
   std::make_shared<Listener>(impl->core, impl->acceptor)->Accept();
   for (int i = 0; i < options.threads; ++i) {
-    impl->threads.emplace_back([core = &impl->core] { core->ioc.run(); });
+    impl->threads.emplace_back([context = impl->core.contexts[i].get()] { context->run(); });
   }
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
@@ -115,7 +115,7 @@ void Server::Stop() {
   impl_->cv.notify_all();
   Core& core = impl_->core;
   core.stopping.store(true);
-  net::post(core.ioc, [this] {
+  net::post(core.main(), [this] {
     boost::system::error_code ec;
     impl_->acceptor.close(ec);
     impl_->signals.cancel(ec);
@@ -139,7 +139,8 @@ void Server::Stop() {
   while (core.metrics.connections_open() > 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  core.ioc.stop();
+  for (auto& guard : core.keep_running) guard.reset();
+  for (auto& context : core.contexts) context->stop();
   for (std::thread& t : impl_->threads) {
     if (t.joinable()) t.join();
   }

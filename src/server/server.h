@@ -2,10 +2,11 @@
 // Server: trainwatch's asynchronous HTTP/1.1 server (Boost.Beast over Asio),
 // the only part of trainwatch that touches sockets (start here).
 //
-// One listener, a small pool of threads running one io_context; each
-// connection is a strand-bound session that reads a request, hands it to the
-// RequestHandler, writes the answer, and loops while the client keeps the
-// connection alive. Slow or idle clients hold no thread:
+// One listener and a small pool of threads, each running its own io_context;
+// each connection belongs to one of them (round robin) and is a session that
+// reads a request, hands it to the RequestHandler, writes the answer, and
+// loops while the client keeps the connection alive. Slow or idle clients
+// hold no thread:
 //   - idle timeout: waiting for the first byte of the next request;
 //   - header deadline: from the first byte to the end of the headers
 //     (a slowloris client dribbling headers is cut off here);
@@ -13,7 +14,9 @@
 //   - header size cap (431), body size cap per route (413 answered from the
 //     headers, without reading the body), connection cap.
 // Stop() stops accepting, lets requests in flight finish, closes idle
-// connections and joins the threads. Handlers run on the server's threads.
+// connections and joins the threads. Handlers run on the server's threads; a
+// handler that takes long (a large ingest batch) delays only the other
+// connections of its thread.
 
 #include <cstdint>
 #include <memory>
