@@ -23,6 +23,21 @@
 namespace trainwatch::ingest {
 namespace {
 
+// memchr is vectorised; a byte loop (std::count at -O2) took a tenth of the
+// reading thread's time on long vmimport lines.
+int64_t CountNewlines(std::string_view text) {
+  int64_t n = 0;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  while (p < end) {
+    const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    if (nl == nullptr) break;
+    ++n;
+    p = static_cast<const char*>(nl) + 1;
+  }
+  return n;
+}
+
 struct Block {
   int64_t seq = 0;
   int64_t first_line = 0;
@@ -190,7 +205,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
       b.seq = seq++;
       b.first_line = line;
       b.end_offset = offset - carry.size();
-      line += std::count(buf.begin(), buf.end(), '\n');
+      line += CountNewlines(buf);
       b.data = std::move(buf);
       if (!b.data.empty() && !work.Push(std::move(b))) break;
       if (eof) break;

