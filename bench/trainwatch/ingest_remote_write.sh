@@ -22,11 +22,13 @@
 need_query_bench
 ENC="$TW_ROOT/bench/trainwatch/native_ingest.py"
 
-# encode SCALE PROTOCOL: the request files, re-made when older than 3 days
-# (the timestamps must stay inside ingest's 14-day window).
+# encode SCALE PROTOCOL: the request files, re-made when older than an hour.
+# Their newest sample is a minute old when they are made, and the count after
+# each run must find every sample in the raw tier: the namespace keeps raw
+# chunks 3 hours (compaction drops older ones), and `small` spans 3 hours.
 encode() {
   local scale=$1 protocol=$2 prefix="$BENCH_WORK/tw-$2.$1"
-  if [ ! -s "$prefix.json" ] || ! "$PY" -c 'import json,sys,time; m=json.load(open(sys.argv[1])); sys.exit(0 if time.time()*1000 - m["encoded_at_ms"] < 3*86400000 else 1)' "$prefix.json"; then
+  if [ ! -s "$prefix.json" ] || ! "$PY" -c 'import json,sys,time; m=json.load(open(sys.argv[1])); sys.exit(0 if time.time()*1000 - m["encoded_at_ms"] < 3600000 else 1)' "$prefix.json"; then
     log "encoding $protocol requests for $scale"
     "$PY" "$ENC" encode --vmimport "$BENCH_DATA/$scale.vmimport" \
       --manifest "$BENCH_DATA/$scale.manifest.json" --out-prefix "$prefix" --protocol "$protocol"

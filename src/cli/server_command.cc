@@ -169,7 +169,7 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
                   "HOST:PORT to listen on (default 127.0.0.1:9400; other than loopback needs --auth)");
   cmd->add_option("--auth", flags->auth_file,
                   "file of access keys and secrets; requests must then carry AWS Signature V4");
-  cmd->add_option("--threads", flags->threads, "server threads (default 2)")
+  cmd->add_option("--threads", flags->threads, "threads that answer requests (default 2; one more accepts connections)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--runner-timeout", flags->runner_timeout,
                   "record a job host as Failed when its runner, on another machine, has not "

@@ -41,6 +41,7 @@ api::HttpResponse PlainError(int status, std::string_view code, std::string_view
 
 Core::Core(const ServerOptions& o, RequestHandler& h, ServerMetrics& m)
     : options(o), handler(h), metrics(m) {
+  keep_running.push_back(net::make_work_guard(accept_context));
   for (int i = 0; i < std::max(o.threads, 1); ++i) {
     contexts.push_back(std::make_unique<net::io_context>(1));  // one thread runs it
     keep_running.push_back(net::make_work_guard(*contexts.back()));

@@ -24,7 +24,9 @@ using tcp = net::ip::tcp;
 class Server::Impl {
  public:
   Impl(const ServerOptions& options, RequestHandler& handler, ServerMetrics& metrics)
-      : core(options, handler, metrics), acceptor(core.main()), signals(core.main()) {}
+      : core(options, handler, metrics),
+        acceptor(core.accept_context),
+        signals(core.accept_context) {}
 
   Core core;
   tcp::acceptor acceptor;
@@ -96,6 +98,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& optio
   for (int i = 0; i < options.threads; ++i) {
     impl->threads.emplace_back([context = impl->core.contexts[i].get()] { context->run(); });
   }
+  impl->threads.emplace_back([context = &impl->core.accept_context] { context->run(); });
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
@@ -115,7 +118,7 @@ void Server::Stop() {
   impl_->cv.notify_all();
   Core& core = impl_->core;
   core.stopping.store(true);
-  net::post(core.main(), [this] {
+  net::post(core.accept_context, [this] {
     boost::system::error_code ec;
     impl_->acceptor.close(ec);
     impl_->signals.cancel(ec);
@@ -140,6 +143,7 @@ void Server::Stop() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   for (auto& guard : core.keep_running) guard.reset();
+  core.accept_context.stop();
   for (auto& context : core.contexts) context->stop();
   for (std::thread& t : impl_->threads) {
     if (t.joinable()) t.join();

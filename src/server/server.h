@@ -2,8 +2,9 @@
 // Server: trainwatch's asynchronous HTTP/1.1 server (Boost.Beast over Asio),
 // the only part of trainwatch that touches sockets (start here).
 //
-// One listener and a small pool of threads, each running its own io_context;
-// each connection belongs to one of them (round robin) and is a session that
+// One listener on a thread of its own and a small pool of request threads,
+// each running its own io_context; each connection belongs to one of them
+// (round robin) and is a session that
 // reads a request, hands it to the RequestHandler, writes the answer, and
 // loops while the client keeps the connection alive. Slow or idle clients
 // hold no thread:
@@ -45,7 +46,7 @@ struct ServerOptions {
   uint16_t port = 9400;            // 0: any free port (see Server::port())
   // Refuse a non-loopback host unless requests are authenticated (--auth).
   bool authenticated = false;
-  int threads = 2;
+  int threads = 2;  // request threads (one more accepts connections)
   size_t max_connections = 10000;
   size_t max_header_bytes = 16 * 1024;
   int64_t idle_timeout_ms = 60'000;

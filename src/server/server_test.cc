@@ -209,6 +209,28 @@ TEST_F(ServerTest, StopFinishesRequestsInFlightAndClosesIdleConnections) {
   EXPECT_FALSE(after.connected());
 }
 
+// Connections are dealt to the request threads in turn; a request that takes
+// long holds up neither the accepting of new connections nor the other thread.
+TEST_F(ServerTest, ALongRequestHoldsUpNeitherNewConnectionsNorTheOtherThread) {
+  std::promise<void> release;
+  handler_.release_ = release.get_future().share();
+  ServerOptions options;
+  options.threads = 2;
+  StartServer(options);
+  RawClient busy(server_->port());
+  ASSERT_TRUE(busy.Send(RawRequest("GET", "/block")));
+  handler_.entered_.get_future().wait();
+  RawClient next(server_->port(), /*timeout_ms=*/5000);
+  ASSERT_TRUE(next.Send(RawRequest("GET", "/next")));
+  std::optional<api::HttpResponse> answer = next.ReadResponse();
+  release.set_value();
+  ASSERT_TRUE(answer.has_value()) << "a new connection waited for the long request";
+  EXPECT_EQ(answer->body, "GET /next ");
+  std::optional<api::HttpResponse> r = busy.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->body, "GET /block ");
+}
+
 TEST(ServerStart, RefusesNonLoopbackWithoutAuth) {
   EchoHandler handler;
   ServerMetrics metrics;

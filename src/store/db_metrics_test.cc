@@ -309,5 +309,44 @@ TEST_F(DbMetricsTest, BulkLoaderAcceptsHistoryAndUnsortedInput) {
   EXPECT_EQ(view->GetLastValue(refs[0].id)->value(), (LastValue{year_ago + 30'000'000, 42}));
 }
 
+// Sealing runs on several threads by default; what is stored must not depend
+// on how many (nor on which thread sealed which series first).
+TEST_F(DbMetricsTest, BulkLoaderStoresTheSameWithAnyNumberOfSealers) {
+  auto db = Open();
+  std::vector<std::vector<std::pair<int64_t, double>>> first_rows;
+  for (int sealers : {-1, 1, 4}) {
+    BulkLoadOptions options;
+    options.seal_threads = sealers;
+    options.max_open_bytes = 64 << 10;  // seal often, from every series
+    auto loader = BulkLoader::Create(db.get(), options);
+    ASSERT_TRUE(loader.ok()) << loader.status();
+    const std::string ns = "sealers/" + std::to_string(sealers);
+    for (int round = 0; round < 20; ++round) {
+      for (int s = 0; s < 40; ++s) {
+        std::vector<int64_t> t;
+        std::vector<double> v;
+        for (int i = 0; i < 100; ++i) {
+          const int n = round * 100 + i;
+          t.push_back(kT0 - 3'600'000 + n * 1000LL);  // inside raw retention (3 h)
+          v.push_back(s * 1000 + n * 0.5);
+        }
+        auto key = model::MakeSeriesKey(ns, "m", {{"s", std::to_string(s)}});
+        ASSERT_TRUE(key.ok());
+        ASSERT_TRUE((*loader)->Add(*key, t, v).ok());
+      }
+    }
+    ASSERT_TRUE((*loader)->Finish().ok());
+    for (int s = 0; s < 40; ++s) {
+      auto rows = Rows(*db, *model::MakeSeriesKey(ns, "m", {{"s", std::to_string(s)}}));
+      ASSERT_EQ(rows.size(), 2000u) << sealers << " sealers, series " << s;
+      if (sealers == -1) {
+        first_rows.push_back(rows);
+      } else {
+        EXPECT_EQ(rows, first_rows[s]) << sealers << " sealers, series " << s;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trainwatch::store

@@ -305,6 +305,63 @@ TEST_F(CloudWatchTest, GetMetricDataPaginatesToCompletion) {
   }
 }
 
+// A reader that answers only through snapshots, and counts them.
+class SnapshotsOnly : public MetricsReader {
+ public:
+  explicit SnapshotsOnly(MetricsReader& inner) : inner_(inner) {}
+  absl::StatusOr<std::vector<StatisticsBucket>> GetStatistics(const StatisticsQuery&) override {
+    ADD_FAILURE() << "a query bypassed the request's snapshot";
+    return absl::InternalError("bypassed");
+  }
+  absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& q) override {
+    return inner_.ListMetrics(q);
+  }
+  absl::StatusOr<std::unique_ptr<MetricsReader>> Snapshot() override {
+    ++snapshots;
+    struct Forward : MetricsReader {
+      explicit Forward(MetricsReader& r) : r(r) {}
+      absl::StatusOr<std::vector<StatisticsBucket>> GetStatistics(
+          const StatisticsQuery& q) override {
+        return r.GetStatistics(q);
+      }
+      absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& q) override {
+        return r.ListMetrics(q);
+      }
+      MetricsReader& r;
+    };
+    return std::make_unique<Forward>(inner_);
+  }
+  int snapshots = 0;
+
+ private:
+  MetricsReader& inner_;
+};
+
+TEST_F(CloudWatchTest, GetMetricDataReadsAllItsQueriesFromOneSnapshot) {
+  ASSERT_EQ(Call(CloudWatchJson("PutMetricData", R"({"Namespace": "Train", "MetricData": [
+      {"MetricName": "loss", "Value": 1, "Timestamp": 1736942401, "StorageResolution": 1},
+      {"MetricName": "acc", "Value": 2, "Timestamp": 1736942401, "StorageResolution": 1}]})"))
+                .status,
+            200);
+  SnapshotsOnly reader(fake_);
+  Backends backends = fake_.backends();
+  backends.metrics = &reader;
+  Api api(ApiOptions{}, backends, clock_);
+  HttpResponse r = api.Handle(CloudWatchJson("GetMetricData", R"({"MetricDataQueries": [
+      {"Id": "a", "MetricStat": {"Metric": {"Namespace": "Train", "MetricName": "loss"},
+                                 "Period": 60, "Stat": "Sum"}},
+      {"Id": "b", "MetricStat": {"Metric": {"Namespace": "Train", "MetricName": "acc"},
+                                 "Period": 60, "Stat": "Sum"}},
+      {"Id": "c", "MetricStat": {"Metric": {"Namespace": "Train", "MetricName": "loss"},
+                                 "Period": 60, "Stat": "SampleCount"}}],
+      "StartTime": 1736942400, "EndTime": 1736942700})"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(reader.snapshots, 1);
+  nlohmann::json j = nlohmann::json::parse(r.body);
+  ASSERT_EQ(j["MetricDataResults"].size(), 3u) << j;
+  EXPECT_EQ(j["MetricDataResults"][1]["Values"][0], 2.0);
+}
+
 TEST_F(CloudWatchTest, GetMetricDataValidation) {
   nlohmann::json j = Json(CloudWatchJson("GetMetricData", R"({"MetricDataQueries": [
       {"Id": "5xx_error", "MetricStat": {"Metric": {"Namespace": "T", "MetricName": "m"},
