@@ -629,9 +629,15 @@ absl::Status Db::UpdateLastValues(const std::vector<std::pair<SeriesId, LastValu
       model::SeriesKey series;
       if (!indexkeys::DecodeSeriesKey(*key, &series)) continue;
       SeriesRegistry::Entry* e = registry_->Find(series.Canonical());
-      if (e == nullptr || last.t_ms < e->last_t_ms) continue;
-      e->last_t_ms = last.t_ms;
+      if (e == nullptr || last.t_ms < e->last.t_ms) continue;
+      e->last = last;
       batch->Put(kv::Cf::kIndex, indexkeys::Last(id), indexkeys::EncodeLast(last));
+      // The "l" record is current now: an open head has nothing newer to
+      // write there when it seals, and its next records carry this value.
+      if (auto h = heads_.find(id); h != heads_.end()) {
+        h->second->last = last;
+        h->second->last_unindexed = false;
+      }
     }
     return absl::OkStatus();
   });

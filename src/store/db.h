@@ -213,6 +213,10 @@ class Db {
     SeriesHead head;
     TierRetention retention;
     std::string ns;
+    // The series' last value, carried by each head record (t_ms INT64_MIN:
+    // none); last_unindexed: newer than its "l" record, which Seal updates.
+    LastValue last{INT64_MIN, 0};
+    bool last_unindexed = false;
   };
   Db(DbOptions options, DataFolderPaths paths, util::Clock* clock, RetentionPolicy retention);
   // Rebuilds the compaction filter's id -> retention map from the index.
@@ -235,7 +239,7 @@ class Db {
   absl::Status PrepareSamples(const model::SampleBatch& samples, kv::WriteBatch* batch,
                               int64_t now_ms);
   // Appends rows (sorted per lane) to a series' head, sealing as needed, and
-  // adds the head record of the rows that stay open.
+  // adds the head record of the rows that stay open (with entry->last).
   void AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
                   kv::WriteBatch* batch, int64_t now_ms);
   void Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch);

@@ -106,6 +106,12 @@ void Db::Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
   }
   batch->DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id));
   entry->head.Clear();
+  // The head records that carried the last value are gone: the "l" record
+  // takes it over in the same batch.
+  if (entry->last_unindexed) {
+    batch->Put(kv::Cf::kIndex, indexkeys::Last(id), indexkeys::EncodeLast(entry->last));
+    entry->last_unindexed = false;
+  }
 }
 
 void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
@@ -131,7 +137,8 @@ void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
   bool any = false;
   for (const LaneRows& o : open) any = any || !o.rows.empty();
   if (any) {
-    batch->Put(kv::Cf::kHead, headkeys::Key(id, chunk_seq_->Next(batch)), EncodeHeadRecord(open));
+    batch->Put(kv::Cf::kHead, headkeys::Key(id, chunk_seq_->Next(batch)),
+               EncodeHeadRecord(open, entry->last.t_ms == INT64_MIN ? nullptr : &entry->last));
   }
 }
 
@@ -204,10 +211,13 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples, kv::WriteBatc
         last.value = LaneKind(l.lane) == SampleKind::kStatSet ? r.c[1] / r.c[0] : r.c[0];
       }
     }
-    if (have_last && last.t_ms >= entry->last_t_ms) {
-      batch->Put(kv::Cf::kIndex, indexkeys::Last(id), indexkeys::EncodeLast(last));
-      entry->last_t_ms = last.t_ms;
+    // No "l" record per write: the head record carries the last value (see
+    // head.h); putting both made the index memtable the write path's cost.
+    if (have_last && last.t_ms >= entry->last.t_ms) {
+      entry->last = last;
+      head->last_unindexed = true;
     }
+    head->last = entry->last;
     AppendRows(id, head, &lanes, batch, now_ms);
   }
   return absl::OkStatus();
@@ -250,6 +260,8 @@ void Db::PrepareMaintenance(bool seal_all, kv::WriteBatch* batch, int64_t now_ms
 
 absl::Status Db::ReplayHead() {
   std::map<SeriesId, std::vector<LaneRows>> by_series;
+  // The newest record's last value per series (records come in write order).
+  std::map<SeriesId, LastValue> head_last;
   {
     kv::ReadOptions ro;
     ro.fill_cache = false;
@@ -259,7 +271,9 @@ absl::Status Db::ReplayHead() {
       if (!headkeys::DecodeKey(it->key(), &id, &seq)) {
         return absl::DataLossError("a head record has a damaged key");
       }
-      TW_RETURN_IF_ERROR(DecodeHeadRecord(it->value(), &by_series[id]));
+      std::optional<LastValue> last;
+      TW_RETURN_IF_ERROR(DecodeHeadRecord(it->value(), &by_series[id], &last));
+      if (last) head_last[id] = *last;
     }
     TW_RETURN_IF_ERROR(it->status());
   }
@@ -290,7 +304,19 @@ absl::Status Db::ReplayHead() {
                        [](const Row& a, const Row& b) { return a.t_ms < b.t_ms; });
     }
     batch.DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id));
-    AppendRows(id, HeadFor(id, key.ns), &lanes, &batch, now_ms);
+    HeadEntry* head = HeadFor(id, key.ns);
+    if (SeriesRegistry::Entry* entry = registry_->Find(key.Canonical())) {
+      // The registry loaded the "l" record; the head's last value is newer
+      // unless the series was bulk-loaded later (ties: the head's is the later
+      // write).
+      auto found = head_last.find(id);
+      if (found != head_last.end() && found->second.t_ms >= entry->last.t_ms) {
+        entry->last = found->second;
+        head->last_unindexed = true;
+      }
+      head->last = entry->last;
+    }
+    AppendRows(id, head, &lanes, &batch, now_ms);
   }
   kv::WriteOptions wo;
   wo.sync = options_.sync_writes;

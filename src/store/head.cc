@@ -122,7 +122,13 @@ bool DecodeKey(std::string_view key, uint64_t* series_id, uint64_t* seq) {
 
 }  // namespace headkeys
 
-std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes) {
+namespace {
+// Not a lane: the record's last section (the series' last value) follows.
+constexpr uint8_t kLastValueMarker = 0xff;
+static_assert(!IsValidLane(kLastValueMarker));
+}  // namespace
+
+std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue* last) {
   std::string v;
   for (const LaneRows& l : lanes) {
     if (l.rows.empty()) continue;
@@ -136,14 +142,28 @@ std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes) {
       for (int c = 0; c < cols; ++c) coding::PutDouble(&v, r.c[c]);
     }
   }
+  if (last != nullptr) {
+    v.push_back(static_cast<char>(kLastValueMarker));
+    v += indexkeys::EncodeLast(*last);
+  }
   return v;
 }
 
-absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes) {
+absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes,
+                              std::optional<LastValue>* last) {
   while (!value.empty()) {
     LaneRows l;
     l.lane = static_cast<uint8_t>(value[0]);
     value.remove_prefix(1);
+    if (l.lane == kLastValueMarker) {  // the last section ends the record
+      LastValue lv;
+      if (!coding::GetVarintSigned(&value, &lv.t_ms) || !coding::GetDouble(&value, &lv.value) ||
+          !value.empty()) {
+        return absl::DataLossError("a head record is damaged");
+      }
+      if (last != nullptr) *last = lv;
+      return absl::OkStatus();
+    }
     uint64_t n;
     if (!IsValidLane(l.lane) || !coding::GetVarint64(&value, &n) || n > value.size()) {
       return absl::DataLossError("a head record is damaged");

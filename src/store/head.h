@@ -9,6 +9,12 @@
 // in the same atomic batch. After a crash, the next writer reads the head
 // records back (only the unsealed tail) and continues.
 //
+// Each head record also carries the series' last value as of its write, so
+// the newest head record of a series answers "last value" in O(1) and the
+// write path puts one record per series instead of two; the index's "l"
+// record is brought up to date when the series seals. Readers take the newer
+// of the two (ReadView::GetLastValue).
+//
 // Within a lane, rows in time order go to the main chunk; a late row (older
 // than the main chunk's last) goes to a second "late" chunk while it is in
 // order there; a row that fits neither makes the series seal first. Chunks
@@ -29,6 +35,7 @@
 #include "store/lane.h"
 #include "store/raw_chunk.h"
 #include "store/retention.h"
+#include "store/series_index.h"
 
 namespace trainwatch::store {
 
@@ -94,8 +101,11 @@ struct LaneRows {
   uint8_t lane = 0;
   std::vector<Row> rows;
 };
-std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes);
-// DataLoss on damaged bytes.
-absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes);
+// `last`: the series' newest sample as of this write (null: none known).
+std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue* last);
+// DataLoss on damaged bytes. Appends to `lanes`; `last` (may be null) is set
+// when the record carries one (records written before it existed do not).
+absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes,
+                              std::optional<LastValue>* last = nullptr);
 
 }  // namespace trainwatch::store

@@ -36,7 +36,7 @@ inline int LaneColumns(uint8_t lane) {
   }
   return 1;
 }
-inline bool IsValidLane(uint8_t lane) { return lane < kLaneCount; }
+constexpr bool IsValidLane(uint8_t lane) { return lane < kLaneCount; }
 
 // One row of a lane: a timestamp and up to four columns (see the table).
 struct Row {

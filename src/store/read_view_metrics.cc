@@ -79,13 +79,29 @@ absl::StatusOr<std::optional<model::SeriesKey>> ReadView::GetSeriesKey(SeriesId 
 }
 
 absl::StatusOr<std::optional<LastValue>> ReadView::GetLastValue(SeriesId id) const {
+  std::optional<LastValue> last;
   TW_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(kv::Cf::kIndex, indexkeys::Last(id)));
-  if (!v) return std::optional<LastValue>();
-  LastValue last;
-  if (!indexkeys::DecodeLast(*v, &last)) {
-    return absl::DataLossError(absl::StrFormat("the last-value record of series %d is damaged", id));
+  if (v) {
+    last.emplace();
+    if (!indexkeys::DecodeLast(*v, &*last)) {
+      return absl::DataLossError(
+          absl::StrFormat("the last-value record of series %d is damaged", id));
+    }
   }
-  return std::optional<LastValue>(last);
+  // The series' newest head record carries its last value since the last seal.
+  kv::Iterator* it = Cached(kv::Cf::kHead);
+  it->SeekForPrev(headkeys::SeriesEnd(id));
+  uint64_t head_id = 0, seq = 0;
+  if (it->Valid() && headkeys::DecodeKey(it->key(), &head_id, &seq) && head_id == id) {
+    std::vector<LaneRows> rows;
+    std::optional<LastValue> head_last;
+    if (!DecodeHeadRecord(it->value(), &rows, &head_last).ok()) {
+      return absl::DataLossError(absl::StrFormat("a head record of series %d is damaged", id));
+    }
+    if (head_last && (!last || head_last->t_ms >= last->t_ms)) last = head_last;
+  }
+  TW_RETURN_IF_ERROR(it->status());
+  return last;
 }
 
 absl::Status ReadView::ScanHeadRows(SeriesId id, int64_t start_ms, int64_t end_ms,

@@ -165,8 +165,9 @@ absl::Status SeriesRegistry::Load() {
     }
     TW_RETURN_IF_ERROR(it->status());
   }
-  // Last timestamps, so the "l" records only move forward.
-  absl::flat_hash_map<SeriesId, int64_t> last;
+  // Last values, so the "l" records only move forward (the head's newer
+  // ones are folded in when the writer replays it).
+  absl::flat_hash_map<SeriesId, LastValue> last;
   {
     kv::ReadOptions ro;
     ro.lower_bound = "l";
@@ -176,14 +177,14 @@ absl::Status SeriesRegistry::Load() {
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       LastValue lv;
       if (it->key().size() == 9 && indexkeys::DecodeLast(it->value(), &lv)) {
-        last[coding::GetBig64(it->key().data() + 1)] = lv.t_ms;
+        last[coding::GetBig64(it->key().data() + 1)] = lv;
       }
     }
     TW_RETURN_IF_ERROR(it->status());
   }
   for (auto& [canonical, entry] : map_) {
     auto it = last.find(entry.id);
-    if (it != last.end()) entry.last_t_ms = it->second;
+    if (it != last.end()) entry.last = it->second;
   }
   return absl::OkStatus();
 }

@@ -63,8 +63,10 @@ class SeriesRegistry {
  public:
   struct Entry {
     SeriesId id = 0;
-    // Newest timestamp written to the "l" record (INT64_MIN: none yet).
-    int64_t last_t_ms = INT64_MIN;
+    // The series' newest sample as the writer knows it (t_ms INT64_MIN: none
+    // yet). Between seals it lives in the series' head records, not in its
+    // "l" record (see head.h).
+    LastValue last{INT64_MIN, 0};
   };
   explicit SeriesRegistry(kv::Kv* kv) : kv_(kv) {}
   absl::Status Load();

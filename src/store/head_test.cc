@@ -1,0 +1,68 @@
+// Head records: what a writer of any version left behind must read back.
+#include <gtest/gtest.h>
+
+#include "store/head.h"
+
+namespace trainwatch::store {
+namespace {
+
+std::vector<LaneRows> Lanes() {
+  LaneRows plain{MakeLane(SampleKind::kPlain, false), {}};
+  plain.rows.push_back({1000, {0.5, 0, 0, 0}});
+  plain.rows.push_back({900, {-1e300, 0, 0, 0}});  // late rows keep their order
+  LaneRows sets{MakeLane(SampleKind::kStatSet, true), {}};
+  sets.rows.push_back({60'000, {3, 6, 1, 3}});
+  return {plain, sets};
+}
+
+void ExpectSameRows(const std::vector<LaneRows>& a, const std::vector<LaneRows>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].lane, b[i].lane);
+    ASSERT_EQ(a[i].rows.size(), b[i].rows.size());
+    for (size_t k = 0; k < a[i].rows.size(); ++k) {
+      EXPECT_EQ(a[i].rows[k].t_ms, b[i].rows[k].t_ms);
+      for (int c = 0; c < 4; ++c) EXPECT_EQ(a[i].rows[k].c[c], b[i].rows[k].c[c]);
+    }
+  }
+}
+
+TEST(HeadRecordTest, RowsAndTheLastValueRoundTrip) {
+  const LastValue last{-5, 2.25};  // negative times too (zigzag)
+  std::vector<LaneRows> rows;
+  std::optional<LastValue> got;
+  ASSERT_TRUE(DecodeHeadRecord(EncodeHeadRecord(Lanes(), &last), &rows, &got).ok());
+  ExpectSameRows(rows, Lanes());
+  EXPECT_EQ(got, last);
+
+  // A record of only a last value (no open rows) is valid too.
+  rows.clear();
+  got.reset();
+  ASSERT_TRUE(DecodeHeadRecord(EncodeHeadRecord({}, &last), &rows, &got).ok());
+  EXPECT_TRUE(rows.empty());
+  EXPECT_EQ(got, last);
+}
+
+TEST(HeadRecordTest, RecordsWithoutALastValueStillRead) {
+  // What writers before the last value was carried wrote: rows only.
+  std::vector<LaneRows> rows;
+  std::optional<LastValue> got;
+  ASSERT_TRUE(DecodeHeadRecord(EncodeHeadRecord(Lanes(), nullptr), &rows, &got).ok());
+  ExpectSameRows(rows, Lanes());
+  EXPECT_FALSE(got.has_value());
+}
+
+TEST(HeadRecordTest, DamagedRecordsAreDataLoss) {
+  const LastValue last{1000, 1};
+  const std::string good = EncodeHeadRecord(Lanes(), &last);
+  std::vector<LaneRows> rows;
+  // Cut inside the last section, or trailing bytes after it.
+  for (const std::string& bad : {good.substr(0, good.size() - 3), good + "x",
+                                 std::string(1, '\x07')}) {
+    absl::Status s = DecodeHeadRecord(bad, &rows);
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  }
+}
+
+}  // namespace
+}  // namespace trainwatch::store
