@@ -102,6 +102,10 @@ class MetricsReader {
   // queries of one request (GetMetricData's up to 500); it lives on the
   // calling thread and only as long as the request. Null: use this reader.
   virtual absl::StatusOr<std::unique_ptr<MetricsReader>> Snapshot() { return nullptr; }
+  // For a reader that Snapshot() returned: another reader of the same state,
+  // for one other thread, valid while this one lives (GetMetricData spreads
+  // large requests over threads). Null: not supported.
+  virtual std::unique_ptr<MetricsReader> Fork() { return nullptr; }
   // Matching metrics in MetricId order, at most query.limit.
   virtual absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& query) = 0;
 };

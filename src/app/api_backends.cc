@@ -295,6 +295,9 @@ class ViewMetricsReader final : public api::MetricsReader {
       const api::ListMetricsQuery& query) override {
     return backend_.ListMetrics(query);
   }
+  std::unique_ptr<api::MetricsReader> Fork() override {
+    return std::make_unique<ViewMetricsReader>(view_.Fork(), backend_);
+  }
 
  private:
   store::ReadView view_;

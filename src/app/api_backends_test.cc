@@ -2,6 +2,8 @@
 // `aws logs ...` and `aws sagemaker ...` read through `trainwatch server`.
 #include "app/api_backends.h"
 
+#include <thread>
+
 #include "api/api.h"
 #include "api/testing/api_client.h"
 #include "ingest/ingest.h"
@@ -280,6 +282,14 @@ TEST_F(StoreBackendsTest, ASnapshotAnswersEveryQueryFromOneStateOfTheData) {
       more.samples = {{kNow - 500 + static_cast<int64_t>(stored), 99.0}};
       ASSERT_TRUE(writer_->PutSamples({{more}}).ok());
       EXPECT_EQ(count_of((*snapshot)->GetStatistics(q)), stored);
+      // A fork, made after the write and read on another thread, reads the
+      // snapshot's state too (GetMetricData's threads).
+      std::unique_ptr<api::MetricsReader> fork = (*snapshot)->Fork();
+      ASSERT_NE(fork, nullptr);
+      double forked = -1;
+      std::thread other([&] { forked = count_of(fork->GetStatistics(q)); });
+      other.join();
+      EXPECT_EQ(forked, stored);
     }
     ++stored;
     clock_.AdvanceMs(1000);  // a follower catches up at most every 250 ms

@@ -19,7 +19,7 @@ CatchUpHold::~CatchUpHold() {
 
 int CatchUpHold::HeldByThisThread() { return catch_up_holds_of_this_thread; }
 
-ReadView::ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot,
+ReadView::ReadView(const kv::Kv* kv, std::shared_ptr<const kv::Snapshot> snapshot,
                    CatchUpHold catch_up_hold,
                    std::shared_ptr<const RetentionPolicy> retention, int64_t now_ms)
     : kv_(kv),
@@ -27,6 +27,10 @@ ReadView::ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot,
       catch_up_hold_(std::move(catch_up_hold)),
       retention_(std::move(retention)),
       now_ms_(now_ms) {}
+
+ReadView ReadView::Fork() const {
+  return ReadView(kv_, snapshot_, CatchUpHold(), retention_, now_ms_);
+}
 
 ReadView::~ReadView() {
   // Iterators go before the snapshot they read.

@@ -82,11 +82,17 @@ class CatchUpHold {
 
 class ReadView {
  public:
-  ReadView(const kv::Kv* kv, std::unique_ptr<kv::Snapshot> snapshot, CatchUpHold catch_up_hold,
-           std::shared_ptr<const RetentionPolicy> retention,
+  ReadView(const kv::Kv* kv, std::shared_ptr<const kv::Snapshot> snapshot,
+           CatchUpHold catch_up_hold, std::shared_ptr<const RetentionPolicy> retention,
            int64_t now_ms);
   ReadView(ReadView&&) = default;
   ~ReadView();
+
+  // Another view of the same state, with iterators of its own, for one other
+  // thread (a view and its iterators stay on one thread). Valid only while
+  // this view lives: it shares this view's snapshot and relies on this view's
+  // catch-up hold.
+  ReadView Fork() const;
 
   // "Now" as the view's clock saw it when the view was taken.
   int64_t now_ms() const { return now_ms_; }
@@ -159,7 +165,7 @@ class ReadView {
   template <typename Fn>
   absl::Status Range(kv::Cf cf, std::string_view lower, std::string_view upper, Fn fn) const;
 
-  std::unique_ptr<kv::Snapshot> snapshot_;
+  std::shared_ptr<const kv::Snapshot> snapshot_;
   mutable std::array<std::unique_ptr<kv::Iterator>, kv::kCfCount> cached_;
   CatchUpHold catch_up_hold_;
   std::shared_ptr<const RetentionPolicy> retention_;

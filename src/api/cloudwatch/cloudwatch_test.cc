@@ -1,6 +1,8 @@
 // CloudWatch metric operations end to end through the Api and the fake backend.
 #include <cmath>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "api/api.h"
@@ -360,6 +362,105 @@ TEST_F(CloudWatchTest, GetMetricDataReadsAllItsQueriesFromOneSnapshot) {
   nlohmann::json j = nlohmann::json::parse(r.body);
   ASSERT_EQ(j["MetricDataResults"].size(), 3u) << j;
   EXPECT_EQ(j["MetricDataResults"][1]["Values"][0], 2.0);
+}
+
+// A reader whose snapshots fork, recording which threads asked it.
+class Forking : public MetricsReader {
+ public:
+  explicit Forking(MetricsReader& inner, Forking* root = nullptr)
+      : inner_(inner), root_(root == nullptr ? this : root) {}
+  absl::StatusOr<std::vector<StatisticsBucket>> GetStatistics(const StatisticsQuery& q) override {
+    {
+      std::lock_guard<std::mutex> lock(root_->mu_);
+      root_->threads_.insert(std::this_thread::get_id());
+    }
+    return inner_.GetStatistics(q);
+  }
+  absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& q) override {
+    return inner_.ListMetrics(q);
+  }
+  absl::StatusOr<std::unique_ptr<MetricsReader>> Snapshot() override {
+    return std::make_unique<Forking>(inner_, root_);
+  }
+  std::unique_ptr<MetricsReader> Fork() override {
+    ++root_->forks;
+    return std::make_unique<Forking>(inner_, root_);
+  }
+  std::set<std::thread::id> threads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return threads_;
+  }
+  int forks = 0;
+
+ private:
+  MetricsReader& inner_;
+  Forking* root_;
+  std::mutex mu_;
+  std::set<std::thread::id> threads_;
+};
+
+TEST_F(CloudWatchTest, ALargeGetMetricDataRunsOnSeveralThreadsAndAnswersAsInOrder) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core: no second thread";
+  // 80 metrics of 5 minutes each, and one with three units: 15 buckets where
+  // one unit would give 5, so its answer computed ahead is cut and redone.
+  nlohmann::json data = nlohmann::json::array();
+  nlohmann::json queries = nlohmann::json::array();
+  for (int m = 0; m < 80; ++m) {
+    for (int t = 0; t < 5; ++t) {
+      data.push_back({{"MetricName", absl::StrFormat("m%d", m)}, {"Value", m * 10 + t},
+                      {"Timestamp", 1736942400 + 60 * t + 1}, {"StorageResolution", 1}});
+    }
+  }
+  for (const char* unit : {"Seconds", "Percent", "Count"}) {
+    for (int t = 0; t < 5; ++t) {
+      data.push_back({{"MetricName", "units"}, {"Value", t}, {"Unit", unit},
+                      {"Timestamp", 1736942400 + 60 * t + 1}});
+    }
+  }
+  ASSERT_EQ(Call(CloudWatchJson("PutMetricData",
+                                nlohmann::json({{"Namespace", "Train"}, {"MetricData", data}}).dump()))
+                .status,
+            200);
+  for (int m = 0; m <= 80; ++m) {
+    queries.push_back(
+        {{"Id", absl::StrFormat("q%d", m)},
+         {"MetricStat", {{"Metric", {{"Namespace", "Train"},
+                                     {"MetricName", m < 80 ? absl::StrFormat("m%d", m) : "units"}}},
+                         {"Period", 60}, {"Stat", m % 2 ? "Maximum" : "Average"}}}});
+  }
+  auto get = [&](MetricsReader& reader, int max_datapoints, const std::string& token) {
+    Backends backends = fake_.backends();
+    backends.metrics = &reader;
+    Api api(ApiOptions{}, backends, clock_);
+    nlohmann::json body = {{"MetricDataQueries", queries}, {"StartTime", 1736942400},
+                           {"EndTime", 1736942700}, {"MaxDatapoints", max_datapoints}};
+    if (!token.empty()) body["NextToken"] = token;
+    HttpResponse r = api.Handle(CloudWatchJson("GetMetricData", body.dump()));
+    EXPECT_EQ(r.status, 200) << r.body;
+    return nlohmann::json::parse(r.body);
+  };
+
+  Forking forking(fake_);
+  nlohmann::json parallel = get(forking, 100800, "");
+  EXPECT_GE(forking.forks, 1);
+  EXPECT_GE(forking.threads().size(), 2u) << "every query ran on the request's thread";
+  nlohmann::json in_order = get(fake_, 100800, "");  // the fake does not fork
+  EXPECT_EQ(parallel, in_order);
+  ASSERT_EQ(in_order["MetricDataResults"].size(), 81u);
+  EXPECT_EQ(in_order["MetricDataResults"][80]["Values"].size(), 15u);
+  EXPECT_EQ(in_order["MetricDataResults"][3]["Values"][0], 34.0);  // Maximum of m3 at t=4
+
+  // Pages: each as the in-order answer gives it, whether or not run ahead.
+  for (int page : {7, 60, 500}) {  // 500: run ahead (81 x 6 estimated)
+    std::string token_a, token_b;
+    int pages = 0;
+    do {
+      nlohmann::json a = get(forking, page, token_a), b = get(fake_, page, token_b);
+      EXPECT_EQ(a, b) << "page size " << page;
+      token_a = a.value("NextToken", "");
+      token_b = b.value("NextToken", "");
+    } while (!token_a.empty() && ++pages < 100);
+  }
 }
 
 TEST_F(CloudWatchTest, GetMetricDataValidation) {

@@ -1,7 +1,10 @@
 // GetMetricData (spec/aws-api.md §4.6): MetricStat queries; pagination by
 // MaxDatapoints over the results in request order.
 #include <algorithm>
+#include <optional>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "api/errors.h"
@@ -199,6 +202,100 @@ absl::StatusOr<GetMetricDataRequest> DecodeGetMetricData(const Node& input,
   return request;
 }
 
+namespace {
+
+StatisticsQuery MakeStatisticsQuery(const GetMetricDataRequest& request, const Context& context,
+                                    size_t qi, size_t max_buckets) {
+  const MetricDataQuery& q = request.queries[qi];
+  StatisticsQuery query;
+  query.metric = q.metric;
+  query.unit = q.unit;
+  query.start_ms = request.start_ms;
+  query.end_ms = request.end_ms;
+  query.period_s = q.period_s;
+  query.now_ms = context.now_ms;
+  query.statistics = {q.stat};
+  query.descending = request.descending;
+  if (qi == request.resume_query) query.resume_after_ms = request.resume_after_ms;
+  query.max_buckets = max_buckets;
+  return query;
+}
+
+// An answer computed ahead of the in-order pass, and the bucket limit it ran
+// with.
+struct AnswerAhead {
+  std::optional<absl::StatusOr<std::vector<StatisticsBucket>>> buckets;
+  size_t max_buckets = 0;
+};
+
+// Large requests spread their queries over threads, each with a reader of the
+// same snapshot: up to kMaxQueryThreads, one per kMinQueriesPerThread queries
+// (below about 32 queries a thread costs more than it saves: measured with
+// bench/trainwatch/query_http.py-shaped requests on 2 cores).
+constexpr size_t kMinQueriesPerThread = 32;
+constexpr size_t kMaxQueryThreads = 4;
+
+// Runs the queries that return data ahead, on several threads, when the
+// whole answer fits in one page (so nothing is computed that the page would
+// not hold). Leaves `ahead` empty when that does not apply.
+void RunQueriesAhead(const GetMetricDataRequest& request, const Context& context,
+                     MetricsReader& reader, std::vector<AnswerAhead>* ahead) {
+  std::vector<size_t> todo;
+  for (size_t qi = request.resume_query; qi < request.queries.size(); ++qi) {
+    const MetricDataQuery& q = request.queries[qi];
+    if (q.return_data && !q.expression) todo.push_back(qi);
+  }
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  size_t threads = std::min({cores, kMaxQueryThreads, todo.size() / kMinQueriesPerThread});
+  if (threads < 2) return;
+  // One bucket per period per query (one unit each): the page must hold them.
+  const size_t page = static_cast<size_t>(request.max_datapoints);
+  std::vector<size_t> estimate(request.queries.size(), 1);
+  size_t total = 0;
+  for (size_t qi : todo) {
+    const int64_t period_ms = request.queries[qi].period_s * int64_t{1000};
+    if (period_ms > 0 && request.end_ms > request.start_ms) {
+      estimate[qi] = static_cast<size_t>((request.end_ms - request.start_ms) / period_ms) + 1;
+    }
+    total += estimate[qi];
+    if (total > page) return;
+  }
+  std::vector<std::unique_ptr<MetricsReader>> forks;
+  while (forks.size() + 1 < threads) {
+    std::unique_ptr<MetricsReader> fork = reader.Fork();
+    if (fork == nullptr) break;
+    forks.push_back(std::move(fork));
+  }
+  if (forks.empty()) return;
+  threads = forks.size() + 1;
+  ahead->resize(request.queries.size());
+  auto run = [&](MetricsReader* r, size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) {
+      const size_t qi = todo[k];
+      // Twice the estimate bounds memory when a query matches several units;
+      // an answer cut there is computed again in order.
+      AnswerAhead& a = (*ahead)[qi];
+      a.max_buckets = std::min(2 * estimate[qi], page) + 1;
+      a.buckets = r->GetStatistics(MakeStatisticsQuery(request, context, qi, a.max_buckets));
+    }
+  };
+  const size_t per_thread = (todo.size() + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < threads; ++t) {
+    const size_t begin = std::min(todo.size(), t * per_thread);
+    const size_t end = std::min(todo.size(), begin + per_thread);
+    try {
+      workers.emplace_back(run, forks[t - 1].get(), begin, end);
+    } catch (const std::system_error&) {
+      run(&reader, begin, end);  // no thread to be had: this one does it
+    }
+  }
+  run(&reader, 0, std::min(todo.size(), per_thread));
+  for (std::thread& w : workers) w.join();
+}
+
+}  // namespace
+
 absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataRequest& request,
                                                        const Context& context,
                                                        const Backends& backends) {
@@ -209,6 +306,8 @@ absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataReques
   absl::StatusOr<std::unique_ptr<MetricsReader>> snapshot = backends.metrics->Snapshot();
   if (!snapshot.ok()) return snapshot.status();
   MetricsReader& reader = *snapshot != nullptr ? **snapshot : *backends.metrics;
+  std::vector<AnswerAhead> ahead;
+  if (*snapshot != nullptr) RunQueriesAhead(request, context, reader, &ahead);
   GetMetricDataResponse response;
   size_t remaining = static_cast<size_t>(request.max_datapoints);
   for (size_t qi = request.resume_query; qi < request.queries.size(); ++qi) {
@@ -218,18 +317,19 @@ absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataReques
       response.next_token = EncodeToken({{"q", qi}});
       break;
     }
-    StatisticsQuery query;
-    query.metric = q.metric;
-    query.unit = q.unit;
-    query.start_ms = request.start_ms;
-    query.end_ms = request.end_ms;
-    query.period_s = q.period_s;
-    query.now_ms = context.now_ms;
-    query.statistics = {q.stat};
-    query.descending = request.descending;
-    if (qi == request.resume_query) query.resume_after_ms = request.resume_after_ms;
-    query.max_buckets = remaining + 1;  // one more tells whether the query goes on
-    absl::StatusOr<std::vector<StatisticsBucket>> buckets = reader.GetStatistics(query);
+    // One more than the page holds tells whether the query goes on.
+    const StatisticsQuery query = MakeStatisticsQuery(request, context, qi, remaining + 1);
+    absl::StatusOr<std::vector<StatisticsBucket>> buckets;
+    // An answer computed ahead serves when it is whole (shorter than its
+    // limit) or holds at least as many buckets as this query may take: what
+    // follows only reads its first remaining + 1.
+    if (qi < ahead.size() && ahead[qi].buckets &&
+        (!ahead[qi].buckets->ok() || (*ahead[qi].buckets)->size() < ahead[qi].max_buckets ||
+         ahead[qi].max_buckets >= query.max_buckets)) {
+      buckets = std::move(*ahead[qi].buckets);
+    } else {
+      buckets = reader.GetStatistics(query);
+    }
     if (!buckets.ok()) return buckets.status();
 
     size_t take = std::min(buckets->size(), remaining);
