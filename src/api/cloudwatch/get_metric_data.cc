@@ -245,7 +245,9 @@ void RunQueriesAhead(const GetMetricDataRequest& request, const Context& context
     const MetricDataQuery& q = request.queries[qi];
     if (q.return_data && !q.expression) todo.push_back(qi);
   }
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (todo.size() < 2 * kMinQueriesPerThread) return;
+  // Asked once: glibc reads /sys for it on every call.
+  static const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   size_t threads = std::min({cores, kMaxQueryThreads, todo.size() / kMinQueriesPerThread});
   if (threads < 2) return;
   // One bucket per period per query (one unit each): the page must hold them.
