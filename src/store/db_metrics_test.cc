@@ -337,6 +337,31 @@ TEST_F(DbMetricsTest, MaintenanceSealsIdleAndOldHeadsAndBoundsMemory) {
   EXPECT_EQ(Rows(*db, Key("b")).size(), 22u);
 }
 
+// A bulk load with a newer last value than a series' open head: sealing the
+// head afterwards must not put the head's older value back.
+TEST_F(DbMetricsTest, ABulkLoadedLastValueSurvivesTheSealOfAnOpenHead) {
+  auto db = Open();
+  model::SeriesKey k = Key("mixed");
+  ASSERT_TRUE(db->PutSamples(Plain(k, {{kT0 + 1000, 1}})).ok());  // stays open
+  auto loader = BulkLoader::Create(db.get());
+  ASSERT_TRUE(loader.ok()) << loader.status();
+  ASSERT_TRUE((*loader)->Add(k, {kT0 + 5000}, {5}).ok());
+  ASSERT_TRUE((*loader)->Finish().ok());
+  auto last_of = [&] {
+    auto view = db->View();
+    std::vector<SeriesRef> refs;
+    EXPECT_TRUE(view->FindSeries(k.ns, k.metric, k.dimensions, nullptr, &refs).ok());
+    EXPECT_EQ(refs.size(), 1u);
+    return refs.empty() ? std::optional<LastValue>() : view->GetLastValue(refs[0].id).value();
+  };
+  EXPECT_EQ(last_of(), (LastValue{kT0 + 5000, 5}));
+  ASSERT_TRUE(db->SealAll().ok());
+  EXPECT_EQ(last_of(), (LastValue{kT0 + 5000, 5}));
+  ASSERT_TRUE(db->PutSamples(Plain(k, {{kT0 + 2000, 2}})).ok());  // late: not the last
+  ASSERT_TRUE(db->SealAll().ok());
+  EXPECT_EQ(last_of(), (LastValue{kT0 + 5000, 5}));
+}
+
 TEST_F(DbMetricsTest, BulkLoaderAcceptsHistoryAndUnsortedInput) {
   auto db = Open();
   model::SeriesKey k = Key("old");
