@@ -7,11 +7,18 @@
 namespace trainwatch::model {
 namespace {
 
+// Appends runs without special characters whole (this runs for every
+// series of every write).
 void AppendEscaped(std::string* out, std::string_view s) {
-  for (char c : s) {
-    if (c == '|' || c == '=' || c == '\\') out->push_back('\\');
-    out->push_back(c);
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '|' || s[i] == '=' || s[i] == '\\') {
+      out->append(s.data() + run, i - run);
+      out->push_back('\\');
+      run = i;
+    }
   }
+  out->append(s.data() + run, s.size() - run);
 }
 
 }  // namespace

@@ -40,6 +40,13 @@ TEST(SeriesKey, CanonicalFormIsUnambiguous) {
   EXPECT_NE(c->Canonical(), d->Canonical());
 }
 
+TEST(SeriesKey, CanonicalBytesAreStable) {
+  // The index stores these bytes: they must never change.
+  auto k = MakeSeriesKey("n|s", "m=\\x", {{"a", "1|b=2"}, {"b", "plain"}}, "Count");
+  ASSERT_TRUE(k.ok());
+  EXPECT_EQ(k->Canonical(), "n\\|s|m\\=\\\\x|Count|a=1\\|b\\=2|b=plain");
+}
+
 TEST(StatisticSet, IdenticalValuesRule) {
   EXPECT_TRUE((StatisticSet{0, 1, 5, 5, 5}).DescribesIdenticalValues());
   EXPECT_TRUE((StatisticSet{0, 3, 15, 5, 5}).DescribesIdenticalValues());
