@@ -197,7 +197,16 @@ Db::~Db() {
   maint_cv_.notify_all();
   if (maint_thread_.joinable()) maint_thread_.join();
   if (kv_ && writable()) {
-    absl::Status s = kv_->SyncWal();
+    // An empty head log on a clean close: only a crash leaves log records
+    // (which binaries older than the log cannot read; docs/format/store.md).
+    absl::Status s;
+    if (write_error_.ok()) {  // no other thread is left
+      s = RunAsLeader([this](kv::WriteBatch* batch) {
+        CheckpointHeadLog(batch);
+        return absl::OkStatus();
+      });
+    }
+    if (s.ok()) s = kv_->SyncWal();
     if (!s.ok()) util::LogWarning(absl::StrFormat("closing the store: %s", s.message()));
   }
   kv_.reset();
@@ -382,6 +391,7 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
     batch.PopSavePoint();
     w->status = absl::OkStatus();
   }
+  FinishHeadLog(&batch);
   if (batch.Count() == 0) return;
   kv::WriteOptions wo;
   wo.sync = options_.sync_writes;
@@ -414,6 +424,7 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
       HeadStats& st = *w->stats;
       st.series = registry_->size();
       st.registry_bytes = registry_->MemoryBytes();
+      st.head_log_bytes = head_log_bytes_;
       st.open_series = 0;
       st.rows = 0;
       st.head_bytes = heads_.capacity() * (sizeof(SeriesId) + sizeof(void*));
@@ -421,6 +432,7 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
         if (!e->head.empty()) ++st.open_series;
         st.rows += e->head.rows();
         st.head_bytes += sizeof(HeadEntry) + e->head.MemoryBytes();
+        for (const LaneRows& l : e->unckpt) st.head_bytes += l.rows.capacity() * sizeof(Row);
       }
       return absl::OkStatus();
     }

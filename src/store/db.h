@@ -200,6 +200,7 @@ class Db {
     size_t rows = 0;            // rows in open chunks
     size_t head_bytes = 0;      // heap bytes of the open chunks and their state
     size_t registry_bytes = 0;  // heap bytes of the series map
+    size_t head_log_bytes = 0;  // head log since its last checkpoint (head.h)
   };
   // Writer: the head's size (docs/store.md's memory figures come from here).
   HeadStats GetHeadStats();
@@ -217,6 +218,10 @@ class Db {
     // none); last_unindexed: newer than its "l" record, which Seal updates.
     LastValue last{INT64_MIN, 0};
     bool last_unindexed = false;
+    // Rows in the head log (or in this commit's log record), not yet in a
+    // head record of the series: the next checkpoint writes them there.
+    std::vector<LaneRows> unckpt;
+    bool listed_unckpt = false;  // in Db::unckpt_series_
   };
   Db(DbOptions options, DataFolderPaths paths, util::Clock* clock, RetentionPolicy retention);
   // Rebuilds the compaction filter's id -> retention map from the index.
@@ -239,10 +244,18 @@ class Db {
   absl::Status PrepareSamples(const model::SampleBatch& samples, kv::WriteBatch* batch,
                               int64_t now_ms);
   // Appends rows (sorted per lane) to a series' head, sealing as needed, and
-  // adds the head record of the rows that stay open (with entry->last).
+  // adds the rows that stay open (with entry->last) to this commit's head
+  // log record.
   void AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
                   kv::WriteBatch* batch, int64_t now_ms);
+  // Checkpoints the head log first (head.h: log rows are never sealed).
   void Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch);
+  // Moves every series' log rows to a head record of its own and deletes the
+  // head log, in `batch` (head.h).
+  void CheckpointHeadLog(kv::WriteBatch* batch);
+  // End of a commit: adds its head log record to `batch`, or checkpoints
+  // when the log has grown past HeadOptions::log_checkpoint_bytes.
+  void FinishHeadLog(kv::WriteBatch* batch);
   HeadEntry* HeadFor(SeriesId id, std::string_view ns);
   // Maintenance work done by the write leader: seal by age, idleness, memory.
   void PrepareMaintenance(bool seal_all, kv::WriteBatch* batch, int64_t now_ms);
@@ -279,6 +292,13 @@ class Db {
   absl::flat_hash_map<SeriesId, std::unique_ptr<HeadEntry>> heads_;
   absl::flat_hash_map<std::string, TierRetention> retention_by_ns_;
   std::atomic<int64_t> last_wal_sync_ms_{0};
+  // The head log (head.h): this commit's record being built, the bytes of
+  // the log since its last checkpoint (this record included), whether a log
+  // record was written since, and the series with unckpt rows.
+  std::string head_log_record_;
+  size_t head_log_bytes_ = 0;
+  bool head_log_written_ = false;
+  std::vector<SeriesId> unckpt_series_;
 
   // Retention of each series, for the compaction filter (RocksDB threads).
   mutable std::mutex drop_mu_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 #include "store/bulk_loader.h"
@@ -149,6 +150,137 @@ TEST_F(DbMetricsTest, LastValueIsTheNewestSampleThroughLateWritesSealsRestartsAn
     EXPECT_EQ(last_of(*db), (LastValue{kT0 + 4000, 4}));
   }
   EXPECT_EQ(last_of(*Open()), (LastValue{kT0 + 4000, 4}));
+}
+
+// Commits write one head log record for all their series; a checkpoint moves
+// the log's rows to per-series head records. Rows in the log must read like
+// any open row, survive a crash, and be sealed exactly once.
+TEST_F(DbMetricsTest, RowsInTheHeadLogAreReadReplayedAfterACrashAndSealedOnce) {
+  head_.log_checkpoint_bytes = 1 << 30;  // nothing checkpoints but a seal
+  const model::SeriesKey a = Key("a"), b = Key("b");
+  std::vector<std::pair<int64_t, double>> want_a, want_b;
+  auto db = Open();
+  for (int i = 0; i < 30; ++i) {
+    model::SampleBatch batch = Plain(a, {{kT0 + i * 1000, i * 0.5}});
+    // b gets a late row every third commit (it goes to the late chunk).
+    const int64_t tb = i % 3 == 2 ? kT0 + (i - 5) * 1000 + 1 : kT0 + i * 1000;
+    batch.series.push_back({b, 1, {{tb, -i * 1.0}}, {}, {}});
+    ASSERT_TRUE(db->PutSamples(batch).ok());
+    want_a.emplace_back(kT0 + i * 1000, i * 0.5);
+    want_b.emplace_back(tb, -i * 1.0);
+  }
+  std::sort(want_b.begin(), want_b.end());
+  auto head_keys = [](Db& d, bool log) {
+    int n = 0;
+    auto it = d.kv().NewIterator(kv::Cf::kHead);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      n += (it->key() >= headkeys::LogPrefix()) == log;
+    }
+    return n;
+  };
+  EXPECT_EQ(head_keys(*db, /*log=*/true), 30);  // one record per commit
+  EXPECT_EQ(head_keys(*db, /*log=*/false), 0);
+  EXPECT_GT(db->GetHeadStats().head_log_bytes, 0u);
+  EXPECT_EQ(Rows(*db, a), want_a);
+  EXPECT_EQ(Rows(*db, b), want_b);
+  auto last_of = [](Db& d, const model::SeriesKey& k) -> std::optional<LastValue> {
+    auto view = d.View();
+    std::vector<SeriesRef> refs;
+    EXPECT_TRUE(view->FindSeries(k.ns, k.metric, k.dimensions, nullptr, &refs).ok());
+    if (refs.size() != 1) return std::nullopt;
+    auto last = view->GetLastValue(refs[0].id);
+    EXPECT_TRUE(last.ok()) << last.status();
+    return last.ok() ? *last : std::nullopt;
+  };
+  EXPECT_EQ(last_of(*db, a), (LastValue{kT0 + 29'000, 14.5}));
+  EXPECT_EQ(last_of(*db, b), (LastValue{kT0 + 28'000, -28}));  // 29 was late
+  {
+    auto follower = Open(OpenMode::kReader);
+    ASSERT_NE(follower, nullptr);
+    EXPECT_EQ(Rows(*follower, a), want_a);
+    EXPECT_EQ(Rows(*follower, b), want_b);
+    EXPECT_EQ(last_of(*follower, b), (LastValue{kT0 + 28'000, -28}));
+  }
+
+  // A crash now: the files as they are, the log included (a clean close
+  // would checkpoint it).
+  std::filesystem::copy(dir_.Sub("data"), dir_.Sub("crashed"),
+                        std::filesystem::copy_options::recursive);
+  {
+    DbOptions o = Options();
+    o.data_dir = dir_.Sub("crashed");
+    auto crashed = Db::Open(o);
+    ASSERT_TRUE(crashed.ok()) << crashed.status();
+    EXPECT_EQ(Rows(**crashed, a), want_a);
+    EXPECT_EQ(Rows(**crashed, b), want_b);
+    EXPECT_EQ(last_of(**crashed, a), (LastValue{kT0 + 29'000, 14.5}));
+    EXPECT_EQ(head_keys(**crashed, /*log=*/true), 0);  // replay checkpointed it
+    EXPECT_EQ(head_keys(**crashed, /*log=*/false), 2);
+    ASSERT_TRUE((*crashed)->SealAll().ok());
+    EXPECT_EQ(Rows(**crashed, a), want_a);
+    EXPECT_EQ(Rows(**crashed, b), want_b);
+  }
+
+  // A seal moves the log's rows out first: every row once, from raw chunks.
+  ASSERT_TRUE(db->SealAll().ok());
+  EXPECT_EQ(head_keys(*db, /*log=*/true) + head_keys(*db, /*log=*/false), 0);
+  EXPECT_EQ(Rows(*db, a), want_a);
+  EXPECT_EQ(Rows(*db, b), want_b);
+  EXPECT_EQ(last_of(*db, b), (LastValue{kT0 + 28'000, -28}));
+}
+
+// A chunk that fills up seals in the middle of a commit, while earlier rows
+// of the series (and of others) are still in the log: they must be sealed
+// once and never replayed again after a crash.
+TEST_F(DbMetricsTest, ASealWhileRowsAreInTheHeadLogKeepsEveryRowOnceThroughACrash) {
+  head_.log_checkpoint_bytes = 1 << 30;
+  head_.max_chunk_rows = 8;
+  const model::SeriesKey a = Key("a"), b = Key("b");
+  std::vector<std::pair<int64_t, double>> want_a, want_b;
+  auto db = Open();
+  for (int i = 0; i < 21; ++i) {
+    model::SampleBatch batch = Plain(a, {{kT0 + i * 1000, 1.0 * i}});
+    if (i % 2 == 0) batch.series.push_back({b, 1, {{kT0 + i * 1000, -1.0 * i}}, {}, {}});
+    ASSERT_TRUE(db->PutSamples(batch).ok());
+    want_a.emplace_back(kT0 + i * 1000, 1.0 * i);
+    if (i % 2 == 0) want_b.emplace_back(kT0 + i * 1000, -1.0 * i);
+  }
+  EXPECT_EQ(Rows(*db, a), want_a);
+  EXPECT_EQ(Rows(*db, b), want_b);
+  std::filesystem::copy(dir_.Sub("data"), dir_.Sub("crashed"),
+                        std::filesystem::copy_options::recursive);
+  DbOptions o = Options();
+  o.data_dir = dir_.Sub("crashed");
+  auto crashed = Db::Open(o);
+  ASSERT_TRUE(crashed.ok()) << crashed.status();
+  EXPECT_EQ(Rows(**crashed, a), want_a);
+  EXPECT_EQ(Rows(**crashed, b), want_b);
+}
+
+// The log stays small: a commit past log_checkpoint_bytes and every
+// maintenance tick move it to per-series head records.
+TEST_F(DbMetricsTest, TheHeadLogIsCheckpointedBySizeAndByMaintenance) {
+  head_.log_checkpoint_bytes = 2000;
+  std::vector<model::SeriesKey> keys;
+  for (int s = 0; s < 10; ++s) keys.push_back(Key("m" + std::to_string(s)));
+  auto db = Open();
+  size_t most = 0;
+  for (int i = 0; i < 100; ++i) {
+    model::SampleBatch batch;
+    for (const auto& k : keys) batch.series.push_back({k, 1, {{kT0 + i * 1000, 1.0 * i}}, {}, {}});
+    ASSERT_TRUE(db->PutSamples(batch).ok());
+    most = std::max(most, db->GetHeadStats().head_log_bytes);
+  }
+  EXPECT_GT(most, 0u);
+  EXPECT_LE(most, 2000u);
+  for (const auto& k : keys) EXPECT_EQ(Rows(*db, k).size(), 100u);
+  ASSERT_TRUE(db->Maintain().ok());
+  EXPECT_EQ(db->GetHeadStats().head_log_bytes, 0u);
+  EXPECT_EQ(db->GetHeadStats().open_series, 10u);  // checkpointed, not sealed
+  for (const auto& k : keys) EXPECT_EQ(Rows(*db, k).size(), 100u);
+  db.reset();
+  db = Open();
+  for (const auto& k : keys) EXPECT_EQ(Rows(*db, k).size(), 100u);
 }
 
 TEST_F(DbMetricsTest, ValuesRoundTripBitExactly) {

@@ -100,6 +100,9 @@ Db::HeadEntry* Db::HeadFor(SeriesId id, std::string_view ns) {
 }
 
 void Db::Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
+  // Replay takes every log row as open, so none may be sealed: they move to
+  // head records first, which the range delete below then covers for `id`.
+  if (!unckpt_series_.empty() || head_log_written_) CheckpointHeadLog(batch);
   if (!entry->head.empty()) {
     SealChunks(id, entry->retention, &entry->head, [&] { return chunk_seq_->Next(batch); },
                batch);
@@ -136,10 +139,57 @@ void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
   entry->head.last_append_ms = now_ms;
   bool any = false;
   for (const LaneRows& o : open) any = any || !o.rows.empty();
-  if (any) {
-    batch->Put(kv::Cf::kHead, headkeys::Key(id, chunk_seq_->Next(batch)),
-               EncodeHeadRecord(open, entry->last.t_ms == INT64_MIN ? nullptr : &entry->last));
+  if (!any) return;
+  AppendHeadLogEntry(id, open, entry->last.t_ms == INT64_MIN ? nullptr : &entry->last,
+                     &head_log_record_);
+  if (!entry->listed_unckpt) {
+    entry->listed_unckpt = true;
+    unckpt_series_.push_back(id);
   }
+  for (LaneRows& o : open) {
+    if (o.rows.empty()) continue;
+    auto it = std::find_if(entry->unckpt.begin(), entry->unckpt.end(),
+                           [&](const LaneRows& u) { return u.lane == o.lane; });
+    if (it == entry->unckpt.end()) {
+      entry->unckpt.push_back(std::move(o));
+    } else {
+      it->rows.insert(it->rows.end(), o.rows.begin(), o.rows.end());
+    }
+  }
+}
+
+void Db::CheckpointHeadLog(kv::WriteBatch* batch) {
+  for (SeriesId id : unckpt_series_) {
+    auto it = heads_.find(id);
+    // A listed series is open: sealing one checkpoints first, and only
+    // sealed (empty) heads are dropped.
+    TW_CHECK(it != heads_.end());
+    HeadEntry* e = it->second.get();
+    e->listed_unckpt = false;
+    if (e->unckpt.empty()) continue;
+    batch->Put(kv::Cf::kHead, headkeys::Key(id, chunk_seq_->Next(batch)),
+               EncodeHeadRecord(e->unckpt, e->last.t_ms == INT64_MIN ? nullptr : &e->last));
+    e->unckpt.clear();
+  }
+  unckpt_series_.clear();
+  if (head_log_written_) {
+    batch->DeleteRange(kv::Cf::kHead, headkeys::LogPrefix(), headkeys::LogEnd());
+    head_log_written_ = false;
+  }
+  head_log_record_.clear();
+  head_log_bytes_ = 0;
+}
+
+void Db::FinishHeadLog(kv::WriteBatch* batch) {
+  if (head_log_record_.empty()) return;
+  head_log_bytes_ += head_log_record_.size();
+  if (head_log_bytes_ > options_.head.log_checkpoint_bytes) {
+    CheckpointHeadLog(batch);
+    return;
+  }
+  batch->Put(kv::Cf::kHead, headkeys::LogKey(chunk_seq_->Next(batch)), head_log_record_);
+  head_log_written_ = true;
+  head_log_record_.clear();
 }
 
 absl::Status Db::PrepareSamples(const model::SampleBatch& samples, kv::WriteBatch* batch,
@@ -225,6 +275,8 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples, kv::WriteBatc
 
 void Db::PrepareMaintenance(bool seal_all, kv::WriteBatch* batch, int64_t now_ms) {
   const HeadOptions& o = options_.head;
+  // Bounds what readers decode from the log to about a tick's writes.
+  if (!unckpt_series_.empty() || head_log_written_) CheckpointHeadLog(batch);
   size_t total = 0;
   std::vector<std::pair<size_t, SeriesId>> sizes;
   for (auto it = heads_.begin(); it != heads_.end();) {
@@ -260,7 +312,8 @@ void Db::PrepareMaintenance(bool seal_all, kv::WriteBatch* batch, int64_t now_ms
 
 absl::Status Db::ReplayHead() {
   std::map<SeriesId, std::vector<LaneRows>> by_series;
-  // The newest record's last value per series (records come in write order).
+  // The newest record's last value per series (records come in write order,
+  // the head log's after every head record).
   std::map<SeriesId, LastValue> head_last;
   {
     kv::ReadOptions ro;
@@ -271,13 +324,25 @@ absl::Status Db::ReplayHead() {
       if (!headkeys::DecodeKey(it->key(), &id, &seq)) {
         return absl::DataLossError("a head record has a damaged key");
       }
+      if (id == headkeys::kLogSeries) {
+        // The log sorts last, in write order: its values are the newest.
+        head_log_written_ = true;
+        TW_RETURN_IF_ERROR(DecodeHeadLogRecord(
+            it->value(), [&](uint64_t sid, std::vector<LaneRows>&& lanes,
+                             std::optional<LastValue> last) {
+              std::vector<LaneRows>& rows = by_series[sid];
+              for (LaneRows& l : lanes) rows.push_back(std::move(l));
+              if (last) head_last[sid] = *last;
+            }));
+        continue;
+      }
       std::optional<LastValue> last;
       TW_RETURN_IF_ERROR(DecodeHeadRecord(it->value(), &by_series[id], &last));
       if (last) head_last[id] = *last;
     }
     TW_RETURN_IF_ERROR(it->status());
   }
-  if (by_series.empty()) return absl::OkStatus();
+  if (by_series.empty() && !head_log_written_) return absl::OkStatus();
   kv::WriteBatch batch;
   const int64_t now_ms = clock_->NowMs();
   for (auto& [id, records] : by_series) {
@@ -318,6 +383,8 @@ absl::Status Db::ReplayHead() {
     }
     AppendRows(id, head, &lanes, &batch, now_ms);
   }
+  // One head record per open series; the log is gone.
+  CheckpointHeadLog(&batch);
   kv::WriteOptions wo;
   wo.sync = options_.sync_writes;
   return kv_->Write(&batch, wo);

@@ -120,6 +120,14 @@ bool DecodeKey(std::string_view key, uint64_t* series_id, uint64_t* seq) {
   return true;
 }
 
+std::string LogKey(uint64_t seq) { return Key(kLogSeries, seq); }
+
+std::string LogPrefix() { return SeriesPrefix(kLogSeries); }
+
+// Sequence numbers stay far below 2^56, so every log key's ninth byte is
+// under 0xff.
+std::string LogEnd() { return std::string(9, '\xff'); }
+
 }  // namespace headkeys
 
 namespace {
@@ -183,6 +191,34 @@ absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lan
       }
     }
     lanes->push_back(std::move(l));
+  }
+  return absl::OkStatus();
+}
+
+void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
+                        const LastValue* last, std::string* record) {
+  const std::string entry = EncodeHeadRecord(lanes, last);
+  coding::PutVarint64(record, series_id);
+  coding::PutVarint64(record, entry.size());
+  record->append(entry);
+}
+
+absl::Status DecodeHeadLogRecord(
+    std::string_view value,
+    const std::function<void(uint64_t series_id, std::vector<LaneRows>&& lanes,
+                             std::optional<LastValue> last)>& fn) {
+  while (!value.empty()) {
+    uint64_t id, size;
+    if (!coding::GetVarint64(&value, &id) || !coding::GetVarint64(&value, &size) ||
+        size > value.size() || id == headkeys::kLogSeries) {
+      return absl::DataLossError("a head log record is damaged");
+    }
+    std::vector<LaneRows> lanes;
+    std::optional<LastValue> last;
+    absl::Status s = DecodeHeadRecord(value.substr(0, size), &lanes, &last);
+    if (!s.ok()) return absl::DataLossError("a head log record is damaged");
+    value.remove_prefix(size);
+    fn(id, std::move(lanes), last);
   }
   return absl::OkStatus();
 }

@@ -2,18 +2,29 @@
 // The head: the open (unsealed) chunks of every active series, in memory,
 // with a durable copy of their rows in the head column family.
 //
-// Invariant: the head records of a series (key: series id | seq) hold exactly
-// the rows in its open chunks. Each write adds one record per series with
-// the rows that stayed open; sealing a series writes its chunks to the raw
-// column family, its rollups to the tiers, and deletes all its head records,
-// in the same atomic batch. After a crash, the next writer reads the head
-// records back (only the unsealed tail) and continues.
+// Invariant: the head records of a series (key: series id | seq) plus its
+// entries in the head log hold exactly the rows in its open chunks.
 //
-// Each head record also carries the series' last value as of its write, so
-// the newest head record of a series answers "last value" in O(1) and the
-// write path puts one record per series instead of two; the index's "l"
-// record is brought up to date when the series seals. Readers take the newer
-// of the two (ReadView::GetLastValue).
+// Each commit writes one head log record (key: kLogSeries | seq) with the
+// rows that every series of the commit kept open, instead of one record per
+// series: per-series records, each a memtable insert that RocksDB later
+// flushes and compacts until the series seals, were half of the write path's
+// cost with many series per request. A checkpoint moves the log's rows to
+// per-series head records (one per series, with everything it got since the
+// previous checkpoint) and deletes the log, in one atomic batch; it runs when
+// the log reaches HeadOptions::log_checkpoint_bytes, at every maintenance
+// tick (about a second), and before any seal, so that log rows are never
+// sealed and replay can take every log row as open. Sealing a series writes
+// its chunks to the raw column family, its rollups to the tiers, and deletes
+// its head records, in the same atomic batch. After a crash, the next writer
+// reads the head records and the log back (only the unsealed tail) and
+// continues.
+//
+// Head records and log entries also carry the series' last value as of
+// their write, so the newest of them answers "last value" in O(1); the
+// index's "l" record is brought up to date when the series seals. Readers
+// take the newest of the three (ReadView::GetLastValue) and decode the log
+// (at most a checkpoint's worth) once per view.
 //
 // Within a lane, rows in time order go to the main chunk; a late row (older
 // than the main chunk's last) goes to a second "late" chunk while it is in
@@ -26,6 +37,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +63,9 @@ struct HeadOptions {
   int64_t idle_ms = 10 * 60'000;
   // Maintenance seals the biggest heads while the total exceeds this.
   size_t max_head_bytes = 64 << 20;
+  // A commit that brings the head log past this many bytes checkpoints it
+  // (see above); readers decode at most about this much per view.
+  size_t log_checkpoint_bytes = 1 << 20;
 };
 
 // The open chunks of one series.
@@ -94,6 +109,14 @@ std::string Key(uint64_t series_id, uint64_t seq);
 std::string SeriesPrefix(uint64_t series_id);
 std::string SeriesEnd(uint64_t series_id);
 bool DecodeKey(std::string_view key, uint64_t* series_id, uint64_t* seq);
+// The head log's records are keyed as a series with this reserved id (no
+// series gets it: ids count up from 1), so they sort after every series'.
+inline constexpr uint64_t kLogSeries = UINT64_MAX;
+std::string LogKey(uint64_t seq);
+// [LogPrefix(), LogEnd()) holds exactly the head log. LogPrefix() is 8 bytes,
+// so it can start a range delete (see store/kv's insert hints).
+std::string LogPrefix();
+std::string LogEnd();
 }  // namespace headkeys
 
 // Rows of several lanes, as in one head record.
@@ -107,5 +130,15 @@ std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue
 // when the record carries one (records written before it existed do not).
 absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes,
                               std::optional<LastValue>* last = nullptr);
+
+// A head log record: one entry per series, each a varint series id, a varint
+// length and a head record (EncodeHeadRecord) of that length.
+void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
+                        const LastValue* last, std::string* record);
+// Calls `fn` for each entry in order; DataLoss on damaged bytes.
+absl::Status DecodeHeadLogRecord(
+    std::string_view value,
+    const std::function<void(uint64_t series_id, std::vector<LaneRows>&& lanes,
+                             std::optional<LastValue> last)>& fn);
 
 }  // namespace trainwatch::store

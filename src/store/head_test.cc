@@ -64,5 +64,50 @@ TEST(HeadRecordTest, DamagedRecordsAreDataLoss) {
   }
 }
 
+TEST(HeadLogRecordTest, EntriesOfSeveralSeriesRoundTripInOrder) {
+  const LastValue last{1000, 0.5};
+  std::string record;
+  AppendHeadLogEntry(7, Lanes(), &last, &record);
+  AppendHeadLogEntry(3, Lanes(), nullptr, &record);
+  AppendHeadLogEntry(1ull << 40, {}, &last, &record);  // only a last value
+  std::vector<uint64_t> ids;
+  std::vector<std::optional<LastValue>> lasts;
+  ASSERT_TRUE(DecodeHeadLogRecord(record, [&](uint64_t id, std::vector<LaneRows>&& lanes,
+                                              std::optional<LastValue> l) {
+                ids.push_back(id);
+                lasts.push_back(l);
+                if (id != 1ull << 40) ExpectSameRows(lanes, Lanes());
+              }).ok());
+  EXPECT_EQ(ids, (std::vector<uint64_t>{7, 3, 1ull << 40}));
+  EXPECT_EQ(lasts, (std::vector<std::optional<LastValue>>{last, std::nullopt, last}));
+}
+
+TEST(HeadLogRecordTest, DamagedRecordsAreDataLoss) {
+  const LastValue last{1000, 1};
+  std::string good;
+  AppendHeadLogEntry(7, Lanes(), &last, &good);
+  std::string reserved_id;  // the log's own key space is no series
+  AppendHeadLogEntry(headkeys::kLogSeries, Lanes(), &last, &reserved_id);
+  std::string bad_entry;  // a damaged head record inside a well-framed entry
+  bad_entry.push_back(7);
+  bad_entry.push_back(1);
+  bad_entry.push_back('\x07');
+  for (const std::string& bad :
+       {good.substr(0, good.size() - 1), good + "\x01", reserved_id, bad_entry}) {
+    absl::Status s = DecodeHeadLogRecord(bad, [](uint64_t, std::vector<LaneRows>&&,
+                                                 std::optional<LastValue>) {});
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  }
+}
+
+TEST(HeadLogRecordTest, LogKeysSortAfterEverySeriesAndInsideTheLogRange) {
+  const std::string first = headkeys::LogKey(0), later = headkeys::LogKey(1ull << 50);
+  EXPECT_LT(headkeys::Key(headkeys::kLogSeries - 1, UINT64_MAX), first);
+  EXPECT_LE(headkeys::LogPrefix(), first);
+  EXPECT_LT(first, later);
+  EXPECT_LT(later, headkeys::LogEnd());
+  EXPECT_EQ(headkeys::LogPrefix().size(), 8u);  // can start a range delete
+}
+
 }  // namespace
 }  // namespace trainwatch::store

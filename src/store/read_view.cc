@@ -29,7 +29,11 @@ ReadView::ReadView(const kv::Kv* kv, std::shared_ptr<const kv::Snapshot> snapsho
       now_ms_(now_ms) {}
 
 ReadView ReadView::Fork() const {
-  return ReadView(kv_, snapshot_, CatchUpHold(), retention_, now_ms_);
+  ReadView fork(kv_, snapshot_, CatchUpHold(), retention_, now_ms_);
+  // Decoded here once rather than by each fork (a failure is the fork's to
+  // meet and report when it reads the head).
+  if (DecodedHeadLog().ok()) fork.head_log_ = head_log_;
+  return fork;
 }
 
 ReadView::~ReadView() {

@@ -18,9 +18,11 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "model/job_record.h"
 #include "store/aggregate.h"
+#include "store/head.h"
 #include "store/kv/kv.h"
 #include "store/lane.h"
 #include "store/log_store.h"
@@ -136,8 +138,8 @@ class ReadView {
       std::string_view ns, std::string_view metric, std::string_view start_after,
       const std::function<bool(SeriesRef&&, std::string_view listing_key)>& fn) const;
   absl::StatusOr<std::optional<model::SeriesKey>> GetSeriesKey(SeriesId id) const;
-  // The newest sample of a series, O(1) (its "l" record and its newest head
-  // record, see head.h); nullopt when it has none.
+  // The newest sample of a series, O(1) (its "l" record, its newest head
+  // record and the head log, see head.h); nullopt when it has none.
   absl::StatusOr<std::optional<LastValue>> GetLastValue(SeriesId id) const;
   // Adds the series' data to `buckets` (sized by the caller; see
   // AggregateRequest).
@@ -165,7 +167,17 @@ class ReadView {
   template <typename Fn>
   absl::Status Range(kv::Cf cf, std::string_view lower, std::string_view upper, Fn fn) const;
 
+  // The head log's rows and newest last value per series (head.h), decoded
+  // once per view on first use and shared with its forks.
+  struct HeadLogSeries {
+    std::vector<LaneRows> lanes;
+    std::optional<LastValue> last;
+  };
+  using HeadLog = absl::flat_hash_map<SeriesId, HeadLogSeries>;
+  absl::StatusOr<const HeadLog*> DecodedHeadLog() const;
+
   std::shared_ptr<const kv::Snapshot> snapshot_;
+  mutable std::shared_ptr<const HeadLog> head_log_;
   mutable std::array<std::unique_ptr<kv::Iterator>, kv::kCfCount> cached_;
   CatchUpHold catch_up_hold_;
   std::shared_ptr<const RetentionPolicy> retention_;

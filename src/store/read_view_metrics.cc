@@ -101,23 +101,52 @@ absl::StatusOr<std::optional<LastValue>> ReadView::GetLastValue(SeriesId id) con
     if (head_last && (!last || head_last->t_ms >= last->t_ms)) last = head_last;
   }
   TW_RETURN_IF_ERROR(it->status());
+  // The head log is newer still.
+  TW_ASSIGN_OR_RETURN(const HeadLog* log, DecodedHeadLog());
+  if (auto found = log->find(id); found != log->end() && found->second.last &&
+                                  (!last || found->second.last->t_ms >= last->t_ms)) {
+    last = found->second.last;
+  }
   return last;
+}
+
+absl::StatusOr<const ReadView::HeadLog*> ReadView::DecodedHeadLog() const {
+  if (head_log_) return head_log_.get();
+  auto log = std::make_shared<HeadLog>();
+  TW_RETURN_IF_ERROR(Range(
+      kv::Cf::kHead, headkeys::LogPrefix(), headkeys::LogEnd(),
+      [&](std::string_view, std::string_view value) {
+        return DecodeHeadLogRecord(value, [&](uint64_t id, std::vector<LaneRows>&& lanes,
+                                              std::optional<LastValue> last) {
+          HeadLogSeries& s = (*log)[id];
+          for (LaneRows& l : lanes) s.lanes.push_back(std::move(l));
+          if (last) s.last = last;  // records and entries come in write order
+        });
+      }));
+  head_log_ = std::move(log);
+  return head_log_.get();
 }
 
 absl::Status ReadView::ScanHeadRows(SeriesId id, int64_t start_ms, int64_t end_ms,
                                     const std::function<void(uint8_t, const Row&)>& fn) const {
+  auto visit = [&](const std::vector<LaneRows>& lanes) {
+    for (const LaneRows& l : lanes) {
+      for (const Row& r : l.rows) {
+        if (r.t_ms >= start_ms && r.t_ms < end_ms) fn(l.lane, r);
+      }
+    }
+  };
   std::vector<LaneRows> lanes;
-  return Range(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id),
-               [&](std::string_view, std::string_view value) {
-                 lanes.clear();
-                 TW_RETURN_IF_ERROR(DecodeHeadRecord(value, &lanes));
-                 for (const LaneRows& l : lanes) {
-                   for (const Row& r : l.rows) {
-                     if (r.t_ms >= start_ms && r.t_ms < end_ms) fn(l.lane, r);
-                   }
-                 }
-                 return absl::OkStatus();
-               });
+  TW_RETURN_IF_ERROR(Range(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id),
+                           [&](std::string_view, std::string_view value) {
+                             lanes.clear();
+                             TW_RETURN_IF_ERROR(DecodeHeadRecord(value, &lanes));
+                             visit(lanes);
+                             return absl::OkStatus();
+                           }));
+  TW_ASSIGN_OR_RETURN(const HeadLog* log, DecodedHeadLog());
+  if (auto found = log->find(id); found != log->end()) visit(found->second.lanes);
+  return absl::OkStatus();
 }
 
 absl::Status ReadView::ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,

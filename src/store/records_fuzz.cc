@@ -19,6 +19,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   {
     std::vector<LaneRows> lanes;
     (void)DecodeHeadRecord(bytes, &lanes);
+    size_t rows = 0;
+    (void)DecodeHeadLogRecord(bytes, [&](uint64_t, std::vector<LaneRows>&& entry,
+                                         std::optional<LastValue>) {
+      for (const LaneRows& l : entry) rows += l.rows.size();
+    });
   }
   {
     absl::StatusOr<RawChunkReader> r = RawChunkReader::Open(bytes);
