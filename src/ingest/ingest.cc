@@ -53,21 +53,16 @@ absl::Status CheckTime(const model::SeriesKey& key, int64_t t_ms, int64_t now_ms
 }
 
 absl::Status CheckKey(const model::SeriesKey& key) {
-  // MakeSeriesKey validates and canonicalises; a key built another way must
-  // come out unchanged.
-  absl::StatusOr<model::SeriesKey> canonical =
-      model::MakeSeriesKey(key.ns, key.metric, key.dimensions, key.unit);
-  if (!canonical.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("series %s: %s", key.ToString(), std::string(canonical.status().message())));
-  }
-  if (*canonical != key) {
+  absl::Status s = model::CheckSeriesKey(key);
+  if (s.ok()) return s;
+  if (!std::is_sorted(key.dimensions.begin(), key.dimensions.end()) || key.unit.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "series %s is not in canonical form (dimensions sorted by name, unit set); build keys "
         "with model::MakeSeriesKey",
         key.ToString()));
   }
-  return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("series %s: %s", key.ToString(), std::string(s.message())));
 }
 
 }  // namespace

@@ -58,8 +58,11 @@ const std::string* SeriesKey::FindDimension(std::string_view name) const {
   return nullptr;
 }
 
-absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
-                                        std::vector<Dimension> dimensions, std::string unit) {
+namespace {
+
+// MakeSeriesKey's checks of a key whose dimensions are sorted.
+absl::Status CheckParts(std::string_view ns, std::string_view metric,
+                        const std::vector<Dimension>& dimensions) {
   if (ns.empty()) return absl::InvalidArgumentError("namespace is empty");
   if (ns.size() > kMaxNameBytes) {
     return absl::InvalidArgumentError(
@@ -75,7 +78,6 @@ absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
         "metric \"%s\" has %d dimensions; at most %d are allowed", metric, dimensions.size(),
         kMaxDimensions));
   }
-  std::sort(dimensions.begin(), dimensions.end());
   for (size_t i = 0; i < dimensions.size(); ++i) {
     const Dimension& d = dimensions[i];
     if (d.name.empty() || d.name.size() > kMaxNameBytes) {
@@ -93,8 +95,27 @@ absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
           "metric \"%s\": dimension \"%s\" is given twice", metric, d.name));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
+                                        std::vector<Dimension> dimensions, std::string unit) {
+  if (dimensions.size() <= kMaxDimensions) std::sort(dimensions.begin(), dimensions.end());
+  absl::Status s = CheckParts(ns, metric, dimensions);
+  if (!s.ok()) return s;
   if (unit.empty()) unit = "None";
   return SeriesKey{std::move(ns), std::move(metric), std::move(dimensions), std::move(unit)};
+}
+
+absl::Status CheckSeriesKey(const SeriesKey& key) {
+  absl::Status s = CheckParts(key.ns, key.metric, key.dimensions);
+  if (!s.ok()) return s;
+  if (key.unit.empty() || !std::is_sorted(key.dimensions.begin(), key.dimensions.end())) {
+    return absl::InvalidArgumentError("the dimensions are not sorted by name or the unit is empty");
+  }
+  return absl::OkStatus();
 }
 
 bool StatisticSet::DescribesIdenticalValues() const {

@@ -51,6 +51,12 @@ absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
                                         std::vector<Dimension> dimensions,
                                         std::string unit = "None");
 
+// The same checks for a key built some other way, without copying it (this
+// runs for every series of every write): MakeSeriesKey's error for a bad
+// part, else InvalidArgument when the key is not as MakeSeriesKey would have
+// left it (dimensions unsorted, unit empty).
+absl::Status CheckSeriesKey(const SeriesKey& key);
+
 // One observation: Unix epoch milliseconds and a finite value.
 struct Sample {
   int64_t t_ms;

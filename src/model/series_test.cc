@@ -40,6 +40,25 @@ TEST(SeriesKey, CanonicalFormIsUnambiguous) {
   EXPECT_NE(c->Canonical(), d->Canonical());
 }
 
+TEST(SeriesKey, CheckSeriesKeyGivesMakeSeriesKeysVerdictWithoutCopying) {
+  auto good = MakeSeriesKey("ns", "m", {{"b", "2"}, {"a", "1"}}, "Count");
+  ASSERT_TRUE(good.ok());
+  EXPECT_TRUE(CheckSeriesKey(*good).ok());
+  SeriesKey unsorted = *good;
+  std::swap(unsorted.dimensions[0], unsorted.dimensions[1]);
+  EXPECT_EQ(CheckSeriesKey(unsorted).code(), absl::StatusCode::kInvalidArgument);
+  SeriesKey no_unit = *good;
+  no_unit.unit.clear();
+  EXPECT_EQ(CheckSeriesKey(no_unit).code(), absl::StatusCode::kInvalidArgument);
+  SeriesKey long_name = *good;
+  long_name.dimensions[0].name = std::string(256, 'x');
+  EXPECT_EQ(CheckSeriesKey(long_name).message(),
+            MakeSeriesKey("ns", "m", long_name.dimensions, "Count").status().message());
+  SeriesKey twice = *good;
+  twice.dimensions[1].name = "a";
+  EXPECT_EQ(CheckSeriesKey(twice).message(), "metric \"m\": dimension \"a\" is given twice");
+}
+
 TEST(SeriesKey, CanonicalBytesAreStable) {
   // The index stores these bytes: they must never change.
   auto k = MakeSeriesKey("n|s", "m=\\x", {{"a", "1|b=2"}, {"b", "plain"}}, "Count");

@@ -23,6 +23,9 @@ struct Db::Writer {
   } kind;
   std::function<absl::Status(kv::WriteBatch*)> call;
   const model::SampleBatch* samples = nullptr;
+  // samples' keys, Canonical(), made by the writer's own thread before it
+  // queues (the leader's work is what every writer waits for).
+  std::vector<std::string> canonical;
   const model::LogBatch* logs = nullptr;
   const model::JobRecord* job = nullptr;
   HeadStats* stats = nullptr;
@@ -365,14 +368,6 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
         continue;
       }
     } else {
-      if (w->kind == Writer::Kind::kSamples) {
-        s = CheckSamples(*w->samples);
-        if (!s.ok()) {
-          batch.RollbackToSavePoint();
-          w->status = s;
-          continue;
-        }
-      }
       s = PrepareOne(w, &batch, now_ms);
       if (!s.ok()) {
         // The in-memory writer state may already include this writer's part:
@@ -409,7 +404,7 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
 absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
   switch (w->kind) {
     case Writer::Kind::kSamples:
-      return PrepareSamples(*w->samples, batch, now_ms);
+      return PrepareSamples(*w->samples, w->canonical, batch, now_ms);
     case Writer::Kind::kLogs:
       return log_writer_->Prepare(*w->logs, now_ms, batch);
     case Writer::Kind::kMaintain:
@@ -446,9 +441,11 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
 absl::Status Db::PutSamples(const model::SampleBatch& batch) {
   TW_RETURN_IF_ERROR(RequireWriter());
   if (batch.empty()) return absl::OkStatus();
+  TW_RETURN_IF_ERROR(CheckSamples(batch));
   Writer w;
   w.kind = Writer::Kind::kSamples;
   w.samples = &batch;
+  w.canonical = CanonicalKeys(batch);
   return Submit(&w);
 }
 
@@ -482,9 +479,11 @@ absl::StatusOr<bool> Db::SubmitDelivered(Writer* w, const Delivery& delivery) {
 }
 
 absl::StatusOr<bool> Db::PutSamples(const model::SampleBatch& batch, const Delivery& delivery) {
+  TW_RETURN_IF_ERROR(CheckSamples(batch));
   Writer w;
   w.kind = Writer::Kind::kSamples;
   w.samples = &batch;
+  w.canonical = CanonicalKeys(batch);
   return SubmitDelivered(&w, delivery);
 }
 

@@ -24,7 +24,8 @@
 //
 // Thread safety: all methods are thread-safe.
 // Threads: a writer owns one maintenance thread ("tw-store-maint") that
-// fsyncs the WAL and seals idle data; it is joined by the destructor.
+// fsyncs the WAL, checkpoints the head log (head.h) and seals idle data; it
+// is joined by the destructor.
 
 #include <atomic>
 #include <condition_variable>
@@ -241,7 +242,10 @@ class Db {
   // What the store itself insists on (ingest checks more, with better
   // messages): canonical keys and finite values.
   static absl::Status CheckSamples(const model::SampleBatch& samples);
-  absl::Status PrepareSamples(const model::SampleBatch& samples, kv::WriteBatch* batch,
+  // Canonical() of each series' key, in order.
+  static std::vector<std::string> CanonicalKeys(const model::SampleBatch& samples);
+  absl::Status PrepareSamples(const model::SampleBatch& samples,
+                              const std::vector<std::string>& canonical, kv::WriteBatch* batch,
                               int64_t now_ms);
   // Appends rows (sorted per lane) to a series' head, sealing as needed, and
   // adds the rows that stay open (with entry->last) to this commit's head

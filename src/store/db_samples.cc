@@ -192,11 +192,21 @@ void Db::FinishHeadLog(kv::WriteBatch* batch) {
   head_log_record_.clear();
 }
 
-absl::Status Db::PrepareSamples(const model::SampleBatch& samples, kv::WriteBatch* batch,
-                                int64_t now_ms) {
-  for (const model::SeriesSamples& s : samples.series) {
+std::vector<std::string> Db::CanonicalKeys(const model::SampleBatch& samples) {
+  std::vector<std::string> out;
+  out.reserve(samples.series.size());
+  for (const model::SeriesSamples& s : samples.series) out.push_back(s.key.Canonical());
+  return out;
+}
+
+absl::Status Db::PrepareSamples(const model::SampleBatch& samples,
+                                const std::vector<std::string>& canonical_keys,
+                                kv::WriteBatch* batch, int64_t now_ms) {
+  TW_CHECK(canonical_keys.size() == samples.series.size());
+  for (size_t i = 0; i < samples.series.size(); ++i) {
+    const model::SeriesSamples& s = samples.series[i];
     if (s.size() == 0) continue;
-    const std::string canonical = s.key.Canonical();
+    const std::string& canonical = canonical_keys[i];
     bool created = false;
     SeriesRegistry::Entry* entry = registry_->Resolve(s.key, canonical, batch, &created);
     const SeriesId id = entry->id;
@@ -252,8 +262,11 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples, kv::WriteBatc
     bool have_last = false;
     LastValue last;
     for (LaneRows& l : lanes) {
-      std::stable_sort(l.rows.begin(), l.rows.end(),
-                       [](const Row& a, const Row& b) { return a.t_ms < b.t_ms; });
+      auto by_time = [](const Row& a, const Row& b) { return a.t_ms < b.t_ms; };
+      // Senders mostly send in time order; stable_sort would allocate anyway.
+      if (!std::is_sorted(l.rows.begin(), l.rows.end(), by_time)) {
+        std::stable_sort(l.rows.begin(), l.rows.end(), by_time);
+      }
       const Row& r = l.rows.back();
       if (!have_last || r.t_ms >= last.t_ms) {
         have_last = true;
