@@ -52,9 +52,10 @@ absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
                                         std::string unit = "None");
 
 // The same checks for a key built some other way, without copying it (this
-// runs for every series of every write): MakeSeriesKey's error for a bad
-// part, else InvalidArgument when the key is not as MakeSeriesKey would have
-// left it (dimensions unsorted, unit empty).
+// runs for every series of every write): InvalidArgument when the key is not
+// as MakeSeriesKey would have left it (for a key with sorted dimensions,
+// MakeSeriesKey's own message; a key with unsorted dimensions or an empty
+// unit may get a message about that instead of about a bad part).
 absl::Status CheckSeriesKey(const SeriesKey& key);
 
 // One observation: Unix epoch milliseconds and a finite value.

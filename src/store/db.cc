@@ -85,7 +85,12 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(DbOptions options) {
   TW_RETURN_IF_ERROR(db->OpenKv(writer));
   if (writer) {
     RemoveStaleReaderScratch(paths);
-    TW_RETURN_IF_ERROR(db->LoadWriterState());
+    if (absl::Status s = db->LoadWriterState(); !s.ok()) {
+      // A half-loaded head must not reach the disk: ~Db checkpoints only
+      // while no write failed.
+      db->write_error_ = s;
+      return s;
+    }
     if (db->options_.background_thread) {
       db->maint_thread_ = std::thread([p = db.get()] { p->MaintenanceLoop(); });
     }

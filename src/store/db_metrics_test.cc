@@ -66,6 +66,27 @@ class DbMetricsTest : public ::testing::Test {
     return out;
   }
 
+  // The series' last value through a fresh view (nullopt: none, or no such series).
+  static std::optional<LastValue> LastValueOf(Db& db, const model::SeriesKey& key) {
+    auto view = db.View();
+    EXPECT_TRUE(view.ok());
+    std::vector<SeriesRef> refs;
+    EXPECT_TRUE(view->FindSeries(key.ns, key.metric, key.dimensions, nullptr, &refs).ok());
+    if (refs.size() != 1) return std::nullopt;
+    auto last = view->GetLastValue(refs[0].id);
+    EXPECT_TRUE(last.ok()) << last.status();
+    return last.ok() ? *last : std::nullopt;
+  }
+  // Opens, as a writer, a copy of the data folder as it is now: what a
+  // crash would leave (a clean close would checkpoint the head log).
+  absl::StatusOr<std::unique_ptr<Db>> OpenCrashImage(const std::string& name) {
+    std::filesystem::copy(dir_.Sub("data"), dir_.Sub(name),
+                          std::filesystem::copy_options::recursive);
+    DbOptions o = Options();
+    o.data_dir = dir_.Sub(name);
+    return Db::Open(o);
+  }
+
   testing::TempDir dir_;
   util::FakeClock clock_{kT0};
   HeadOptions head_;
@@ -183,37 +204,22 @@ TEST_F(DbMetricsTest, RowsInTheHeadLogAreReadReplayedAfterACrashAndSealedOnce) {
   EXPECT_GT(db->GetHeadStats().head_log_bytes, 0u);
   EXPECT_EQ(Rows(*db, a), want_a);
   EXPECT_EQ(Rows(*db, b), want_b);
-  auto last_of = [](Db& d, const model::SeriesKey& k) -> std::optional<LastValue> {
-    auto view = d.View();
-    std::vector<SeriesRef> refs;
-    EXPECT_TRUE(view->FindSeries(k.ns, k.metric, k.dimensions, nullptr, &refs).ok());
-    if (refs.size() != 1) return std::nullopt;
-    auto last = view->GetLastValue(refs[0].id);
-    EXPECT_TRUE(last.ok()) << last.status();
-    return last.ok() ? *last : std::nullopt;
-  };
-  EXPECT_EQ(last_of(*db, a), (LastValue{kT0 + 29'000, 14.5}));
-  EXPECT_EQ(last_of(*db, b), (LastValue{kT0 + 28'000, -28}));  // 29 was late
+  EXPECT_EQ(LastValueOf(*db, a), (LastValue{kT0 + 29'000, 14.5}));
+  EXPECT_EQ(LastValueOf(*db, b), (LastValue{kT0 + 28'000, -28}));  // 29 was late
   {
     auto follower = Open(OpenMode::kReader);
     ASSERT_NE(follower, nullptr);
     EXPECT_EQ(Rows(*follower, a), want_a);
     EXPECT_EQ(Rows(*follower, b), want_b);
-    EXPECT_EQ(last_of(*follower, b), (LastValue{kT0 + 28'000, -28}));
+    EXPECT_EQ(LastValueOf(*follower, b), (LastValue{kT0 + 28'000, -28}));
   }
 
-  // A crash now: the files as they are, the log included (a clean close
-  // would checkpoint it).
-  std::filesystem::copy(dir_.Sub("data"), dir_.Sub("crashed"),
-                        std::filesystem::copy_options::recursive);
   {
-    DbOptions o = Options();
-    o.data_dir = dir_.Sub("crashed");
-    auto crashed = Db::Open(o);
+    auto crashed = OpenCrashImage("crashed");  // the log included
     ASSERT_TRUE(crashed.ok()) << crashed.status();
     EXPECT_EQ(Rows(**crashed, a), want_a);
     EXPECT_EQ(Rows(**crashed, b), want_b);
-    EXPECT_EQ(last_of(**crashed, a), (LastValue{kT0 + 29'000, 14.5}));
+    EXPECT_EQ(LastValueOf(**crashed, a), (LastValue{kT0 + 29'000, 14.5}));
     EXPECT_EQ(head_keys(**crashed, /*log=*/true), 0);  // replay checkpointed it
     EXPECT_EQ(head_keys(**crashed, /*log=*/false), 2);
     ASSERT_TRUE((*crashed)->SealAll().ok());
@@ -226,7 +232,7 @@ TEST_F(DbMetricsTest, RowsInTheHeadLogAreReadReplayedAfterACrashAndSealedOnce) {
   EXPECT_EQ(head_keys(*db, /*log=*/true) + head_keys(*db, /*log=*/false), 0);
   EXPECT_EQ(Rows(*db, a), want_a);
   EXPECT_EQ(Rows(*db, b), want_b);
-  EXPECT_EQ(last_of(*db, b), (LastValue{kT0 + 28'000, -28}));
+  EXPECT_EQ(LastValueOf(*db, b), (LastValue{kT0 + 28'000, -28}));
 }
 
 // A chunk that fills up seals in the middle of a commit, while earlier rows
@@ -247,14 +253,37 @@ TEST_F(DbMetricsTest, ASealWhileRowsAreInTheHeadLogKeepsEveryRowOnceThroughACras
   }
   EXPECT_EQ(Rows(*db, a), want_a);
   EXPECT_EQ(Rows(*db, b), want_b);
-  std::filesystem::copy(dir_.Sub("data"), dir_.Sub("crashed"),
-                        std::filesystem::copy_options::recursive);
-  DbOptions o = Options();
-  o.data_dir = dir_.Sub("crashed");
-  auto crashed = Db::Open(o);
+  auto crashed = OpenCrashImage("crashed");
   ASSERT_TRUE(crashed.ok()) << crashed.status();
   EXPECT_EQ(Rows(**crashed, a), want_a);
   EXPECT_EQ(Rows(**crashed, b), want_b);
+}
+
+// An open that fails on a damaged head log must leave the folder as it was:
+// the half-loaded head is not checkpointed on the way out (which would delete
+// the log, and the acknowledged rows in it, so the next open would pass).
+TEST_F(DbMetricsTest, AFailedOpenLeavesTheHeadLogAlone) {
+  head_.log_checkpoint_bytes = 1 << 30;
+  const model::SeriesKey a = Key("a");
+  auto db = Open();
+  ASSERT_TRUE(db->PutSamples(Plain(a, {{kT0, 1}})).ok());
+  kv::WriteBatch damage;
+  damage.Put(kv::Cf::kHead, headkeys::LogKey(1ull << 40), "\x07\x7f");
+  ASSERT_TRUE(db->kv().Write(&damage, kv::WriteOptions()).ok());
+  EXPECT_EQ(OpenCrashImage("crashed").status().code(), absl::StatusCode::kDataLoss);
+  DbOptions again = Options();
+  again.data_dir = dir_.Sub("crashed");
+  EXPECT_EQ(Db::Open(again).status().code(), absl::StatusCode::kDataLoss);  // still there
+}
+
+// A tie across a checkpoint: the later write (in the log) is the last value.
+TEST_F(DbMetricsTest, TheLastValueOfATieIsTheLaterWriteAcrossACheckpoint) {
+  const model::SeriesKey a = Key("a");
+  auto db = Open();
+  ASSERT_TRUE(db->PutSamples(Plain(a, {{kT0, 2}})).ok());
+  ASSERT_TRUE(db->Maintain().ok());  // the first value is in a head record now
+  ASSERT_TRUE(db->PutSamples(Plain(a, {{kT0, 3}})).ok());  // the second in the log
+  EXPECT_EQ(LastValueOf(*db, a), (LastValue{kT0, 3}));
 }
 
 // The log stays small: a commit past log_checkpoint_bytes and every

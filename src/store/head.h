@@ -21,7 +21,8 @@
 // continues.
 //
 // Head records and log entries also carry the series' last value as of
-// their write, so the newest of them answers "last value" in O(1); the
+// their write, so the newest of them answers "last value" with one lookup
+// each (the log is decoded once per view, at most about a checkpoint); the
 // index's "l" record is brought up to date when the series seals. Readers
 // take the newest of the three (ReadView::GetLastValue) and decode the log
 // (at most a checkpoint's worth) once per view.

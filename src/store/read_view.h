@@ -138,8 +138,9 @@ class ReadView {
       std::string_view ns, std::string_view metric, std::string_view start_after,
       const std::function<bool(SeriesRef&&, std::string_view listing_key)>& fn) const;
   absl::StatusOr<std::optional<model::SeriesKey>> GetSeriesKey(SeriesId id) const;
-  // The newest sample of a series, O(1) (its "l" record, its newest head
-  // record and the head log, see head.h); nullopt when it has none.
+  // The newest sample of a series: its "l" record, its newest head record
+  // and the head log (decoded once per view), see head.h; nullopt when it
+  // has none.
   absl::StatusOr<std::optional<LastValue>> GetLastValue(SeriesId id) const;
   // Adds the series' data to `buckets` (sized by the caller; see
   // AggregateRequest).
