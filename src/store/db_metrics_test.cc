@@ -123,44 +123,34 @@ TEST_F(DbMetricsTest, SamplesAreReadableAtOnceAndAfterSealAndRestart) {
 // write); every reader must still see the newest sample, however it got there.
 TEST_F(DbMetricsTest, LastValueIsTheNewestSampleThroughLateWritesSealsRestartsAndFollowers) {
   model::SeriesKey loss = Key("train_loss");
-  auto last_of = [&](Db& db) -> std::optional<LastValue> {
-    auto view = db.View();
-    EXPECT_TRUE(view.ok());
-    std::vector<SeriesRef> refs;
-    EXPECT_TRUE(view->FindSeries(loss.ns, loss.metric, loss.dimensions, nullptr, &refs).ok());
-    if (refs.size() != 1) return std::nullopt;
-    auto last = view->GetLastValue(refs[0].id);
-    EXPECT_TRUE(last.ok()) << last.status();
-    return last.ok() ? *last : std::nullopt;
-  };
   {
     auto db = Open();
     ASSERT_TRUE(db->PutSamples(Plain(loss, {{kT0 + 2000, 2}, {kT0 + 1000, 1}})).ok());
-    EXPECT_EQ(last_of(*db), (LastValue{kT0 + 2000, 2}));
+    EXPECT_EQ(LastValueOf(*db, loss), (LastValue{kT0 + 2000, 2}));
     ASSERT_TRUE(db->PutSamples(Plain(loss, {{kT0 + 500, 9}})).ok());  // late: not the last
-    EXPECT_EQ(last_of(*db), (LastValue{kT0 + 2000, 2}));
+    EXPECT_EQ(LastValueOf(*db, loss), (LastValue{kT0 + 2000, 2}));
     ASSERT_TRUE(db->PutSamples(Plain(loss, {{kT0 + 2000, 3}})).ok());  // a tie: the later write
-    EXPECT_EQ(last_of(*db), (LastValue{kT0 + 2000, 3}));
+    EXPECT_EQ(LastValueOf(*db, loss), (LastValue{kT0 + 2000, 3}));
 
     auto follower = Open(OpenMode::kReader);
     ASSERT_NE(follower, nullptr);
-    EXPECT_EQ(last_of(*follower), (LastValue{kT0 + 2000, 3}));
+    EXPECT_EQ(LastValueOf(*follower, loss), (LastValue{kT0 + 2000, 3}));
 
     ASSERT_TRUE(db->SealAll().ok());  // head records gone: the "l" record has it
-    EXPECT_EQ(last_of(*db), (LastValue{kT0 + 2000, 3}));
+    EXPECT_EQ(LastValueOf(*db, loss), (LastValue{kT0 + 2000, 3}));
     ASSERT_TRUE(db->PutSamples(Plain(loss, {{kT0 + 1500, 7}})).ok());  // late, after the seal
-    EXPECT_EQ(last_of(*db), (LastValue{kT0 + 2000, 3}));
+    EXPECT_EQ(LastValueOf(*db, loss), (LastValue{kT0 + 2000, 3}));
     ASSERT_TRUE(db->PutSamples(Plain(loss, {{kT0 + 4000, 4}})).ok());
-    EXPECT_EQ(last_of(*db), (LastValue{kT0 + 4000, 4}));
+    EXPECT_EQ(LastValueOf(*db, loss), (LastValue{kT0 + 4000, 4}));
     clock_.AdvanceMs(1000);  // past the follower's catch-up interval
-    EXPECT_EQ(last_of(*follower), (LastValue{kT0 + 4000, 4}));
+    EXPECT_EQ(LastValueOf(*follower, loss), (LastValue{kT0 + 4000, 4}));
   }
   // Restart without a seal: the replayed head keeps the last value...
   {
     auto db = Open();
-    EXPECT_EQ(last_of(*db), (LastValue{kT0 + 4000, 4}));
+    EXPECT_EQ(LastValueOf(*db, loss), (LastValue{kT0 + 4000, 4}));
     ASSERT_TRUE(db->PutSamples(Plain(loss, {{kT0 + 3000, 5}})).ok());
-    EXPECT_EQ(last_of(*db), (LastValue{kT0 + 4000, 4}));
+    EXPECT_EQ(LastValueOf(*db, loss), (LastValue{kT0 + 4000, 4}));
   }
   // ...and the writer after that one still knows it (a late sample must not
   // become the last when its head seals).
@@ -168,9 +158,9 @@ TEST_F(DbMetricsTest, LastValueIsTheNewestSampleThroughLateWritesSealsRestartsAn
     auto db = Open();
     ASSERT_TRUE(db->PutSamples(Plain(loss, {{kT0 + 3500, 6}})).ok());
     ASSERT_TRUE(db->SealAll().ok());
-    EXPECT_EQ(last_of(*db), (LastValue{kT0 + 4000, 4}));
+    EXPECT_EQ(LastValueOf(*db, loss), (LastValue{kT0 + 4000, 4}));
   }
-  EXPECT_EQ(last_of(*Open()), (LastValue{kT0 + 4000, 4}));
+  EXPECT_EQ(LastValueOf(*Open(), loss), (LastValue{kT0 + 4000, 4}));
 }
 
 // Commits write one head log record for all their series; a checkpoint moves
