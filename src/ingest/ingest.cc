@@ -53,16 +53,18 @@ absl::Status CheckTime(const model::SeriesKey& key, int64_t t_ms, int64_t now_ms
 }
 
 absl::Status CheckKey(const model::SeriesKey& key) {
-  absl::Status s = model::CheckSeriesKey(key);
-  if (s.ok()) return s;
-  if (!std::is_sorted(key.dimensions.begin(), key.dimensions.end()) || key.unit.empty()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "series %s is not in canonical form (dimensions sorted by name, unit set); build keys "
-        "with model::MakeSeriesKey",
-        key.ToString()));
+  if (model::CheckSeriesKey(key).ok()) return absl::OkStatus();  // without copying the key
+  // A bad key: MakeSeriesKey's verdict and message, as for any key.
+  absl::StatusOr<model::SeriesKey> canonical =
+      model::MakeSeriesKey(key.ns, key.metric, key.dimensions, key.unit);
+  if (!canonical.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("series %s: %s", key.ToString(), std::string(canonical.status().message())));
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("series %s: %s", key.ToString(), std::string(s.message())));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "series %s is not in canonical form (dimensions sorted by name, unit set); build keys "
+      "with model::MakeSeriesKey",
+      key.ToString()));
 }
 
 }  // namespace

@@ -68,6 +68,9 @@ TEST(Validate, StatisticSetsCountsAndKeys) {
   model::SampleBatch k = One(1);
   k.series[0].key.dimensions = {{"b", "1"}, {"a", "2"}};
   EXPECT_THAT(ValidateSamples(k, kNow).message(), HasSubstr("MakeSeriesKey"));
+  // Unsorted and a name twice (not side by side): the bad part is named.
+  k.series[0].key.dimensions = {{"a", "2"}, {"b", "1"}, {"a", "1"}};
+  EXPECT_THAT(ValidateSamples(k, kNow).message(), HasSubstr("dimension \"a\" is given twice"));
   k.series[0].key.dimensions = std::vector<model::Dimension>(31, {"a", "b"});
   EXPECT_FALSE(ValidateSamples(k, kNow).ok());
 }
