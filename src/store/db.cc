@@ -1,5 +1,7 @@
 #include "store/db.h"
 
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -91,7 +93,11 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(DbOptions options) {
       db->write_error_ = s;
       return s;
     }
+    // From here on seals are encoded off the commit path (replay sealed in
+    // the leader).
+    db->async_seal_ = true;
     if (db->options_.background_thread) {
+      db->seal_thread_ = std::thread([p = db.get()] { p->SealerLoop(); });
       db->maint_thread_ = std::thread([p = db.get()] { p->MaintenanceLoop(); });
     }
   }
@@ -208,12 +214,16 @@ Db::~Db() {
     // An empty head log on a clean close: only a crash leaves log records
     // (which binaries older than the log cannot read; docs/format/store.md).
     absl::Status s;
-    if (write_error_.ok()) {  // no other thread is left
+    if (write_error_.ok()) {  // no other writer is left
       s = RunAsLeader([this](kv::WriteBatch* batch) {
+        CommitSealJobs(/*all=*/true, batch);
         CheckpointHeadLog(batch);
         return absl::OkStatus();
       });
     }
+    // Jobs left behind (a failed write) keep their rows in head records,
+    // which the next writer replays.
+    StopSealer();
     if (s.ok()) s = kv_->SyncWal();
     if (!s.ok()) util::LogWarning(absl::StrFormat("closing the store: %s", s.message()));
   }
@@ -307,7 +317,10 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
   const int64_t now_ms = clock_->NowMs();
   std::set<std::string> created;  // job keys created earlier in this group
   std::map<std::string, int64_t> delivered;  // agent -> seq, as of this group
+  bool drain_seals = false;
   for (Writer* w : group) {
+    drain_seals = drain_seals || w->kind == Writer::Kind::kMaintain ||
+                  w->kind == Writer::Kind::kSealAll;
     batch.SetSavePoint();
     absl::Status s;
     if (w->delivery != nullptr) {
@@ -391,6 +404,13 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
     batch.PopSavePoint();
     w->status = absl::OkStatus();
   }
+  if (async_seal_) {
+    HelpSeal();
+    // Maintenance waits for every queued seal: its callers (SealAll, tests
+    // after Maintain) expect the data sealed, and it bounds how long rows of
+    // a sealed head stay in head records when writes stop.
+    CommitSealJobs(drain_seals, &batch);
+  }
   FinishHeadLog(&batch);
   if (batch.Count() == 0) return;
   kv::WriteOptions wo;
@@ -428,6 +448,10 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
       st.open_series = 0;
       st.rows = 0;
       st.head_bytes = heads_.capacity() * (sizeof(SeriesId) + sizeof(void*));
+      {
+        std::lock_guard<std::mutex> lock(seal_mu_);
+        st.head_bytes += seal_unencoded_bytes_;  // sealed heads not yet encoded
+      }
       for (const auto& [id, e] : heads_) {
         if (!e->head.empty()) ++st.open_series;
         st.rows += e->head.rows();
@@ -684,6 +708,7 @@ Db::HeadStats Db::GetHeadStats() {
 }
 
 void Db::MaintenanceLoop() {
+  ::pthread_setname_np(::pthread_self(), "tw-store-maint");
   int64_t interval_ms = 1000;
   if (options_.wal_sync_interval_ms > 0) {
     interval_ms = std::min<int64_t>(interval_ms, options_.wal_sync_interval_ms);

@@ -24,8 +24,10 @@
 //
 // Thread safety: all methods are thread-safe.
 // Threads: a writer owns one maintenance thread ("tw-store-maint") that
-// fsyncs the WAL, checkpoints the head log (head.h) and seals idle data; it
-// is joined by the destructor.
+// fsyncs the WAL, checkpoints the head log (head.h) and seals idle data, and
+// one sealer thread ("tw-store-seal") that encodes the chunks and rollups of
+// sealed series off the commit path (see Db::SealJob); both are joined by the
+// destructor.
 
 #include <atomic>
 #include <condition_variable>
@@ -88,7 +90,9 @@ struct DbOptions {
   // Durability (see the class comment).
   bool sync_writes = false;
   int64_t wal_sync_interval_ms = 1000;  // 0 = never (leave it to the OS)
-  // Run the maintenance thread (tests drive Maintain() themselves).
+  // Run the maintenance and sealer threads. Without them (tests drive
+  // Maintain() themselves) a sealed head waits for Maintain, SealAll or the
+  // close, unless the queue passes HeadOptions::max_sealing_bytes.
   bool background_thread = true;
   // No automatic compactions while this Db is open (`trainwatch import`:
   // a bulk load followed by CompactAll() or by the next writer's own
@@ -224,6 +228,24 @@ class Db {
     std::vector<LaneRows> unckpt;
     bool listed_unckpt = false;  // in Db::unckpt_series_
   };
+  // A seal off the commit path. The leader detaches the series' open chunks
+  // into a job, after putting every row of them into head records with
+  // sequence numbers below `boundary` (rows that arrive later get records
+  // above it). The sealer thread encodes the job; the leader of a later
+  // commit writes its records and deletes the series' head records below
+  // `boundary`, in one batch, for jobs in the order they were detached (so a
+  // series' jobs commit in order). Until then readers and a restart find the
+  // rows in the head records, as before the seal.
+  struct SealJob {
+    SeriesId id = 0;
+    uint64_t boundary = 0;
+    TierRetention retention;
+    SeriesHead head;
+    size_t bytes = 0;      // head.MemoryBytes() when detached
+    bool taken = false;    // being encoded, or encoded
+    bool encoded = false;  // `sealed` is ready
+    SealedRecords sealed;
+  };
   Db(DbOptions options, DataFolderPaths paths, util::Clock* clock, RetentionPolicy retention);
   // Rebuilds the compaction filter's id -> retention map from the index.
   absl::Status LoadRetentionById();
@@ -252,6 +274,8 @@ class Db {
   // log record.
   void AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
                   kv::WriteBatch* batch, int64_t now_ms);
+  // Moves `rows` (emptied) to the series' unckpt rows, listing the series.
+  void AddUnckpt(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* rows);
   // Checkpoints the head log first (head.h: log rows are never sealed).
   void Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch);
   // Moves every series' log rows to a head record of its own and deletes the
@@ -260,6 +284,20 @@ class Db {
   // End of a commit: adds its head log record to `batch`, or checkpoints
   // when the log has grown past HeadOptions::log_checkpoint_bytes.
   void FinishHeadLog(kv::WriteBatch* batch);
+  // Leader: queues a SealJob for the series (Seal's off-thread form).
+  void DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch);
+  // Leader: adds the encoded jobs at the front of the queue to `batch`. With
+  // `all`, every queued job: it encodes those no thread has taken and waits
+  // for the sealer's current one.
+  void CommitSealJobs(bool all, kv::WriteBatch* batch);
+  // Leader: encodes queued jobs itself while they hold more than
+  // HeadOptions::max_sealing_bytes (the sealer fell behind).
+  void HelpSeal();
+  // Encodes the first job no thread has taken; false when there is none.
+  // Called with seal_mu_ held (`lock`), which it releases while encoding.
+  bool EncodeOneSealJob(std::unique_lock<std::mutex>& lock);
+  void SealerLoop();
+  void StopSealer();
   HeadEntry* HeadFor(SeriesId id, std::string_view ns);
   // Maintenance work done by the write leader: seal by age, idleness, memory.
   void PrepareMaintenance(bool seal_all, kv::WriteBatch* batch, int64_t now_ms);
@@ -308,6 +346,16 @@ class Db {
   mutable std::mutex drop_mu_;
   absl::flat_hash_map<SeriesId, TierRetention> retention_by_id_;
   std::atomic<size_t> head_bytes_{0};
+
+  // Sealing off the commit path (SealJob). async_seal_ is leader state:
+  // false until the sealer thread runs (replay seals in the leader).
+  bool async_seal_ = false;
+  std::mutex seal_mu_;
+  std::condition_variable seal_cv_;  // a job queued, a job encoded, or stop
+  std::deque<std::unique_ptr<SealJob>> seal_jobs_;  // detach order
+  size_t seal_unencoded_bytes_ = 0;                // of the jobs not yet encoded
+  bool seal_stopping_ = false;
+  std::thread seal_thread_;
 
   // Maintenance thread.
   std::mutex maint_mu_;

@@ -249,6 +249,82 @@ TEST_F(DbMetricsTest, ASealWhileRowsAreInTheHeadLogKeepsEveryRowOnceThroughACras
   EXPECT_EQ(Rows(**crashed, b), want_b);
 }
 
+// Seals are encoded off the commit path (Db::SealJob). Until a commit writes
+// a job, the sealed rows stay in head records: read once, and replayed once
+// after a crash; the commit that writes the chunks deletes exactly those
+// records, and a series' jobs commit in order.
+TEST_F(DbMetricsTest, ASealedHeadIsReadOnceBeforeAndAfterItsSealIsWritten) {
+  head_.max_chunk_rows = 10;
+  const model::SeriesKey a = Key("a"), b = Key("b");
+  std::vector<std::pair<int64_t, double>> want_a, want_b{{kT0, 7}};
+  std::vector<model::Sample> rows;
+  for (int i = 0; i < 25; ++i) {
+    rows.push_back({kT0 + i * 1000, 0.5 * i});
+    want_a.emplace_back(kT0 + i * 1000, 0.5 * i);
+  }
+  auto db = Open();
+  model::SampleBatch batch = Plain(a, rows);
+  batch.series.push_back({b, 1, {{kT0, 7}}, {}, {}});
+  ASSERT_TRUE(db->PutSamples(batch).ok());  // "a" fills two chunks: two jobs
+  auto count = [](Db& d, kv::Cf cf) {
+    int n = 0;
+    auto it = d.kv().NewIterator(cf);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+    return n;
+  };
+  // Without the sealer thread the jobs wait for maintenance.
+  EXPECT_EQ(count(*db, kv::Cf::kRaw), 0);
+  EXPECT_EQ(Rows(*db, a), want_a);
+  EXPECT_EQ(LastValueOf(*db, a), (LastValue{kT0 + 24'000, 12}));
+  {
+    auto crashed = OpenCrashImage("pending");
+    ASSERT_TRUE(crashed.ok()) << crashed.status();
+    EXPECT_EQ(Rows(**crashed, a), want_a);
+    EXPECT_EQ(Rows(**crashed, b), want_b);
+  }
+  // A third job of "a", detached by a later commit, waits behind the first two.
+  rows.clear();
+  for (int i = 25; i < 32; ++i) {
+    rows.push_back({kT0 + i * 1000, 0.5 * i});
+    want_a.emplace_back(kT0 + i * 1000, 0.5 * i);
+  }
+  ASSERT_TRUE(db->PutSamples(Plain(a, rows)).ok());
+  EXPECT_EQ(count(*db, kv::Cf::kRaw), 0);
+  EXPECT_EQ(Rows(*db, a), want_a);
+
+  ASSERT_TRUE(db->Maintain().ok());  // writes the three jobs
+  EXPECT_EQ(count(*db, kv::Cf::kRaw), 3);
+  EXPECT_EQ(count(*db, kv::Cf::kHead), 2);  // the open rows of "a" (2) and "b" (1)
+  EXPECT_EQ(Rows(*db, a), want_a);
+  EXPECT_EQ(Rows(*db, b), want_b);
+  EXPECT_EQ(LastValueOf(*db, a), (LastValue{kT0 + 31'000, 15.5}));
+  auto crashed = OpenCrashImage("written");
+  ASSERT_TRUE(crashed.ok()) << crashed.status();
+  EXPECT_EQ(Rows(**crashed, a), want_a);
+  EXPECT_EQ(Rows(**crashed, b), want_b);
+}
+
+// Past HeadOptions::max_sealing_bytes of waiting jobs the write leader
+// encodes them itself, and the commit that sealed them writes them.
+TEST_F(DbMetricsTest, TheWriteLeaderSealsItselfWhenTheQueueIsFull) {
+  head_.max_chunk_rows = 10;
+  head_.max_sealing_bytes = 0;
+  const model::SeriesKey a = Key("a");
+  std::vector<std::pair<int64_t, double>> want;
+  std::vector<model::Sample> rows;
+  for (int i = 0; i < 25; ++i) {
+    rows.push_back({kT0 + i * 1000, 1.0 * i});
+    want.emplace_back(kT0 + i * 1000, 1.0 * i);
+  }
+  auto db = Open();
+  ASSERT_TRUE(db->PutSamples(Plain(a, rows)).ok());
+  int raw = 0;
+  auto it = db->kv().NewIterator(kv::Cf::kRaw);
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++raw;
+  EXPECT_EQ(raw, 2);
+  EXPECT_EQ(Rows(*db, a), want);
+}
+
 // An open that fails on a damaged head log must leave the folder as it was:
 // the half-loaded head is not checkpointed on the way out (which would delete
 // the log, and the acknowledged rows in it, so the next open would pass).

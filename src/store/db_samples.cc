@@ -1,5 +1,7 @@
 // Db's sample write path: series resolution, head appends, sealing, head
 // replay after a restart, and the maintenance that bounds the head.
+#include <pthread.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -100,6 +102,10 @@ Db::HeadEntry* Db::HeadFor(SeriesId id, std::string_view ns) {
 }
 
 void Db::Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
+  if (async_seal_) {
+    DetachForSeal(id, entry, batch);
+    return;
+  }
   // Replay takes every log row as open, so none may be sealed: they move to
   // head records first, which the range delete below then covers for `id`.
   if (!unckpt_series_.empty() || head_log_written_) CheckpointHeadLog(batch);
@@ -117,6 +123,99 @@ void Db::Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
   }
 }
 
+void Db::DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
+  // Every row of the head into head records below the boundary first: the
+  // log's, this commit's and the caller's (AppendRows put those in unckpt).
+  if (!unckpt_series_.empty() || head_log_written_) CheckpointHeadLog(batch);
+  if (!entry->head.empty()) {
+    auto job = std::make_unique<SealJob>();
+    job->id = id;
+    job->boundary = chunk_seq_->Next(batch);
+    job->retention = entry->retention;
+    job->bytes = entry->head.MemoryBytes();
+    job->head = std::move(entry->head);
+    {
+      std::lock_guard<std::mutex> lock(seal_mu_);
+      seal_unencoded_bytes_ += job->bytes;
+      seal_jobs_.push_back(std::move(job));
+    }
+    seal_cv_.notify_all();
+  }
+  entry->head = SeriesHead();
+  // As in Seal: the "l" record takes over the last value now (the job's
+  // head records, which carry it, go when the job commits).
+  if (entry->last_unindexed) {
+    batch->Put(kv::Cf::kIndex, indexkeys::Last(id), indexkeys::EncodeLast(entry->last));
+    entry->last_unindexed = false;
+  }
+}
+
+bool Db::EncodeOneSealJob(std::unique_lock<std::mutex>& lock) {
+  auto it = std::find_if(seal_jobs_.begin(), seal_jobs_.end(),
+                         [](const std::unique_ptr<SealJob>& j) { return !j->taken; });
+  if (it == seal_jobs_.end()) return false;
+  SealJob* job = it->get();  // stays put: only encoded jobs leave the queue
+  job->taken = true;
+  lock.unlock();
+  SealedRecords sealed = EncodeSeal(job->retention, job->head);
+  job->head.Clear();
+  lock.lock();
+  job->sealed = std::move(sealed);
+  job->encoded = true;
+  seal_unencoded_bytes_ -= job->bytes;
+  seal_cv_.notify_all();
+  return true;
+}
+
+void Db::HelpSeal() {
+  std::unique_lock<std::mutex> lock(seal_mu_);
+  while (seal_unencoded_bytes_ > options_.head.max_sealing_bytes && EncodeOneSealJob(lock)) {
+  }
+}
+
+void Db::CommitSealJobs(bool all, kv::WriteBatch* batch) {
+  std::vector<std::unique_ptr<SealJob>> ready;
+  {
+    std::unique_lock<std::mutex> lock(seal_mu_);
+    if (all) {
+      while (EncodeOneSealJob(lock)) {
+      }
+      seal_cv_.wait(lock, [this] {
+        return std::all_of(seal_jobs_.begin(), seal_jobs_.end(),
+                           [](const std::unique_ptr<SealJob>& j) { return j->encoded; });
+      });
+    }
+    while (!seal_jobs_.empty() && seal_jobs_.front()->encoded) {
+      ready.push_back(std::move(seal_jobs_.front()));
+      seal_jobs_.pop_front();
+    }
+  }
+  for (std::unique_ptr<SealJob>& job : ready) {
+    PutSealed(job->id, std::move(job->sealed), [&] { return chunk_seq_->Next(batch); }, batch);
+    batch->DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(job->id),
+                       headkeys::Key(job->id, job->boundary));
+  }
+}
+
+void Db::SealerLoop() {
+  ::pthread_setname_np(::pthread_self(), "tw-store-seal");
+  std::unique_lock<std::mutex> lock(seal_mu_);
+  while (true) {
+    if (EncodeOneSealJob(lock)) continue;
+    if (seal_stopping_) break;
+    seal_cv_.wait(lock);
+  }
+}
+
+void Db::StopSealer() {
+  {
+    std::lock_guard<std::mutex> lock(seal_mu_);
+    seal_stopping_ = true;
+  }
+  seal_cv_.notify_all();
+  if (seal_thread_.joinable()) seal_thread_.join();
+}
+
 void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
                     kv::WriteBatch* batch, int64_t now_ms) {
   // The rows appended since the last seal in this call: they go into this
@@ -127,6 +226,9 @@ void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
     const uint8_t lane = (*lanes)[i].lane;
     for (const Row& row : (*lanes)[i].rows) {
       if (!entry->head.TryAppend(lane, row, options_.head)) {
+        // Off the commit path, this call's rows so far go to the sealed
+        // head's records: Seal checkpoints unckpt rows before it detaches.
+        if (async_seal_) AddUnckpt(id, entry, &open);
         Seal(id, entry, batch);
         for (LaneRows& o : open) o.rows.clear();
         const bool appended = entry->head.TryAppend(lane, row, options_.head);
@@ -142,16 +244,21 @@ void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
   if (!any) return;
   AppendHeadLogEntry(id, open, entry->last.t_ms == INT64_MIN ? nullptr : &entry->last,
                      &head_log_record_);
+  AddUnckpt(id, entry, &open);
+}
+
+void Db::AddUnckpt(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* rows) {
   if (!entry->listed_unckpt) {
     entry->listed_unckpt = true;
     unckpt_series_.push_back(id);
   }
-  for (LaneRows& o : open) {
+  for (LaneRows& o : *rows) {
     if (o.rows.empty()) continue;
     auto it = std::find_if(entry->unckpt.begin(), entry->unckpt.end(),
                            [&](const LaneRows& u) { return u.lane == o.lane; });
     if (it == entry->unckpt.end()) {
       entry->unckpt.push_back(std::move(o));
+      o.rows.clear();  // moved-from: empty for the caller's reuse
     } else {
       it->rows.insert(it->rows.end(), o.rows.begin(), o.rows.end());
     }

@@ -71,10 +71,10 @@ void SeriesHead::Clear() {
   last_append_ms = 0;
 }
 
-void SealChunks(uint64_t series_id, const TierRetention& retention, SeriesHead* head,
-                const std::function<uint64_t()>& next_seq, kv::WriteBatch* batch) {
+SealedRecords EncodeSeal(const TierRetention& retention, const SeriesHead& head) {
+  SealedRecords out;
   RollupBuilder rollups(retention);
-  head->ForEachChunk([&](const LaneChunk& chunk) {
+  head.ForEachChunk([&](const LaneChunk& chunk) {
     std::string record = chunk.EncodeRecord();
     if (!rollups.wants_sketches()) {
       for (const auto& [minute, agg] : chunk.minute_buckets()) rollups.AddMinute(minute, agg);
@@ -88,11 +88,28 @@ void SealChunks(uint64_t series_id, const TierRetention& retention, SeriesHead* 
         while (reader->Next(&row)) rollups.Add(chunk.lane(), row);
       }
     }
-    batch->Put(kv::Cf::kRaw, rawkeys::Key(series_id, chunk.first_t_ms(), next_seq()), record);
+    out.records.push_back({kv::Cf::kRaw, chunk.first_t_ms(), std::move(record)});
   });
   rollups.Finish([&](Tier tier, int64_t window_start, std::string value) {
-    batch->Put(TierCf(tier), rollupkeys::Key(series_id, window_start, next_seq()), value);
+    out.records.push_back({TierCf(tier), window_start, std::move(value)});
   });
+  return out;
+}
+
+void PutSealed(uint64_t series_id, SealedRecords sealed, const std::function<uint64_t()>& next_seq,
+               kv::WriteBatch* batch) {
+  for (SealedRecords::Record& r : sealed.records) {
+    const uint64_t seq = next_seq();
+    batch->Put(r.cf,
+               r.cf == kv::Cf::kRaw ? rawkeys::Key(series_id, r.t_ms, seq)
+                                    : rollupkeys::Key(series_id, r.t_ms, seq),
+               r.value);
+  }
+}
+
+void SealChunks(uint64_t series_id, const TierRetention& retention, SeriesHead* head,
+                const std::function<uint64_t()>& next_seq, kv::WriteBatch* batch) {
+  PutSealed(series_id, EncodeSeal(retention, *head), next_seq, batch);
   head->Clear();
 }
 

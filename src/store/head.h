@@ -16,7 +16,9 @@
 // tick (about a second), and before any seal, so that log rows are never
 // sealed and replay can take every log row as open. Sealing a series writes
 // its chunks to the raw column family, its rollups to the tiers, and deletes
-// its head records, in the same atomic batch. After a crash, the next writer
+// its head records, in the same atomic batch (the writer encodes the chunks
+// on another thread first and deletes only the records of the rows it
+// sealed: Db::SealJob). After a crash, the next writer
 // reads the head records and the log back (only the unsealed tail) and
 // continues.
 //
@@ -64,6 +66,10 @@ struct HeadOptions {
   int64_t idle_ms = 10 * 60'000;
   // Maintenance seals the biggest heads while the total exceeds this.
   size_t max_head_bytes = 64 << 20;
+  // Sealed heads waiting for the sealer thread beyond this many bytes are
+  // encoded by the write leader itself (bounds memory when sealing falls
+  // behind).
+  size_t max_sealing_bytes = 16 << 20;
   // A commit that brings the head log past this many bytes checkpoints it
   // (see above); readers decode at most about this much per view.
   size_t log_checkpoint_bytes = 1 << 20;
@@ -98,9 +104,24 @@ class SeriesHead {
   std::vector<std::unique_ptr<LaneState>> lanes_;  // at most kLaneCount
 };
 
-// Writes the sealed chunks of `head` (raw records) and their rollups to
-// `batch`, with keys from `next_seq`, and clears the head. Does not touch head
-// records (the caller deletes them).
+// The records a seal writes, encoded but not yet keyed: its raw chunks and
+// their rollups. Encoding is the costly part of a seal and needs nothing but
+// the head, so it can run on another thread than the one that keys and writes.
+struct SealedRecords {
+  struct Record {
+    kv::Cf cf;       // kRaw or a rollup tier's
+    int64_t t_ms;    // raw: the chunk's first row; rollup: the window's start
+    std::string value;
+  };
+  std::vector<Record> records;
+};
+SealedRecords EncodeSeal(const TierRetention& retention, const SeriesHead& head);
+// Adds `sealed` to `batch` under `series_id`, with keys from `next_seq`.
+void PutSealed(uint64_t series_id, SealedRecords sealed, const std::function<uint64_t()>& next_seq,
+               kv::WriteBatch* batch);
+
+// EncodeSeal and PutSealed in one go, then clears the head. Does not touch
+// head records (the caller deletes them).
 void SealChunks(uint64_t series_id, const TierRetention& retention, SeriesHead* head,
                 const std::function<uint64_t()>& next_seq, kv::WriteBatch* batch);
 
