@@ -319,8 +319,13 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
   std::map<std::string, int64_t> delivered;  // agent -> seq, as of this group
   bool drain_seals = false;
   for (Writer* w : group) {
-    drain_seals = drain_seals || w->kind == Writer::Kind::kMaintain ||
-                  w->kind == Writer::Kind::kSealAll;
+    // SealAll promises the data sealed. Without the sealer thread nothing
+    // else would encode the jobs, so maintenance does; with it, maintenance
+    // writes what the sealer has finished (as any commit does), which
+    // bounds how long a sealed head's rows stay in head records when
+    // writes stop to about a tick, and keeps encoding off the write path.
+    drain_seals = drain_seals || w->kind == Writer::Kind::kSealAll ||
+                  (w->kind == Writer::Kind::kMaintain && !options_.background_thread);
     batch.SetSavePoint();
     absl::Status s;
     if (w->delivery != nullptr) {
@@ -406,9 +411,6 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
   }
   if (async_seal_) {
     HelpSeal();
-    // Maintenance waits for every queued seal: its callers (SealAll, tests
-    // after Maintain) expect the data sealed, and it bounds how long rows of
-    // a sealed head stay in head records when writes stop.
     CommitSealJobs(drain_seals, &batch);
   }
   FinishHeadLog(&batch);

@@ -233,16 +233,18 @@ class Db {
   // sequence numbers below `boundary` (rows that arrive later get records
   // above it). The sealer thread encodes the job; the leader of a later
   // commit writes its records and deletes the series' head records below
-  // `boundary`, in one batch, for jobs in the order they were detached (so a
-  // series' jobs commit in order). Until then readers and a restart find the
-  // rows in the head records, as before the seal.
+  // `boundary`, in one batch. Jobs are written in the order they were
+  // detached: a series' later job deletes the records of its earlier ones
+  // too, which must be written by then. (The range cannot start at the
+  // earlier boundary: a range delete's start key must be the bare series id,
+  // see kv::WriteBatch::DeleteRange.) Until then readers and a restart find
+  // the rows in the head records, as before the seal.
   struct SealJob {
     SeriesId id = 0;
     uint64_t boundary = 0;
     TierRetention retention;
     SeriesHead head;
     size_t bytes = 0;      // head.MemoryBytes() when detached
-    bool taken = false;    // being encoded, or encoded
     bool encoded = false;  // `sealed` is ready
     SealedRecords sealed;
   };
@@ -286,9 +288,9 @@ class Db {
   void FinishHeadLog(kv::WriteBatch* batch);
   // Leader: queues a SealJob for the series (Seal's off-thread form).
   void DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch);
-  // Leader: adds the encoded jobs at the front of the queue to `batch`. With
-  // `all`, every queued job: it encodes those no thread has taken and waits
-  // for the sealer's current one.
+  // Leader: adds the encoded jobs at the front of the queue to `batch`, in
+  // queue order. With `all`, every queued job: it encodes those no thread
+  // has taken and waits for the sealer's current one.
   void CommitSealJobs(bool all, kv::WriteBatch* batch);
   // Leader: encodes queued jobs itself while they hold more than
   // HeadOptions::max_sealing_bytes (the sealer fell behind).
@@ -348,12 +350,16 @@ class Db {
   std::atomic<size_t> head_bytes_{0};
 
   // Sealing off the commit path (SealJob). async_seal_ is leader state:
-  // false until the sealer thread runs (replay seals in the leader).
+  // false while Open replays the head (those seals are written at once).
   bool async_seal_ = false;
   std::mutex seal_mu_;
   std::condition_variable seal_cv_;  // a job queued, a job encoded, or stop
   std::deque<std::unique_ptr<SealJob>> seal_jobs_;  // detach order
-  size_t seal_unencoded_bytes_ = 0;                // of the jobs not yet encoded
+  // Jobs are taken in queue order, so the taken ones are the first
+  // seal_taken_ of seal_jobs_.
+  size_t seal_taken_ = 0;
+  size_t seal_encoding_ = 0;  // taken, not yet encoded
+  size_t seal_unencoded_bytes_ = 0;  // of the jobs not yet encoded
   bool seal_stopping_ = false;
   std::thread seal_thread_;
 

@@ -305,7 +305,8 @@ TEST_F(DbMetricsTest, ASealedHeadIsReadOnceBeforeAndAfterItsSealIsWritten) {
 }
 
 // Past HeadOptions::max_sealing_bytes of waiting jobs the write leader
-// encodes them itself, and the commit that sealed them writes them.
+// encodes them itself, and (without a sealer thread to race it) the commit
+// that sealed them writes them.
 TEST_F(DbMetricsTest, TheWriteLeaderSealsItselfWhenTheQueueIsFull) {
   head_.max_chunk_rows = 10;
   head_.max_sealing_bytes = 0;
@@ -318,11 +319,69 @@ TEST_F(DbMetricsTest, TheWriteLeaderSealsItselfWhenTheQueueIsFull) {
   }
   auto db = Open();
   ASSERT_TRUE(db->PutSamples(Plain(a, rows)).ok());
-  int raw = 0;
-  auto it = db->kv().NewIterator(kv::Cf::kRaw);
-  for (it->SeekToFirst(); it->Valid(); it->Next()) ++raw;
-  EXPECT_EQ(raw, 2);
+  auto count = [](Db& d, kv::Cf cf) {
+    int n = 0;
+    auto it = d.kv().NewIterator(cf);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(*db, kv::Cf::kRaw), 2);
+  EXPECT_EQ(count(*db, kv::Cf::kHead), 1);  // the log record of the 5 open rows
   EXPECT_EQ(Rows(*db, a), want);
+  auto crashed = OpenCrashImage("crashed");
+  ASSERT_TRUE(crashed.ok()) << crashed.status();
+  EXPECT_EQ(Rows(**crashed, a), want);
+}
+
+// With the sealer thread, as in production: seals are encoded while writes go
+// on and written by later commits, a series' jobs in order. Every row is read
+// exactly once at any moment, and after the close, which writes every job.
+// The second run has the write leader encode too (max_sealing_bytes 0), so
+// jobs finish out of order.
+class SealerThreadTest : public DbMetricsTest, public ::testing::WithParamInterface<size_t> {};
+
+INSTANTIATE_TEST_SUITE_P(SealingBytes, SealerThreadTest,
+                         ::testing::Values(HeadOptions().max_sealing_bytes, 0));
+
+TEST_P(SealerThreadTest, EveryRowIsReadOnceWhileWritingAndAfterAClose) {
+  head_.max_chunk_rows = 7;
+  head_.max_sealing_bytes = GetParam();
+  std::vector<model::SeriesKey> keys;
+  for (int k = 0; k < 12; ++k) keys.push_back(Key("m" + std::to_string(k)));
+  std::vector<std::vector<std::pair<int64_t, double>>> want(keys.size());
+  {
+    DbOptions o = Options();
+    o.background_thread = true;
+    auto db = Db::Open(o);
+    ASSERT_TRUE(db.ok()) << db.status();
+    for (int c = 0; c < 150; ++c) {
+      model::SampleBatch batch;
+      for (size_t k = 0; k < keys.size(); ++k) {
+        if ((c + k) % 3 == 0) continue;  // series seal at different commits
+        std::vector<model::Sample> rows;
+        for (size_t r = 0; r <= (c + k) % 4; ++r) {
+          const int64_t t = kT0 + (c * 4 + static_cast<int64_t>(r)) * 1000;
+          const double v = c * 100.0 + static_cast<double>(k) + 0.25 * static_cast<double>(r);
+          rows.push_back({t, v});
+          want[k].emplace_back(t, v);
+        }
+        batch.series.push_back({keys[k], 1, std::move(rows), {}, {}});
+      }
+      ASSERT_TRUE((*db)->PutSamples(batch).ok());
+      if (c % 10 == 9) {
+        for (size_t k = 0; k < keys.size(); ++k) {
+          ASSERT_EQ(Rows(**db, keys[k]), want[k]) << "series " << k << " after commit " << c;
+        }
+      }
+    }
+  }
+  auto db = Open();
+  for (size_t k = 0; k < keys.size(); ++k) EXPECT_EQ(Rows(*db, keys[k]), want[k]) << k;
+  ASSERT_TRUE(db->SealAll().ok());
+  auto it = db->kv().NewIterator(kv::Cf::kHead);
+  it->SeekToFirst();
+  EXPECT_FALSE(it->Valid());
+  for (size_t k = 0; k < keys.size(); ++k) EXPECT_EQ(Rows(*db, keys[k]), want[k]) << k;
 }
 
 // An open that fails on a damaged head log must leave the folder as it was:

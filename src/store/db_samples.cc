@@ -151,17 +151,17 @@ void Db::DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
 }
 
 bool Db::EncodeOneSealJob(std::unique_lock<std::mutex>& lock) {
-  auto it = std::find_if(seal_jobs_.begin(), seal_jobs_.end(),
-                         [](const std::unique_ptr<SealJob>& j) { return !j->taken; });
-  if (it == seal_jobs_.end()) return false;
-  SealJob* job = it->get();  // stays put: only encoded jobs leave the queue
-  job->taken = true;
+  if (seal_taken_ == seal_jobs_.size()) return false;
+  SealJob* job = seal_jobs_[seal_taken_].get();  // stays: only encoded jobs leave
+  ++seal_taken_;
+  ++seal_encoding_;
   lock.unlock();
   SealedRecords sealed = EncodeSeal(job->retention, job->head);
   job->head.Clear();
   lock.lock();
   job->sealed = std::move(sealed);
   job->encoded = true;
+  --seal_encoding_;
   seal_unencoded_bytes_ -= job->bytes;
   seal_cv_.notify_all();
   return true;
@@ -180,14 +180,12 @@ void Db::CommitSealJobs(bool all, kv::WriteBatch* batch) {
     if (all) {
       while (EncodeOneSealJob(lock)) {
       }
-      seal_cv_.wait(lock, [this] {
-        return std::all_of(seal_jobs_.begin(), seal_jobs_.end(),
-                           [](const std::unique_ptr<SealJob>& j) { return j->encoded; });
-      });
+      seal_cv_.wait(lock, [this] { return seal_encoding_ == 0; });
     }
     while (!seal_jobs_.empty() && seal_jobs_.front()->encoded) {
       ready.push_back(std::move(seal_jobs_.front()));
       seal_jobs_.pop_front();
+      --seal_taken_;
     }
   }
   for (std::unique_ptr<SealJob>& job : ready) {
@@ -200,10 +198,11 @@ void Db::CommitSealJobs(bool all, kv::WriteBatch* batch) {
 void Db::SealerLoop() {
   ::pthread_setname_np(::pthread_self(), "tw-store-seal");
   std::unique_lock<std::mutex> lock(seal_mu_);
-  while (true) {
-    if (EncodeOneSealJob(lock)) continue;
-    if (seal_stopping_) break;
-    seal_cv_.wait(lock);
+  // Stopping wins over work: the close has written every job it could, and
+  // after a failed write the jobs' rows wait in head records for the next
+  // writer anyway.
+  while (!seal_stopping_) {
+    if (!EncodeOneSealJob(lock)) seal_cv_.wait(lock);
   }
 }
 

@@ -3,7 +3,9 @@
 // with a durable copy of their rows in the head column family.
 //
 // Invariant: the head records of a series (key: series id | seq) plus its
-// entries in the head log hold exactly the rows in its open chunks.
+// entries in the head log hold exactly the rows in its open chunks and in its
+// sealed chunks not yet written (Db::SealJob: those are in records below the
+// seal's boundary).
 //
 // Each commit writes one head log record (key: kLogSeries | seq) with the
 // rows that every series of the commit kept open, instead of one record per
@@ -17,8 +19,8 @@
 // sealed and replay can take every log row as open. Sealing a series writes
 // its chunks to the raw column family, its rollups to the tiers, and deletes
 // its head records, in the same atomic batch (the writer encodes the chunks
-// on another thread first and deletes only the records of the rows it
-// sealed: Db::SealJob). After a crash, the next writer
+// first, usually on its sealer thread, and the batch deletes only the records
+// of the rows it sealed: Db::SealJob). After a crash, the next writer
 // reads the head records and the log back (only the unsealed tail) and
 // continues.
 //
@@ -66,9 +68,10 @@ struct HeadOptions {
   int64_t idle_ms = 10 * 60'000;
   // Maintenance seals the biggest heads while the total exceeds this.
   size_t max_head_bytes = 64 << 20;
-  // Sealed heads waiting for the sealer thread beyond this many bytes are
-  // encoded by the write leader itself (bounds memory when sealing falls
-  // behind).
+  // When sealed heads waiting for the sealer thread hold more than this
+  // many bytes at the end of a commit, the write leader encodes them itself
+  // (bounds memory when sealing falls behind: to this plus one commit's
+  // seals, plus encoded chunks waiting for their commit).
   size_t max_sealing_bytes = 16 << 20;
   // A commit that brings the head log past this many bytes checkpoints it
   // (see above); readers decode at most about this much per view.
