@@ -87,6 +87,22 @@ class DbMetricsTest : public ::testing::Test {
     return Db::Open(o);
   }
 
+  using Want = std::vector<std::pair<int64_t, double>>;
+  // Each series has exactly its rows in a crash image of the folder as it is now.
+  void ExpectRowsAfterACrash(const std::string& image,
+                             const std::vector<std::pair<model::SeriesKey, Want>>& want) {
+    auto crashed = OpenCrashImage(image);
+    ASSERT_TRUE(crashed.ok()) << crashed.status();
+    for (const auto& [key, rows] : want) EXPECT_EQ(Rows(**crashed, key), rows) << key.ToString();
+  }
+  // Records (tombstones aside) in a column family.
+  static int Records(Db& db, kv::Cf cf) {
+    int n = 0;
+    auto it = db.kv().NewIterator(cf);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
+    return n;
+  }
+
   testing::TempDir dir_;
   util::FakeClock clock_{kT0};
   HeadOptions head_;
@@ -243,10 +259,7 @@ TEST_F(DbMetricsTest, ASealWhileRowsAreInTheHeadLogKeepsEveryRowOnceThroughACras
   }
   EXPECT_EQ(Rows(*db, a), want_a);
   EXPECT_EQ(Rows(*db, b), want_b);
-  auto crashed = OpenCrashImage("crashed");
-  ASSERT_TRUE(crashed.ok()) << crashed.status();
-  EXPECT_EQ(Rows(**crashed, a), want_a);
-  EXPECT_EQ(Rows(**crashed, b), want_b);
+  ExpectRowsAfterACrash("crashed", {{a, want_a}, {b, want_b}});
 }
 
 // Seals are encoded off the commit path (Db::SealJob). Until a commit writes
@@ -266,22 +279,11 @@ TEST_F(DbMetricsTest, ASealedHeadIsReadOnceBeforeAndAfterItsSealIsWritten) {
   model::SampleBatch batch = Plain(a, rows);
   batch.series.push_back({b, 1, {{kT0, 7}}, {}, {}});
   ASSERT_TRUE(db->PutSamples(batch).ok());  // "a" fills two chunks: two jobs
-  auto count = [](Db& d, kv::Cf cf) {
-    int n = 0;
-    auto it = d.kv().NewIterator(cf);
-    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
-    return n;
-  };
   // Without the sealer thread the jobs wait for maintenance.
-  EXPECT_EQ(count(*db, kv::Cf::kRaw), 0);
+  EXPECT_EQ(Records(*db, kv::Cf::kRaw), 0);
   EXPECT_EQ(Rows(*db, a), want_a);
   EXPECT_EQ(LastValueOf(*db, a), (LastValue{kT0 + 24'000, 12}));
-  {
-    auto crashed = OpenCrashImage("pending");
-    ASSERT_TRUE(crashed.ok()) << crashed.status();
-    EXPECT_EQ(Rows(**crashed, a), want_a);
-    EXPECT_EQ(Rows(**crashed, b), want_b);
-  }
+  ExpectRowsAfterACrash("pending", {{a, want_a}, {b, want_b}});
   // A third job of "a", detached by a later commit, waits behind the first two.
   rows.clear();
   for (int i = 25; i < 32; ++i) {
@@ -289,19 +291,16 @@ TEST_F(DbMetricsTest, ASealedHeadIsReadOnceBeforeAndAfterItsSealIsWritten) {
     want_a.emplace_back(kT0 + i * 1000, 0.5 * i);
   }
   ASSERT_TRUE(db->PutSamples(Plain(a, rows)).ok());
-  EXPECT_EQ(count(*db, kv::Cf::kRaw), 0);
+  EXPECT_EQ(Records(*db, kv::Cf::kRaw), 0);
   EXPECT_EQ(Rows(*db, a), want_a);
 
   ASSERT_TRUE(db->Maintain().ok());  // writes the three jobs
-  EXPECT_EQ(count(*db, kv::Cf::kRaw), 3);
-  EXPECT_EQ(count(*db, kv::Cf::kHead), 2);  // the open rows of "a" (2) and "b" (1)
+  EXPECT_EQ(Records(*db, kv::Cf::kRaw), 3);
+  EXPECT_EQ(Records(*db, kv::Cf::kHead), 2);  // the open rows of "a" (2) and "b" (1)
   EXPECT_EQ(Rows(*db, a), want_a);
   EXPECT_EQ(Rows(*db, b), want_b);
   EXPECT_EQ(LastValueOf(*db, a), (LastValue{kT0 + 31'000, 15.5}));
-  auto crashed = OpenCrashImage("written");
-  ASSERT_TRUE(crashed.ok()) << crashed.status();
-  EXPECT_EQ(Rows(**crashed, a), want_a);
-  EXPECT_EQ(Rows(**crashed, b), want_b);
+  ExpectRowsAfterACrash("written", {{a, want_a}, {b, want_b}});
 }
 
 // Past HeadOptions::max_sealing_bytes of waiting jobs the write leader
@@ -319,18 +318,10 @@ TEST_F(DbMetricsTest, TheWriteLeaderSealsItselfWhenTheQueueIsFull) {
   }
   auto db = Open();
   ASSERT_TRUE(db->PutSamples(Plain(a, rows)).ok());
-  auto count = [](Db& d, kv::Cf cf) {
-    int n = 0;
-    auto it = d.kv().NewIterator(cf);
-    for (it->SeekToFirst(); it->Valid(); it->Next()) ++n;
-    return n;
-  };
-  EXPECT_EQ(count(*db, kv::Cf::kRaw), 2);
-  EXPECT_EQ(count(*db, kv::Cf::kHead), 1);  // the log record of the 5 open rows
+  EXPECT_EQ(Records(*db, kv::Cf::kRaw), 2);
+  EXPECT_EQ(Records(*db, kv::Cf::kHead), 1);  // the log record of the 5 open rows
   EXPECT_EQ(Rows(*db, a), want);
-  auto crashed = OpenCrashImage("crashed");
-  ASSERT_TRUE(crashed.ok()) << crashed.status();
-  EXPECT_EQ(Rows(**crashed, a), want);
+  ExpectRowsAfterACrash("crashed", {{a, want}});
 }
 
 // With the sealer thread, as in production: seals are encoded while writes go
@@ -378,9 +369,7 @@ TEST_P(SealerThreadTest, EveryRowIsReadOnceWhileWritingAndAfterAClose) {
   auto db = Open();
   for (size_t k = 0; k < keys.size(); ++k) EXPECT_EQ(Rows(*db, keys[k]), want[k]) << k;
   ASSERT_TRUE(db->SealAll().ok());
-  auto it = db->kv().NewIterator(kv::Cf::kHead);
-  it->SeekToFirst();
-  EXPECT_FALSE(it->Valid());
+  EXPECT_EQ(Records(*db, kv::Cf::kHead), 0);
   for (size_t k = 0; k < keys.size(); ++k) EXPECT_EQ(Rows(*db, keys[k]), want[k]) << k;
 }
 
