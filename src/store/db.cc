@@ -93,8 +93,8 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(DbOptions options) {
       db->write_error_ = s;
       return s;
     }
-    // From here on seals are encoded off the commit path (replay sealed in
-    // the leader).
+    // From here on seals are queued (SealJob) and, with the background
+    // threads, encoded off the commit path; replay sealed in the leader.
     db->async_seal_ = true;
     if (db->options_.background_thread) {
       db->seal_thread_ = std::thread([p = db.get()] { p->SealerLoop(); });

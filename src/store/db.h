@@ -90,9 +90,10 @@ struct DbOptions {
   // Durability (see the class comment).
   bool sync_writes = false;
   int64_t wal_sync_interval_ms = 1000;  // 0 = never (leave it to the OS)
-  // Run the maintenance and sealer threads. Without them (tests drive
-  // Maintain() themselves) a sealed head waits for Maintain, SealAll or the
-  // close, unless the queue passes HeadOptions::max_sealing_bytes.
+  // Run the maintenance and sealer threads. Without them (tests that drive
+  // Maintain() themselves, short-lived writers such as `trainwatch admin`) a
+  // sealed head waits for Maintain, SealAll or the close, or is encoded by
+  // the write leader once the queue passes HeadOptions::max_sealing_bytes.
   bool background_thread = true;
   // No automatic compactions while this Db is open (`trainwatch import`:
   // a bulk load followed by CompactAll() or by the next writer's own
@@ -231,8 +232,8 @@ class Db {
   // A seal off the commit path. The leader detaches the series' open chunks
   // into a job, after putting every row of them into head records with
   // sequence numbers below `boundary` (rows that arrive later get records
-  // above it). The sealer thread encodes the job; the leader of a later
-  // commit writes its records and deletes the series' head records below
+  // above it). The sealer thread (or the leader, see HelpSeal) encodes the
+  // job; the leader of the same or a later commit writes its records and deletes the series' head records below
   // `boundary`, in one batch. Jobs are written in the order they were
   // detached: a series' later job deletes the records of its earlier ones
   // too, which must be written by then. (The range cannot start at the

@@ -69,9 +69,10 @@ struct HeadOptions {
   // Maintenance seals the biggest heads while the total exceeds this.
   size_t max_head_bytes = 64 << 20;
   // When sealed heads waiting for the sealer thread hold more than this
-  // many bytes at the end of a commit, the write leader encodes them itself
-  // (bounds memory when sealing falls behind: to this plus one commit's
-  // seals, plus encoded chunks waiting for their commit).
+  // many bytes at the end of a commit (before its write), the write leader
+  // encodes the oldest itself until they hold less. This bounds memory when
+  // sealing falls behind: to this plus one commit's seals and the job the
+  // sealer is encoding, plus encoded chunks waiting for their commit.
   size_t max_sealing_bytes = 16 << 20;
   // A commit that brings the head log past this many bytes checkpoints it
   // (see above); readers decode at most about this much per view.
