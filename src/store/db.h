@@ -287,7 +287,8 @@ class Db {
   // End of a commit: adds its head log record to `batch`, or checkpoints
   // when the log has grown past HeadOptions::log_checkpoint_bytes.
   void FinishHeadLog(kv::WriteBatch* batch);
-  // Leader: queues a SealJob for the series (Seal's off-thread form).
+  // Leader: queues a SealJob for the series' head (Seal's off-thread form;
+  // Seal has checkpointed the head log first).
   void DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch);
   // Leader: adds the encoded jobs at the front of the queue to `batch`, in
   // queue order. With `all`, every queued job: it encodes those no thread

@@ -102,21 +102,22 @@ Db::HeadEntry* Db::HeadFor(SeriesId id, std::string_view ns) {
 }
 
 void Db::Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
+  // Replay takes every log row as open, so none may be sealed: they move to
+  // head records first (AppendRows put this call's rows in unckpt), which
+  // the range delete then covers for `id`: below the job's boundary, or here.
+  if (!unckpt_series_.empty() || head_log_written_) CheckpointHeadLog(batch);
   if (async_seal_) {
     DetachForSeal(id, entry, batch);
-    return;
+  } else {
+    if (!entry->head.empty()) {
+      SealChunks(id, entry->retention, &entry->head, [&] { return chunk_seq_->Next(batch); },
+                 batch);
+    }
+    batch->DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id));
+    entry->head.Clear();
   }
-  // Replay takes every log row as open, so none may be sealed: they move to
-  // head records first, which the range delete below then covers for `id`.
-  if (!unckpt_series_.empty() || head_log_written_) CheckpointHeadLog(batch);
-  if (!entry->head.empty()) {
-    SealChunks(id, entry->retention, &entry->head, [&] { return chunk_seq_->Next(batch); },
-               batch);
-  }
-  batch->DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id));
-  entry->head.Clear();
-  // The head records that carried the last value are gone: the "l" record
-  // takes it over in the same batch.
+  // The head records that carry the last value go (now, or when the job is
+  // written): the "l" record takes it over in this batch.
   if (entry->last_unindexed) {
     batch->Put(kv::Cf::kIndex, indexkeys::Last(id), indexkeys::EncodeLast(entry->last));
     entry->last_unindexed = false;
@@ -124,13 +125,10 @@ void Db::Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
 }
 
 void Db::DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
-  // Every row of the head into head records below the boundary first: the
-  // log's, this commit's and the caller's (AppendRows put those in unckpt).
-  if (!unckpt_series_.empty() || head_log_written_) CheckpointHeadLog(batch);
   if (!entry->head.empty()) {
     auto job = std::make_unique<SealJob>();
     job->id = id;
-    job->boundary = chunk_seq_->Next(batch);
+    job->boundary = chunk_seq_->Next(batch);  // above every record of the head's rows
     job->retention = entry->retention;
     job->bytes = entry->head.MemoryBytes();
     job->head = std::move(entry->head);
@@ -142,12 +140,6 @@ void Db::DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
     seal_cv_.notify_all();
   }
   entry->head = SeriesHead();
-  // As in Seal: the "l" record takes over the last value now (the job's
-  // head records, which carry it, go when the job commits).
-  if (entry->last_unindexed) {
-    batch->Put(kv::Cf::kIndex, indexkeys::Last(id), indexkeys::EncodeLast(entry->last));
-    entry->last_unindexed = false;
-  }
 }
 
 bool Db::EncodeOneSealJob(std::unique_lock<std::mutex>& lock) {
