@@ -576,7 +576,7 @@ absl::StatusOr<ChartResponse> Chart(const store::ReadView& view, const model::Se
   for (int64_t k = 0; k < n; ++k) {
     const store::Aggregate& a = agg[k];
     if (a.empty()) continue;
-    out.buckets.push_back({origin + k * width, a.count, a.min, a.max, a.sum / a.count});
+    out.buckets.push_back({origin + k * width, a.count, a.min, a.max, a.ReportedSum() / a.count});
   }
   return out;
 }

@@ -98,9 +98,9 @@ std::optional<double> Evaluate(const Statistic& stat, const store::Aggregate& ag
     case PlainStatistic::kSampleCount:
       return agg.count;
     case PlainStatistic::kAverage:
-      return agg.sum / agg.count;
+      return agg.ReportedSum() / agg.count;
     case PlainStatistic::kSum:
-      return agg.sum;
+      return agg.ReportedSum();
     case PlainStatistic::kMinimum:
       return agg.min;
     case PlainStatistic::kMaximum:

@@ -1,8 +1,43 @@
 #include "store/aggregate.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "codec/decimal.h"
 
 namespace trainwatch::store {
+namespace {
+
+// Unit roundoff: one rounding of a double changes it by at most kU times
+// its magnitude.
+constexpr double kU = 0x1p-53;
+
+// The decimal places of `value` when it is the double nearest to a decimal
+// of at most Aggregate::kMaxExactSumScale places, trying `at_least` first
+// (the sum's scale so far: the common case costs one check); else -1.
+int DecimalsOf(double value, int at_least) {
+  int64_t d;
+  for (int k = std::max(at_least, 0); k <= Aggregate::kMaxExactSumScale; ++k) {
+    if (codec::ToDecimal(value, k, &d)) return k;
+  }
+  return -1;
+}
+
+// The places of an aggregate's sum so far (a stored sum: its own).
+int ScaleSoFar(const Aggregate& a) {
+  return a.sum_scale == Aggregate::kSumAsStored ? DecimalsOf(a.sum, 0) : a.sum_scale;
+}
+
+// Adds `q` to the running sum. `q_error` bounds |q - the exact decimal it
+// stands for|, `scale` is the places of the sum with q (-1: not decimals).
+// The bound grows by the rounding of the addition.
+void AddToSum(Aggregate* a, double q, double q_error, int scale) {
+  a->sum += q;
+  a->sum_error += q_error + kU * std::fabs(a->sum);
+  a->sum_scale = static_cast<int8_t>(scale);
+}
+
+}  // namespace
 
 Aggregate Aggregate::Clone() const {
   Aggregate a;
@@ -11,6 +46,8 @@ Aggregate Aggregate::Clone() const {
   a.min = min;
   a.max = max;
   a.no_percentiles = no_percentiles;
+  a.sum_scale = sum_scale;
+  a.sum_error = sum_error;
   if (sketch) a.sketch = std::make_unique<codec::QuantileSketch>(*sketch);
   if (exact) a.exact = std::make_unique<std::vector<std::pair<double, double>>>(*exact);
   return a;
@@ -19,7 +56,13 @@ Aggregate Aggregate::Clone() const {
 void Aggregate::AddValue(double value, double n, Distribution distribution) {
   if (n <= 0) return;
   count += n;
-  sum += value * n;
+  // The product is rounded once, and value stands for its decimal within
+  // one rounding: 2 kU |value * n|. It keeps value's places when n is a
+  // whole count.
+  const double q = value * n;
+  const int scale = ScaleSoFar(*this);
+  AddToSum(this, q, 2 * kU * std::fabs(q),
+           scale < 0 || n != std::floor(n) ? -1 : DecimalsOf(value, scale));
   min = std::min(min, value);
   max = std::max(max, value);
   if (distribution == Distribution::kSketch) {
@@ -45,12 +88,11 @@ void Aggregate::AddRow(uint8_t lane, const Row& row, Distribution distribution) 
       if (lo == hi && s == lo * n) {
         // Identical values: exact data, percentiles stay defined.
         AddValue(lo, n, distribution);
-        // Keep the sum exactly as sent (lo * n may round differently).
-        sum += s - lo * n;
         return;
       }
       count += n;
-      sum += s;
+      const int scale = ScaleSoFar(*this);
+      AddToSum(this, s, kU * std::fabs(s), scale < 0 ? -1 : DecimalsOf(s, scale));
       min = std::min(min, lo);
       max = std::max(max, hi);
       no_percentiles = true;
@@ -61,8 +103,18 @@ void Aggregate::AddRow(uint8_t lane, const Row& row, Distribution distribution) 
 
 void Aggregate::Merge(const Aggregate& o) {
   if (o.count <= 0 && !o.no_percentiles) return;
+  if (empty() && !no_percentiles) {
+    // Nothing to add to: take o's sum as it is (a stored one stays so).
+    sum = o.sum;
+    sum_scale = o.sum_scale;
+    sum_error = o.sum_error;
+  } else {
+    // A stored sum stands for its decimal within one rounding.
+    const int scale = ScaleSoFar(*this), o_scale = ScaleSoFar(o);
+    AddToSum(this, o.sum, o.sum_error + kU * std::fabs(o.sum),
+             scale < 0 || o_scale < 0 ? -1 : std::max(scale, o_scale));
+  }
   count += o.count;
-  sum += o.sum;
   min = std::min(min, o.min);
   max = std::max(max, o.max);
   no_percentiles = no_percentiles || o.no_percentiles;
@@ -92,6 +144,19 @@ double DistributionCount(const Aggregate& a) {
 }
 
 }  // namespace
+
+double Aggregate::ReportedSum() const {
+  if (sum_scale < 0) return sum;  // not decimals, or stored (reported when written)
+  const double p = codec::Pow10(sum_scale);
+  // sum * p is within (sum_error + kU |sum|) p of the exact sum's integer
+  // d: when that is under 1/2 (a quarter, to spare the rounding of this
+  // check), the nearest integer is d, and d / p the double nearest to the
+  // exact sum (both exact doubles, one correctly rounded division).
+  if (!((sum_error + 2 * kU * std::fabs(sum)) * p < 0.25)) return sum;
+  const double d = std::nearbyint(sum * p);
+  if (!(std::fabs(d) <= static_cast<double>(codec::kMaxDecimalMagnitude))) return sum;
+  return d / p;
+}
 
 bool Aggregate::HasPercentiles() const {
   return count > 0 && !no_percentiles && min >= 0 && (sketch != nullptr || exact != nullptr) &&

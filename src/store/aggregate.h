@@ -28,12 +28,25 @@ enum class Distribution {
 };
 
 struct Aggregate {
+  // A sum scale meaning "not tracked: the sum is exact as it is" (a bucket
+  // read back from a rollup record, whose sum was reported when written).
+  static constexpr int8_t kSumAsStored = -2;
+  // Sums are reported exactly (see ReportedSum) up to this many decimals.
+  static constexpr int kMaxExactSumScale = 9;
+
   double count = 0;
+  // The running sum. Read it through ReportedSum().
   double sum = 0;
   double min = std::numeric_limits<double>::infinity();
   double max = -std::numeric_limits<double>::infinity();
   // A non-identical statistic set was added: percentiles are undefined.
   bool no_percentiles = false;
+  // Every value (statistic-set sum, merged sum) added was a decimal of at
+  // most this many places, at most kMaxExactSumScale (-1: some was not, or
+  // a count was fractional; kSumAsStored), and a bound on how far `sum` is
+  // from the exact sum of those decimals.
+  int8_t sum_scale = 0;
+  double sum_error = 0;
   // The distribution, when tracked (null otherwise, or when empty).
   std::unique_ptr<codec::QuantileSketch> sketch;
   std::unique_ptr<std::vector<std::pair<double, double>>> exact;  // (value, count)
@@ -48,6 +61,13 @@ struct Aggregate {
   void AddRow(uint8_t lane, const Row& row, Distribution distribution);
   void AddValue(double value, double count, Distribution distribution);
   void Merge(const Aggregate& other);
+  // The Sum statistic: where every value was a decimal of a few places (a
+  // percentage with 2, a count with 0), the double nearest to the exact sum
+  // of those decimals (ten values 0.1 sum to 1, not 0.9999999999999999), so
+  // the answer does not depend on the order of the additions; otherwise the
+  // running sum. Rollup records store it, so that it costs as few bytes as
+  // the values do (docs/store.md).
+  double ReportedSum() const;
   // Percentiles are available (defined, and a distribution is present).
   bool HasPercentiles() const;
   // Nearest-rank percentile, q in [0, 1]: the smallest value whose cumulative

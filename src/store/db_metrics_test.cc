@@ -572,6 +572,59 @@ TEST_F(DbMetricsTest, IndexListsAndFindsSeriesByExactDimensionsAndUnit) {
   EXPECT_THAT(rest, ElementsAre("None job-1", "Percent job-1", "None job-2"));
 }
 
+// Sums of decimals are exact, and the same from the head, from raw chunks,
+// from every rollup tier and after a restart: a minute of ten 0.1 and an
+// hour of hundredths.
+TEST_F(DbMetricsTest, TheSumOfDecimalsIsTheSameExactValueFromEveryTier) {
+  model::SeriesKey gpu = Key("GPUUtilization");
+  // Hundredths: 0.1 ten times, then 0.00 to 99.99.
+  auto hundredths = [](int s) -> int64_t { return s < 10 ? 10 : (s * 7919) % 10'000; };
+  // The double nearest to the exact sum of the first n values.
+  auto exact_sum = [&](int n) {
+    int64_t d = 0;
+    for (int s = 0; s < n; ++s) d += hundredths(s);
+    return static_cast<double>(d) / 100;
+  };
+  model::SampleBatch b;
+  b.series.push_back({gpu, 1, {}, {}, {}});
+  for (int s = 0; s < 3600; ++s) {
+    b.series[0].samples.push_back({kT0 + s * 1000, static_cast<double>(hundredths(s)) / 100});
+  }
+  // The Sum of the first bucket of a period over the hour.
+  auto sum_of = [&](Db& db, Tier tier, int64_t period_ms) {
+    auto view = db.View();
+    EXPECT_TRUE(view.ok());
+    std::vector<SeriesRef> refs;
+    EXPECT_TRUE(view->FindSeries(gpu.ns, gpu.metric, gpu.dimensions, nullptr, &refs).ok());
+    std::vector<Aggregate> buckets(3'600'000 / period_ms);
+    AggregateRequest req{.start_ms = kT0, .end_ms = kT0 + 3'600'000, .origin_ms = kT0,
+                         .period_ms = period_ms, .source = tier,
+                         .distribution = Distribution::kNone};
+    EXPECT_EQ(refs.size(), 1u);
+    if (refs.size() == 1) {
+      EXPECT_TRUE(view->AggregateSeries(refs[0].id, req, &buckets).ok());
+    }
+    return buckets.front().ReportedSum();
+  };
+  {
+    auto db = Open();
+    ASSERT_TRUE(db->PutSamples(b).ok());
+    EXPECT_EQ(sum_of(*db, Tier::kRaw, 10'000), 1.0) << "head";  // ten 0.1
+    EXPECT_EQ(sum_of(*db, Tier::kRaw, 60'000), exact_sum(60)) << "head";
+    EXPECT_EQ(sum_of(*db, Tier::kRaw, 3'600'000), exact_sum(3600)) << "head";
+    ASSERT_TRUE(db->SealAll().ok());
+    EXPECT_EQ(sum_of(*db, Tier::kRaw, 10'000), 1.0) << "sealed";
+    for (Tier tier : {Tier::kRaw, Tier::k60}) {
+      EXPECT_EQ(sum_of(*db, tier, 60'000), exact_sum(60)) << "sealed, tier " << int(tier);
+    }
+    EXPECT_EQ(sum_of(*db, Tier::k300, 300'000), exact_sum(300)) << "sealed";
+  }
+  auto db = Open();
+  for (Tier tier : {Tier::kRaw, Tier::k60, Tier::k300, Tier::k3600}) {
+    EXPECT_EQ(sum_of(*db, tier, 3'600'000), exact_sum(3600)) << "reopened, tier " << int(tier);
+  }
+}
+
 TEST_F(DbMetricsTest, StatisticSetsWeightedValuesAndResolutionLanes) {
   auto db = Open();
   model::SeriesKey k = Key("step_time");

@@ -49,7 +49,7 @@ std::string EncodeRollupRecord(const std::vector<RollupBucket>& buckets, bool wi
   codec::ChunkBuilder cols[4];
   for (const RollupBucket& b : buckets) {
     cols[0].Append(b.t_ms, b.agg.count);
-    cols[1].Append(b.t_ms, b.agg.sum);
+    cols[1].Append(b.t_ms, b.agg.ReportedSum());
     cols[2].Append(b.t_ms, b.agg.min);
     cols[3].Append(b.t_ms, b.agg.max);
   }
@@ -113,6 +113,7 @@ absl::Status DecodeRollupRecord(std::string_view value, bool want_sketches,
     b.t_ms = t[0][i];
     b.agg.count = v[0][i];
     b.agg.sum = v[1][i];
+    b.agg.sum_scale = Aggregate::kSumAsStored;
     b.agg.min = v[2][i];
     b.agg.max = v[3][i];
     b.agg.no_percentiles = !bitmap.empty() && (bitmap[i / 8] >> (i % 8) & 1);

@@ -1,0 +1,144 @@
+// Sums of decimal values (Aggregate::ReportedSum) and what they cost in a
+// rollup record.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "store/aggregate.h"
+#include "store/rollup.h"
+
+namespace trainwatch::store {
+namespace {
+
+Aggregate Of(const std::vector<double>& values) {
+  Aggregate a;
+  for (double v : values) a.AddValue(v, 1, Distribution::kNone);
+  return a;
+}
+
+double NaiveSum(const std::vector<double>& values) {
+  double s = 0;
+  for (double v : values) s += v;
+  return s;
+}
+
+TEST(AggregateSumTest, TenTenthsSumToOne) {
+  const std::vector<double> tenths(10, 0.1);
+  ASSERT_NE(NaiveSum(tenths), 1.0);  // 0.9999999999999999: what adding doubles gives
+  const Aggregate a = Of(tenths);
+  EXPECT_EQ(a.ReportedSum(), 1.0);
+  EXPECT_EQ(a.count, 10);
+}
+
+TEST(AggregateSumTest, APercentageSumIsTheExactDecimalInAnyOrder) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> hundredths(0, 10'000);
+  std::vector<double> values;
+  int64_t exact = 0;
+  for (int i = 0; i < 3600; ++i) {
+    const int64_t d = hundredths(rng);
+    exact += d;
+    values.push_back(static_cast<double>(d) / 100);
+  }
+  const double want = static_cast<double>(exact) / 100;  // nearest double to the exact sum
+  for (int order = 0; order < 5; ++order) {
+    std::shuffle(values.begin(), values.end(), rng);
+    EXPECT_EQ(std::bit_cast<uint64_t>(Of(values).ReportedSum()), std::bit_cast<uint64_t>(want))
+        << "order " << order << ": " << Of(values).ReportedSum() << " vs " << want;
+  }
+}
+
+TEST(AggregateSumTest, MergedBucketsAndMixedPlacesGiveTheExactSum) {
+  // Sixty minutes of 0.25, 0.5 and 0.1 (one, two places), merged as the
+  // coarser tiers and queries merge buckets.
+  Aggregate hour;
+  int64_t exact_hundredths = 0;
+  for (int minute = 0; minute < 60; ++minute) {
+    Aggregate m;
+    for (double v : {0.25, 0.5, 0.1, 0.1, 0.1}) {
+      m.AddValue(v, 1, Distribution::kNone);
+      exact_hundredths += std::lround(v * 100);
+    }
+    hour.Merge(m);
+  }
+  EXPECT_EQ(hour.ReportedSum(), static_cast<double>(exact_hundredths) / 100);
+  EXPECT_EQ(hour.count, 300);
+}
+
+TEST(AggregateSumTest, StoredSumsMergeExactlyAfterARollupRecordRoundTrip) {
+  std::vector<RollupBucket> buckets;
+  for (int minute = 0; minute < 5; ++minute) {
+    RollupBucket b;
+    b.t_ms = minute * 60'000;
+    b.agg = Of(std::vector<double>(10, 0.1));
+    buckets.push_back(std::move(b));
+  }
+  std::vector<RollupBucket> back;
+  ASSERT_TRUE(DecodeRollupRecord(EncodeRollupRecord(buckets, false), false, &back).ok());
+  ASSERT_EQ(back.size(), 5u);
+  Aggregate five_minutes;
+  for (const RollupBucket& b : back) {
+    EXPECT_EQ(b.agg.ReportedSum(), 1.0);  // written as reported
+    five_minutes.Merge(b.agg);
+  }
+  EXPECT_EQ(five_minutes.ReportedSum(), 5.0);
+  // And added to raw rows (a query over sealed minutes and the head).
+  five_minutes.AddValue(0.3, 1, Distribution::kNone);
+  EXPECT_EQ(five_minutes.ReportedSum(), 5.3);
+}
+
+TEST(AggregateSumTest, StatisticSetsAndWeightedValuesKeepTheirPlaces) {
+  Aggregate a;
+  Row set;
+  set.c[0] = 4, set.c[1] = 1.1, set.c[2] = 0.2, set.c[3] = 0.4;  // count, sum, min, max
+  a.AddRow(MakeLane(SampleKind::kStatSet, false), set, Distribution::kNone);
+  a.AddValue(0.1, 7, Distribution::kNone);  // 0.1 seven times (Values/Counts)
+  a.AddValue(0.2, 1, Distribution::kNone);
+  ASSERT_NE(1.1 + 0.1 * 7 + 0.2, 2.0);  // 2.0000000000000004
+  EXPECT_EQ(a.ReportedSum(), 2.0);
+  EXPECT_EQ(a.count, 12);
+}
+
+TEST(AggregateSumTest, OtherSumsAreTheRunningSum) {
+  // Full-precision values.
+  const std::vector<double> thirds(7, 1.0 / 3);
+  EXPECT_EQ(Of(thirds).ReportedSum(), NaiveSum(thirds));
+  // A fractional count: the product is no decimal of the value's places.
+  Aggregate weighted;
+  weighted.AddValue(0.1, 0.3, Distribution::kNone);
+  weighted.AddValue(0.1, 0.3, Distribution::kNone);
+  EXPECT_EQ(weighted.ReportedSum(), 0.1 * 0.3 + 0.1 * 0.3);
+  // Values so large that the running sum may be a unit of the last place
+  // away from the exact one: nothing is rounded to a decimal it might not be.
+  const std::vector<double> big = {1e14 + 0.5, 1e14 + 0.5, 1e14 + 0.5, 0.1};
+  EXPECT_EQ(Of(big).ReportedSum(), NaiveSum(big));
+}
+
+TEST(AggregateSumTest, ARollupRecordOfPercentagesCostsAboutWhatItsValuesDo) {
+  // An hour of a 2-decimal utilisation sampled every second (AR(1) noise),
+  // as 60 s buckets: with sums that are decimals, the sum column is coded
+  // as decimals like minimum and maximum.
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0, 2.5);
+  std::vector<RollupBucket> buckets;
+  double x = 0;
+  for (int minute = 0; minute < 60; ++minute) {
+    RollupBucket b;
+    b.t_ms = minute * 60'000;
+    for (int s = 0; s < 60; ++s) {
+      x = 0.9 * x + noise(rng);
+      b.agg.AddValue(std::round((60 + x) * 100) / 100, 1, Distribution::kNone);
+    }
+    buckets.push_back(std::move(b));
+  }
+  const std::string record = EncodeRollupRecord(buckets, false);
+  // About 4 bytes per bucket; sums left as full doubles took over 6 more.
+  EXPECT_LT(record.size(), 60u * 8) << record.size() << " bytes";
+}
+
+}  // namespace
+}  // namespace trainwatch::store
