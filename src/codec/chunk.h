@@ -107,6 +107,11 @@ class ChunkReader {
   int64_t last_t_ms() const { return last_t_ms_; }
   TimestampEncoding timestamp_encoding() const { return ts_encoding_; }
   ValueEncoding value_encoding() const { return value_encoding_; }
+  // k of the decimal encoding (every value is the double nearest to some
+  // integer / 10^k); -1 for the other encodings.
+  int decimal_scale() const {
+    return value_encoding_ == ValueEncoding::kDecimal ? value_param_ : -1;
+  }
 
   // Next sample in order; false at the end or on corrupt data (then status()
   // says why). Corruption may surface only at the last block, after earlier

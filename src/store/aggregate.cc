@@ -12,15 +12,34 @@ namespace {
 // its magnitude.
 constexpr double kU = 0x1p-53;
 
-// The decimal places of `value` when it is the double nearest to a decimal
-// of at most Aggregate::kMaxExactSumScale places, trying `at_least` first
-// (the sum's scale so far: the common case costs one check); else -1.
+// 10^k for the places a sum is kept exact to.
+constexpr double kPow10[Aggregate::kMaxExactSumScale + 1] = {1e0, 1e1, 1e2, 1e3, 1e4,
+                                                            1e5, 1e6, 1e7, 1e8, 1e9};
+
+// Whether `value` is the double nearest to d / 10^k for an integer d (the
+// test codec::ToDecimal makes, for the nearest d only: it runs per value
+// on every aggregation, so it avoids the calls of std::nearbyint).
+inline bool HasPlaces(double value, int k) {
+  const double p = kPow10[k];
+  const double scaled = value * p;
+  if (!(std::fabs(scaled) < 0x1p52)) return false;  // also NaN
+  const auto d = static_cast<int64_t>(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
+  return static_cast<double>(d) / p == value;
+}
+
+// The decimal places of `value` (at least `at_least` >= 0) when it is the
+// double nearest to a decimal of at most Aggregate::kMaxExactSumScale
+// places; else -1.
 int DecimalsOf(double value, int at_least) {
-  int64_t d;
-  for (int k = std::max(at_least, 0); k <= Aggregate::kMaxExactSumScale; ++k) {
-    if (codec::ToDecimal(value, k, &d)) return k;
+  for (int k = at_least; k <= Aggregate::kMaxExactSumScale; ++k) {
+    if (HasPlaces(value, k)) return k;
   }
   return -1;
+}
+
+// A count that keeps a value's places in value * n.
+inline bool IsWholeCount(double n) {
+  return n == 1 || (n < 0x1p53 && static_cast<double>(static_cast<int64_t>(n)) == n);
 }
 
 // The places of an aggregate's sum so far (a stored sum: its own).
@@ -53,16 +72,28 @@ Aggregate Aggregate::Clone() const {
   return a;
 }
 
-void Aggregate::AddValue(double value, double n, Distribution distribution) {
+void Aggregate::AddValue(double value, double n, Distribution distribution, int value_places) {
   if (n <= 0) return;
   count += n;
+  // The places of the sum with this value: value * n keeps value's places
+  // when n is a whole count. Written only when it changes (a store per
+  // value would chain each value's test to the previous one's).
+  int scale = ScaleSoFar(*this);
+  if (scale >= 0) {
+    if (!IsWholeCount(n)) {
+      scale = -1;
+    } else if (value_places >= 0) {
+      scale = std::max(scale, value_places);
+    } else if (!HasPlaces(value, scale)) {
+      scale = DecimalsOf(value, scale + 1);
+    }
+  }
+  if (scale != sum_scale) sum_scale = static_cast<int8_t>(scale);
   // The product is rounded once, and value stands for its decimal within
-  // one rounding: 2 kU |value * n|. It keeps value's places when n is a
-  // whole count.
+  // one rounding: 2 kU |value * n|.
   const double q = value * n;
-  const int scale = ScaleSoFar(*this);
-  AddToSum(this, q, 2 * kU * std::fabs(q),
-           scale < 0 || n != std::floor(n) ? -1 : DecimalsOf(value, scale));
+  sum += q;
+  sum_error += 2 * kU * std::fabs(q) + kU * std::fabs(sum);
   min = std::min(min, value);
   max = std::max(max, value);
   if (distribution == Distribution::kSketch) {
@@ -74,13 +105,14 @@ void Aggregate::AddValue(double value, double n, Distribution distribution) {
   }
 }
 
-void Aggregate::AddRow(uint8_t lane, const Row& row, Distribution distribution) {
+void Aggregate::AddRow(uint8_t lane, const Row& row, Distribution distribution,
+                       int value_places) {
   switch (LaneKind(lane)) {
     case SampleKind::kPlain:
-      AddValue(row.c[0], 1, distribution);
+      AddValue(row.c[0], 1, distribution, value_places);
       return;
     case SampleKind::kWeighted:
-      AddValue(row.c[0], row.c[1], distribution);
+      AddValue(row.c[0], row.c[1], distribution, value_places);
       return;
     case SampleKind::kStatSet: {
       const double n = row.c[0], s = row.c[1], lo = row.c[2], hi = row.c[3];
@@ -147,7 +179,7 @@ double DistributionCount(const Aggregate& a) {
 
 double Aggregate::ReportedSum() const {
   if (sum_scale < 0) return sum;  // not decimals, or stored (reported when written)
-  const double p = codec::Pow10(sum_scale);
+  const double p = kPow10[sum_scale];
   // sum * p is within (sum_error + kU |sum|) p of the exact sum's integer
   // d: when that is under 1/2 (a quarter, to spare the rounding of this
   // check), the nearest integer is d, and d / p the double nearest to the

@@ -57,9 +57,12 @@ struct Aggregate {
   Aggregate Clone() const;
 
   bool empty() const { return count <= 0; }
-  // Adds one row of `lane`, and to the distribution as asked.
-  void AddRow(uint8_t lane, const Row& row, Distribution distribution);
-  void AddValue(double value, double count, Distribution distribution);
+  // Adds one row of `lane`, and to the distribution as asked. `value_places`
+  // >= 0 says the row's value (c[0]) is the double nearest to a decimal of
+  // that many places, as a chunk's encoding tells a reader (saving a test per
+  // value); -1: not known.
+  void AddRow(uint8_t lane, const Row& row, Distribution distribution, int value_places = -1);
+  void AddValue(double value, double count, Distribution distribution, int value_places = -1);
   void Merge(const Aggregate& other);
   // The Sum statistic: where every value was a decimal of a few places (a
   // percentage with 2, a count with 0), the double nearest to the exact sum

@@ -117,6 +117,11 @@ absl::StatusOr<RawChunkReader> RawChunkReader::Open(std::string_view value) {
   return r;
 }
 
+int RawChunkReader::value_places() const {
+  const int k = cols_.empty() ? -1 : cols_[0].decimal_scale();
+  return k <= Aggregate::kMaxExactSumScale ? k : -1;
+}
+
 bool RawChunkReader::Next(Row* row) {
   if (read_ >= header_.rows || !status_.ok()) return false;
   for (size_t i = 0; i < cols_.size(); ++i) {

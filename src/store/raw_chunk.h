@@ -76,6 +76,9 @@ class RawChunkReader {
  public:
   static absl::StatusOr<RawChunkReader> Open(std::string_view value);
   const RawChunkHeader& header() const { return header_; }
+  // The decimal places every value (c[0]) of the record has, known from its
+  // encoding (Aggregate::AddRow's `value_places`), or -1.
+  int value_places() const;
   bool Next(Row* row);
   absl::Status status() const { return status_; }
 

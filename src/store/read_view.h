@@ -167,6 +167,10 @@ class ReadView {
   // Visits [lower, upper) with the cached iterator of `cf`.
   template <typename Fn>
   absl::Status Range(kv::Cf cf, std::string_view lower, std::string_view upper, Fn fn) const;
+  // ScanRows over the raw chunks only; fn also gets the places of the chunk's
+  // values (RawChunkReader::value_places).
+  template <typename Fn>
+  absl::Status ScanChunkRows(SeriesId id, int64_t start_ms, int64_t end_ms, Fn fn) const;
 
   // The head log's rows and newest last value per series (head.h), decoded
   // once per view on first use and shared with its forks.

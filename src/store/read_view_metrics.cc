@@ -149,12 +149,13 @@ absl::Status ReadView::ScanHeadRows(SeriesId id, int64_t start_ms, int64_t end_m
   return absl::OkStatus();
 }
 
-absl::Status ReadView::ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,
-                                const std::function<void(uint8_t, const Row&)>& fn) const {
+template <typename Fn>
+absl::Status ReadView::ScanChunkRows(SeriesId id, int64_t start_ms, int64_t end_ms,
+                                     Fn fn) const {
   if (end_ms <= start_ms) return absl::OkStatus();
   const int64_t lower_t =
       start_ms > INT64_MIN + kMaxChunkSpanMs ? start_ms - kMaxChunkSpanMs : INT64_MIN;
-  TW_RETURN_IF_ERROR(Range(
+  return Range(
       kv::Cf::kRaw, rawkeys::Key(id, lower_t, 0), rawkeys::Key(id, end_ms, 0),
       [&](std::string_view key, std::string_view value) -> absl::Status {
         uint64_t sid;
@@ -165,13 +166,20 @@ absl::Status ReadView::ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,
         }
         if (first + header.span_ms < start_ms) return absl::OkStatus();
         TW_ASSIGN_OR_RETURN(RawChunkReader reader, RawChunkReader::Open(value));
+        const int places = reader.value_places();
         Row row;
         while (reader.Next(&row)) {
           if (row.t_ms >= end_ms) break;
-          if (row.t_ms >= start_ms) fn(header.lane, row);
+          if (row.t_ms >= start_ms) fn(header.lane, row, places);
         }
         return reader.status();
-      }));
+      });
+}
+
+absl::Status ReadView::ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,
+                                const std::function<void(uint8_t, const Row&)>& fn) const {
+  TW_RETURN_IF_ERROR(ScanChunkRows(id, start_ms, end_ms,
+                                   [&](uint8_t lane, const Row& row, int) { fn(lane, row); }));
   return ScanHeadRows(id, start_ms, end_ms, fn);
 }
 
@@ -183,13 +191,17 @@ absl::Status ReadView::AggregateSeries(SeriesId id, const AggregateRequest& req,
   const Distribution distribution =
       req.source != Tier::kRaw && req.distribution == Distribution::kExact ? Distribution::kSketch
                                                                            : req.distribution;
-  auto add_row = [&](uint8_t lane, const Row& row) {
+  auto add_chunk_row = [&](uint8_t lane, const Row& row, int value_places) {
     if (req.high_resolution_only && LaneIsStandardResolution(lane)) return;
     int64_t k = BucketIndex(row.t_ms, req.origin_ms, req.period_ms);
     if (k < 0 || k >= n) return;
-    (*buckets)[k].AddRow(lane, row, distribution);
+    (*buckets)[k].AddRow(lane, row, distribution, value_places);
   };
-  if (req.source == Tier::kRaw) return ScanRows(id, req.start_ms, req.end_ms, add_row);
+  auto add_row = [&](uint8_t lane, const Row& row) { add_chunk_row(lane, row, -1); };
+  if (req.source == Tier::kRaw) {
+    TW_RETURN_IF_ERROR(ScanChunkRows(id, req.start_ms, req.end_ms, add_chunk_row));
+    return ScanHeadRows(id, req.start_ms, req.end_ms, add_row);
+  }
 
   const int64_t window = kTierWindowMs[static_cast<int>(req.source)];
   std::vector<RollupBucket> record;
