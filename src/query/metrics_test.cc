@@ -359,6 +359,28 @@ TEST_F(MetricsTest, ListMetricsFiltersDedupesUnitsAndPages) {
   EXPECT_EQ(GetErrorKind(ListMetrics(View(), bad).status()), ErrorKind::kInvalidParameterValue);
 }
 
+TEST_F(MetricsTest, SumAndAverageOfDecimalsAreExactBeforeAndAfterTheSeal) {
+  // Ten 0.1 in a minute: Sum 1 (adding the doubles gives 0.9999999999999999).
+  const int64_t minute = store::AlignDown(clock_.NowMs(), kMinute) - kMinute;
+  std::vector<model::Sample> s;
+  for (int i = 0; i < 10; ++i) s.push_back({minute + i * 1000, 0.1});
+  Put(s);
+  for (bool sealed : {false, true}) {
+    if (sealed) {
+      ASSERT_TRUE(db_->SealAll().ok());
+    }
+    auto r = GetMetricStatistics(View(), Gms(minute, minute + kMinute, 60, {"Sum", "Average"}));
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_EQ(r->datapoints.size(), 1u);
+    EXPECT_EQ(r->datapoints[0].sum, 1.0) << "sealed " << sealed;
+    EXPECT_EQ(r->datapoints[0].average, 0.1) << "sealed " << sealed;
+    auto chart = Chart(View(), Key(), minute, minute + kMinute, 1);
+    ASSERT_TRUE(chart.ok()) << chart.status();
+    ASSERT_EQ(chart->buckets.size(), 1u);
+    EXPECT_EQ(chart->buckets[0].avg, 0.1) << "sealed " << sealed;
+  }
+}
+
 TEST_F(MetricsTest, ChartGivesMinMaxAvgPerBucketAtAnyZoom) {
   const int64_t now = clock_.NowMs();
   const int64_t start = store::AlignDown(now, kHour) - 2 * kHour;

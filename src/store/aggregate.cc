@@ -47,6 +47,14 @@ int ScaleSoFar(const Aggregate& a) {
   return a.sum_scale == Aggregate::kSumAsStored ? DecimalsOf(a.sum, 0) : a.sum_scale;
 }
 
+// Before adding to a stored sum: track it, as the decimal it prints as,
+// within one rounding.
+void Track(Aggregate* a) {
+  if (a->sum_scale != Aggregate::kSumAsStored) return;
+  a->sum_scale = static_cast<int8_t>(DecimalsOf(a->sum, 0));
+  a->sum_error = kU * std::fabs(a->sum);
+}
+
 // Adds `q` to the running sum. `q_error` bounds |q - the exact decimal it
 // stands for|, `scale` is the places of the sum with q (-1: not decimals).
 // The bound grows by the rounding of the addition.
@@ -78,7 +86,8 @@ void Aggregate::AddValue(double value, double n, Distribution distribution, int 
   // The places of the sum with this value: value * n keeps value's places
   // when n is a whole count. Written only when it changes (a store per
   // value would chain each value's test to the previous one's).
-  int scale = ScaleSoFar(*this);
+  Track(this);
+  int scale = sum_scale;
   if (scale >= 0) {
     if (!IsWholeCount(n)) {
       scale = -1;
@@ -123,8 +132,8 @@ void Aggregate::AddRow(uint8_t lane, const Row& row, Distribution distribution,
         return;
       }
       count += n;
-      const int scale = ScaleSoFar(*this);
-      AddToSum(this, s, kU * std::fabs(s), scale < 0 ? -1 : DecimalsOf(s, scale));
+      Track(this);
+      AddToSum(this, s, kU * std::fabs(s), sum_scale < 0 ? -1 : DecimalsOf(s, sum_scale));
       min = std::min(min, lo);
       max = std::max(max, hi);
       no_percentiles = true;
@@ -142,9 +151,10 @@ void Aggregate::Merge(const Aggregate& o) {
     sum_error = o.sum_error;
   } else {
     // A stored sum stands for its decimal within one rounding.
-    const int scale = ScaleSoFar(*this), o_scale = ScaleSoFar(o);
+    Track(this);
+    const int o_scale = ScaleSoFar(o);
     AddToSum(this, o.sum, o.sum_error + kU * std::fabs(o.sum),
-             scale < 0 || o_scale < 0 ? -1 : std::max(scale, o_scale));
+             sum_scale < 0 || o_scale < 0 ? -1 : std::max<int>(sum_scale, o_scale));
   }
   count += o.count;
   min = std::min(min, o.min);
@@ -187,7 +197,7 @@ double Aggregate::ReportedSum() const {
   if (!((sum_error + 2 * kU * std::fabs(sum)) * p < 0.25)) return sum;
   const double d = std::nearbyint(sum * p);
   if (!(std::fabs(d) <= static_cast<double>(codec::kMaxDecimalMagnitude))) return sum;
-  return d / p;
+  return d / p + 0.0;  // a sum of 0 is +0, as the running sum from +0 would be
 }
 
 bool Aggregate::HasPercentiles() const {

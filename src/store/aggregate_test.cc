@@ -112,10 +112,18 @@ TEST(AggregateSumTest, OtherSumsAreTheRunningSum) {
   weighted.AddValue(0.1, 0.3, Distribution::kNone);
   weighted.AddValue(0.1, 0.3, Distribution::kNone);
   EXPECT_EQ(weighted.ReportedSum(), 0.1 * 0.3 + 0.1 * 0.3);
-  // Values so large that the running sum may be a unit of the last place
-  // away from the exact one: nothing is rounded to a decimal it might not be.
-  const std::vector<double> big = {1e14 + 0.5, 1e14 + 0.5, 1e14 + 0.5, 0.1};
-  EXPECT_EQ(Of(big).ReportedSum(), NaiveSum(big));
+  // Values so large that the running sum is far from the exact one (0.05):
+  // it is not rounded to a decimal it might not be (0.04).
+  std::vector<double> big;
+  for (int i = 0; i < 5; ++i) big.insert(big.end(), {4e13 + 0.01, -4e13});
+  ASSERT_EQ(NaiveSum(big), 0.0390625);
+  EXPECT_EQ(Of(big).ReportedSum(), 0.0390625);
+}
+
+TEST(AggregateSumTest, AZeroSumIsPositiveZero) {
+  const Aggregate a = Of({0.3, -0.1, -0.2});  // the running sum is -2.8e-17
+  EXPECT_EQ(a.ReportedSum(), 0.0);
+  EXPECT_FALSE(std::signbit(a.ReportedSum()));
 }
 
 TEST(AggregateSumTest, ARollupRecordOfPercentagesCostsAboutWhatItsValuesDo) {
