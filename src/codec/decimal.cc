@@ -7,20 +7,14 @@
 namespace trainwatch::codec {
 namespace {
 
-constexpr double kPow10[kMaxDecimalScale + 1] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,
-                                                 1e7,  1e8,  1e9,  1e10, 1e11, 1e12, 1e13,
-                                                 1e14, 1e15, 1e16, 1e17, 1e18};
-
 inline bool SameBits(double a, double b) {
   return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
 }  // namespace
 
-double Pow10(int k) { return kPow10[k]; }
-
 bool ToDecimal(double value, int k, int64_t* d) {
-  const double scale = kPow10[k];
+  const double scale = kPowersOf10[k];
   const double scaled = value * scale;
   // Also rejects NaN and infinities (every comparison with NaN is false).
   if (!(std::fabs(scaled) <= static_cast<double>(kMaxDecimalMagnitude))) return false;

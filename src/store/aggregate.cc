@@ -8,60 +8,56 @@
 namespace trainwatch::store {
 namespace {
 
-// Unit roundoff: one rounding of a double changes it by at most kU times
-// its magnitude.
-constexpr double kU = 0x1p-53;
+constexpr int kMaxScale = Aggregate::kMaxExactSumScale;
+constexpr int64_t kIntPowersOf10[kMaxScale + 1] = {
+    1, 10, 100, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
 
-// 10^k for the places a sum is kept exact to.
-constexpr double kPow10[Aggregate::kMaxExactSumScale + 1] = {1e0, 1e1, 1e2, 1e3, 1e4,
-                                                            1e5, 1e6, 1e7, 1e8, 1e9};
-
-// Whether `value` is the double nearest to d / 10^k for an integer d (the
-// test codec::ToDecimal makes, for the nearest d only: it runs per value
-// on every aggregation, so it avoids the calls of std::nearbyint).
-inline bool HasPlaces(double value, int k) {
-  const double p = kPow10[k];
-  const double scaled = value * p;
-  if (!(std::fabs(scaled) < 0x1p52)) return false;  // also NaN
-  const auto d = static_cast<int64_t>(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
-  return static_cast<double>(d) / p == value;
-}
-
-// The decimal places of `value` (at least `at_least` >= 0) when it is the
-// double nearest to a decimal of at most Aggregate::kMaxExactSumScale
-// places; else -1.
-int DecimalsOf(double value, int at_least) {
-  for (int k = at_least; k <= Aggregate::kMaxExactSumScale; ++k) {
-    if (HasPlaces(value, k)) return k;
+// The places (0 <= places <= kMaxScale, at least `at_least`) of `value`
+// when it is the double nearest to a decimal *d * 10^-places; else -1.
+int DecimalsOf(double value, int at_least, int64_t* d) {
+  for (int k = at_least; k <= kMaxScale; ++k) {
+    if (codec::ToDecimalInline(value, k, d)) return k;
   }
   return -1;
 }
 
-// A count that keeps a value's places in value * n.
-inline bool IsWholeCount(double n) {
-  return n == 1 || (n < 0x1p53 && static_cast<double>(static_cast<int64_t>(n)) == n);
+// A whole count (which keeps a value's places in value * n), as an integer.
+inline bool WholeCount(double n, int64_t* whole) {
+  if (n == 1) {
+    *whole = 1;
+    return true;
+  }
+  if (!(n < 0x1p53) || static_cast<double>(static_cast<int64_t>(n)) != n) return false;
+  *whole = static_cast<int64_t>(n);
+  return true;
 }
 
-// The places of an aggregate's sum so far (a stored sum: its own).
-int ScaleSoFar(const Aggregate& a) {
-  return a.sum_scale == Aggregate::kSumAsStored ? DecimalsOf(a.sum, 0) : a.sum_scale;
+// Adds the decimal d * 10^-k to the exact sum (k <= kMaxScale), rescaling
+// whichever has fewer places; the exact sum is given up (-1) on overflow.
+void AddDecimal(Aggregate* a, int64_t d, int k) {
+  if (a->sum_scale < 0) return;
+  int64_t sum = a->decimal_sum;
+  if (k > a->sum_scale &&
+      __builtin_mul_overflow(sum, kIntPowersOf10[k - a->sum_scale], &sum)) {
+    a->sum_scale = -1;
+    return;
+  }
+  if (k < a->sum_scale && __builtin_mul_overflow(d, kIntPowersOf10[a->sum_scale - k], &d)) {
+    a->sum_scale = -1;
+    return;
+  }
+  if (__builtin_add_overflow(sum, d, &sum)) {
+    a->sum_scale = -1;
+    return;
+  }
+  a->decimal_sum = sum;
+  if (k > a->sum_scale) a->sum_scale = static_cast<int8_t>(k);
 }
 
-// Before adding to a stored sum: track it, as the decimal it prints as,
-// within one rounding.
+// Before adding to a stored sum: take it as the decimal it prints as.
 void Track(Aggregate* a) {
   if (a->sum_scale != Aggregate::kSumAsStored) return;
-  a->sum_scale = static_cast<int8_t>(DecimalsOf(a->sum, 0));
-  a->sum_error = kU * std::fabs(a->sum);
-}
-
-// Adds `q` to the running sum. `q_error` bounds |q - the exact decimal it
-// stands for|, `scale` is the places of the sum with q (-1: not decimals).
-// The bound grows by the rounding of the addition.
-void AddToSum(Aggregate* a, double q, double q_error, int scale) {
-  a->sum += q;
-  a->sum_error += q_error + kU * std::fabs(a->sum);
-  a->sum_scale = static_cast<int8_t>(scale);
+  a->sum_scale = static_cast<int8_t>(DecimalsOf(a->sum, 0, &a->decimal_sum));
 }
 
 }  // namespace
@@ -74,7 +70,7 @@ Aggregate Aggregate::Clone() const {
   a.max = max;
   a.no_percentiles = no_percentiles;
   a.sum_scale = sum_scale;
-  a.sum_error = sum_error;
+  a.decimal_sum = decimal_sum;
   if (sketch) a.sketch = std::make_unique<codec::QuantileSketch>(*sketch);
   if (exact) a.exact = std::make_unique<std::vector<std::pair<double, double>>>(*exact);
   return a;
@@ -83,26 +79,35 @@ Aggregate Aggregate::Clone() const {
 void Aggregate::AddValue(double value, double n, Distribution distribution, int value_places) {
   if (n <= 0) return;
   count += n;
-  // The places of the sum with this value: value * n keeps value's places
-  // when n is a whole count. Written only when it changes (a store per
-  // value would chain each value's test to the previous one's).
-  Track(this);
-  int scale = sum_scale;
-  if (scale >= 0) {
-    if (!IsWholeCount(n)) {
-      scale = -1;
-    } else if (value_places >= 0) {
-      scale = std::max(scale, value_places);
-    } else if (!HasPlaces(value, scale)) {
-      scale = DecimalsOf(value, scale + 1);
+  Track(this);  // before the running sum changes
+  sum += value * n;
+  if (sum_scale >= 0) {
+    // value * n is the decimal d * n when n is a whole count. A chunk's
+    // encoding may have told value's places: then d is the integer nearest
+    // to value * 10^k (which is within 1/4 of d below 2^51), untested.
+    int64_t whole = 0, d = 0;
+    int k = -1;
+    if (WholeCount(n, &whole)) {
+      if (value_places >= 0 && value_places <= kMaxScale) {
+        k = std::max<int>(sum_scale, value_places);
+        const double scaled = value * codec::kPowersOf10[k];
+        if (std::fabs(scaled) < 0x1p51) {
+          d = static_cast<int64_t>(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
+        } else {
+          k = -1;
+        }
+      } else if (codec::ToDecimalInline(value, sum_scale, &d)) {
+        k = sum_scale;
+      } else {
+        k = DecimalsOf(value, sum_scale + 1, &d);
+      }
+    }
+    if (k < 0 || __builtin_mul_overflow(d, whole, &d)) {
+      sum_scale = -1;
+    } else {
+      AddDecimal(this, d, k);
     }
   }
-  if (scale != sum_scale) sum_scale = static_cast<int8_t>(scale);
-  // The product is rounded once, and value stands for its decimal within
-  // one rounding: 2 kU |value * n|.
-  const double q = value * n;
-  sum += q;
-  sum_error += 2 * kU * std::fabs(q) + kU * std::fabs(sum);
   min = std::min(min, value);
   max = std::max(max, value);
   if (distribution == Distribution::kSketch) {
@@ -133,7 +138,16 @@ void Aggregate::AddRow(uint8_t lane, const Row& row, Distribution distribution,
       }
       count += n;
       Track(this);
-      AddToSum(this, s, kU * std::fabs(s), sum_scale < 0 ? -1 : DecimalsOf(s, sum_scale));
+      sum += s;
+      if (sum_scale >= 0) {
+        int64_t d;
+        const int k = DecimalsOf(s, 0, &d);
+        if (k < 0) {
+          sum_scale = -1;
+        } else {
+          AddDecimal(this, d, k);
+        }
+      }
       min = std::min(min, lo);
       max = std::max(max, hi);
       no_percentiles = true;
@@ -148,13 +162,17 @@ void Aggregate::Merge(const Aggregate& o) {
     // Nothing to add to: take o's sum as it is (a stored one stays so).
     sum = o.sum;
     sum_scale = o.sum_scale;
-    sum_error = o.sum_error;
+    decimal_sum = o.decimal_sum;
   } else {
-    // A stored sum stands for its decimal within one rounding.
     Track(this);
-    const int o_scale = ScaleSoFar(o);
-    AddToSum(this, o.sum, o.sum_error + kU * std::fabs(o.sum),
-             sum_scale < 0 || o_scale < 0 ? -1 : std::max<int>(sum_scale, o_scale));
+    sum += o.sum;
+    int64_t d = o.decimal_sum;
+    const int k = o.sum_scale == kSumAsStored ? DecimalsOf(o.sum, 0, &d) : o.sum_scale;
+    if (k < 0) {
+      sum_scale = -1;
+    } else {
+      AddDecimal(this, d, k);
+    }
   }
   count += o.count;
   min = std::min(min, o.min);
@@ -188,16 +206,17 @@ double DistributionCount(const Aggregate& a) {
 }  // namespace
 
 double Aggregate::ReportedSum() const {
-  if (sum_scale < 0) return sum;  // not decimals, or stored (reported when written)
-  const double p = kPow10[sum_scale];
-  // sum * p is within (sum_error + kU |sum|) p of the exact sum's integer
-  // d: when that is under 1/2 (a quarter, to spare the rounding of this
-  // check), the nearest integer is d, and d / p the double nearest to the
-  // exact sum (both exact doubles, one correctly rounded division).
-  if (!((sum_error + 2 * kU * std::fabs(sum)) * p < 0.25)) return sum;
-  const double d = std::nearbyint(sum * p);
-  if (!(std::fabs(d) <= static_cast<double>(codec::kMaxDecimalMagnitude))) return sum;
-  return d / p + 0.0;  // a sum of 0 is +0, as the running sum from +0 would be
+  if (sum_scale < 0) return sum;  // not exact decimals, or stored (reported when written)
+  // A sum of 0 is +0 (+ 0.0), as the running sum from +0 would be.
+  if (decimal_sum >= -codec::kMaxDecimalMagnitude && decimal_sum <= codec::kMaxDecimalMagnitude) {
+    // Both exact doubles: one correctly rounded division gives the double
+    // nearest to the exact sum.
+    return static_cast<double>(decimal_sum) / codec::kPowersOf10[sum_scale] + 0.0;
+  }
+  // Past 2^53 units: exact in long double's 64-bit mantissa, then rounded.
+  return static_cast<double>(static_cast<long double>(decimal_sum) /
+                             static_cast<long double>(kIntPowersOf10[sum_scale])) +
+         0.0;
 }
 
 bool Aggregate::HasPercentiles() const {

@@ -28,10 +28,11 @@ enum class Distribution {
 };
 
 struct Aggregate {
-  // A sum scale meaning "not tracked: the sum is exact as it is" (a bucket
-  // read back from a rollup record, whose sum was reported when written).
+  // A sum scale meaning "the sum as stored": a bucket read back from a
+  // rollup record, whose Sum was reported when written. Adding to it first
+  // takes it as the decimal it prints as (at most kMaxExactSumScale places).
   static constexpr int8_t kSumAsStored = -2;
-  // Sums are reported exactly (see ReportedSum) up to this many decimals.
+  // Sums are kept exact up to this many decimal places.
   static constexpr int kMaxExactSumScale = 9;
 
   double count = 0;
@@ -41,12 +42,12 @@ struct Aggregate {
   double max = -std::numeric_limits<double>::infinity();
   // A non-identical statistic set was added: percentiles are undefined.
   bool no_percentiles = false;
-  // Every value (statistic-set sum, merged sum) added was a decimal of at
-  // most this many places, at most kMaxExactSumScale (-1: some was not, or
-  // a count was fractional; kSumAsStored), and a bound on how far `sum` is
-  // from the exact sum of those decimals.
+  // While every value (statistic-set sum, merged sum) added was a decimal of
+  // at most kMaxExactSumScale places, whole counts and the sum fit: the
+  // largest number of places, and the exact sum in units of the last one
+  // (decimal_sum * 10^-sum_scale). -1 otherwise; or kSumAsStored.
   int8_t sum_scale = 0;
-  double sum_error = 0;
+  int64_t decimal_sum = 0;
   // The distribution, when tracked (null otherwise, or when empty).
   std::unique_ptr<codec::QuantileSketch> sketch;
   std::unique_ptr<std::vector<std::pair<double, double>>> exact;  // (value, count)
@@ -60,14 +61,13 @@ struct Aggregate {
   // Adds one row of `lane`, and to the distribution as asked. `value_places`
   // >= 0 says the row's value (c[0]) is the double nearest to a decimal of
   // that many places, as a chunk's encoding tells a reader (saving a test per
-  // value); -1: not known.
+  // value); -1: not known. Plain and weighted rows only.
   void AddRow(uint8_t lane, const Row& row, Distribution distribution, int value_places = -1);
   void AddValue(double value, double count, Distribution distribution, int value_places = -1);
   void Merge(const Aggregate& other);
-  // The Sum statistic: where every value was a decimal of a few places (a
-  // percentage with 2, a count with 0), the double nearest to the exact sum
-  // of those decimals (ten values 0.1 sum to 1, not 0.9999999999999999), so
-  // the answer does not depend on the order of the additions; otherwise the
+  // The Sum statistic: where the exact decimal sum is kept (a percentage
+  // with 2 places, a count with 0), the double nearest to it, so ten values
+  // 0.1 sum to 1, not 0.9999999999999999, in any order; otherwise the
   // running sum. Rollup records store it, so that it costs as few bytes as
   // the values do (docs/store.md).
   double ReportedSum() const;

@@ -70,25 +70,29 @@ TEST(AggregateSumTest, MergedBucketsAndMixedPlacesGiveTheExactSum) {
 }
 
 TEST(AggregateSumTest, StoredSumsMergeExactlyAfterARollupRecordRoundTrip) {
+  // Minutes summing to 0.1, 0.2 and 0.1 (twice 0.05), stored and read back.
   std::vector<RollupBucket> buckets;
-  for (int minute = 0; minute < 5; ++minute) {
+  for (const std::vector<double>& minute : std::vector<std::vector<double>>{
+           {0.1}, {0.2}, {0.05, 0.05}}) {
     RollupBucket b;
-    b.t_ms = minute * 60'000;
-    b.agg = Of(std::vector<double>(10, 0.1));
+    b.t_ms = static_cast<int64_t>(buckets.size()) * 60'000;
+    b.agg = Of(minute);
     buckets.push_back(std::move(b));
   }
   std::vector<RollupBucket> back;
   ASSERT_TRUE(DecodeRollupRecord(EncodeRollupRecord(buckets, false), false, &back).ok());
-  ASSERT_EQ(back.size(), 5u);
-  Aggregate five_minutes;
-  for (const RollupBucket& b : back) {
-    EXPECT_EQ(b.agg.ReportedSum(), 1.0);  // written as reported
-    five_minutes.Merge(b.agg);
-  }
-  EXPECT_EQ(five_minutes.ReportedSum(), 5.0);
-  // And added to raw rows (a query over sealed minutes and the head).
-  five_minutes.AddValue(0.3, 1, Distribution::kNone);
-  EXPECT_EQ(five_minutes.ReportedSum(), 5.3);
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(back[2].agg.ReportedSum(), 0.1);  // written as reported
+  // A stored sum on either side of a merge, and raw rows added after.
+  ASSERT_NE(0.1 + 0.2, 0.3);
+  Aggregate three_minutes = back[0].agg.Clone();
+  three_minutes.Merge(back[1].agg);
+  EXPECT_EQ(three_minutes.ReportedSum(), 0.3);
+  three_minutes.Merge(back[2].agg);
+  EXPECT_EQ(three_minutes.ReportedSum(), 0.4);
+  Aggregate stored_then_rows = back[1].agg.Clone();
+  stored_then_rows.AddValue(0.1, 1, Distribution::kNone);
+  EXPECT_EQ(stored_then_rows.ReportedSum(), 0.3);
 }
 
 TEST(AggregateSumTest, StatisticSetsAndWeightedValuesKeepTheirPlaces) {
@@ -112,12 +116,22 @@ TEST(AggregateSumTest, OtherSumsAreTheRunningSum) {
   weighted.AddValue(0.1, 0.3, Distribution::kNone);
   weighted.AddValue(0.1, 0.3, Distribution::kNone);
   EXPECT_EQ(weighted.ReportedSum(), 0.1 * 0.3 + 0.1 * 0.3);
-  // Values so large that the running sum is far from the exact one (0.05):
-  // it is not rounded to a decimal it might not be (0.04).
+  // A sum past what 63 bits hold in units of its last place (3000 values of
+  // 9 places near 4e6: 1.2e19 units).
+  const std::vector<double> overflow(3000, 4000000.000000001);
+  EXPECT_EQ(Of(overflow).ReportedSum(), NaiveSum(overflow));
+  // A thousand of them still fit (4e18 units, past 2^53: through long double).
+  const std::vector<double> thousand(1000, 4000000.000000001);
+  ASSERT_NE(NaiveSum(thousand), 4000000000.000001);
+  EXPECT_EQ(Of(thousand).ReportedSum(), 4000000000.000001);
+}
+
+TEST(AggregateSumTest, LargeValuesWithDecimalsSumExactly) {
+  // Where the running sum drifts far from the exact sum (0.05 here).
   std::vector<double> big;
   for (int i = 0; i < 5; ++i) big.insert(big.end(), {4e13 + 0.01, -4e13});
   ASSERT_EQ(NaiveSum(big), 0.0390625);
-  EXPECT_EQ(Of(big).ReportedSum(), 0.0390625);
+  EXPECT_EQ(Of(big).ReportedSum(), 0.05);
 }
 
 TEST(AggregateSumTest, AZeroSumIsPositiveZero) {

@@ -578,13 +578,19 @@ TEST_F(DbMetricsTest, IndexListsAndFindsSeriesByExactDimensionsAndUnit) {
 TEST_F(DbMetricsTest, TheSumOfDecimalsIsTheSameExactValueFromEveryTier) {
   model::SeriesKey gpu = Key("GPUUtilization");
   // Hundredths: 0.1 ten times, then 0.00 to 99.99.
-  auto hundredths = [](int s) -> int64_t { return s < 10 ? 10 : (s * 7919) % 10'000; };
+  auto hundredths = [](int s) -> int64_t { return s < 10 ? 10 : (s * 7919 + 14) % 10'000; };
   // The double nearest to the exact sum of the first n values.
   auto exact_sum = [&](int n) {
     int64_t d = 0;
     for (int s = 0; s < n; ++s) d += hundredths(s);
     return static_cast<double>(d) / 100;
   };
+  // Adding the doubles in order gives another value for each sum asked.
+  for (int n : {10, 60, 300, 3600}) {
+    double naive = 0;
+    for (int s = 0; s < n; ++s) naive += static_cast<double>(hundredths(s)) / 100;
+    ASSERT_NE(naive, exact_sum(n)) << n;
+  }
   model::SampleBatch b;
   b.series.push_back({gpu, 1, {}, {}, {}});
   for (int s = 0; s < 3600; ++s) {
@@ -609,11 +615,11 @@ TEST_F(DbMetricsTest, TheSumOfDecimalsIsTheSameExactValueFromEveryTier) {
   {
     auto db = Open();
     ASSERT_TRUE(db->PutSamples(b).ok());
-    EXPECT_EQ(sum_of(*db, Tier::kRaw, 10'000), 1.0) << "head";  // ten 0.1
+    EXPECT_EQ(sum_of(*db, Tier::kRaw, 10'000), exact_sum(10)) << "head";  // ten 0.1
     EXPECT_EQ(sum_of(*db, Tier::kRaw, 60'000), exact_sum(60)) << "head";
     EXPECT_EQ(sum_of(*db, Tier::kRaw, 3'600'000), exact_sum(3600)) << "head";
     ASSERT_TRUE(db->SealAll().ok());
-    EXPECT_EQ(sum_of(*db, Tier::kRaw, 10'000), 1.0) << "sealed";
+    EXPECT_EQ(sum_of(*db, Tier::kRaw, 10'000), exact_sum(10)) << "sealed";
     for (Tier tier : {Tier::kRaw, Tier::k60}) {
       EXPECT_EQ(sum_of(*db, tier, 60'000), exact_sum(60)) << "sealed, tier " << int(tier);
     }

@@ -118,8 +118,7 @@ absl::StatusOr<RawChunkReader> RawChunkReader::Open(std::string_view value) {
 }
 
 int RawChunkReader::value_places() const {
-  const int k = cols_.empty() ? -1 : cols_[0].decimal_scale();
-  return k <= Aggregate::kMaxExactSumScale ? k : -1;
+  return cols_.empty() ? -1 : cols_[0].decimal_scale();
 }
 
 bool RawChunkReader::Next(Row* row) {
