@@ -12,11 +12,22 @@ constexpr int kMaxScale = Aggregate::kMaxExactSumScale;
 constexpr int64_t kIntPowersOf10[kMaxScale + 1] = {
     1, 10, 100, 1'000, 10'000, 100'000, 1'000'000, 10'000'000, 100'000'000, 1'000'000'000};
 
-// The places (0 <= places <= kMaxScale, at least `at_least`) of `value`
-// when it is the double nearest to a decimal *d * 10^-places; else -1.
-int DecimalsOf(double value, int at_least, int64_t* d) {
-  for (int k = at_least; k <= kMaxScale; ++k) {
+// The places (at most kMaxScale) of `value` when it is the double nearest
+// to a decimal *d * 10^-places; else -1. The inline test, per value.
+int DecimalsOf(double value, int64_t* d) {
+  for (int k = 0; k <= kMaxScale; ++k) {
     if (codec::ToDecimalInline(value, k, d)) return k;
+  }
+  return -1;
+}
+
+// The same for a stored Sum, with codec::ToDecimal's full test (up to 2^53
+// units; not on a per-value path). A sum ReportedSum gave under 2^52 units
+// reads back as its very decimal: no other decimal of at most as many places
+// rounds to the same double.
+int StoredDecimalsOf(double value, int64_t* d) {
+  for (int k = 0; k <= kMaxScale; ++k) {
+    if (codec::ToDecimal(value, k, d)) return k;
   }
   return -1;
 }
@@ -34,19 +45,14 @@ inline bool WholeCount(double n, int64_t* whole) {
 
 // Adds the decimal d * 10^-k to the exact sum (k <= kMaxScale), rescaling
 // whichever has fewer places; the exact sum is given up (-1) on overflow.
-void AddDecimal(Aggregate* a, int64_t d, int k) {
+void AddDecimal(Aggregate* a, __int128 d, int k) {
   if (a->sum_scale < 0) return;
-  int64_t sum = a->decimal_sum;
-  if (k > a->sum_scale &&
-      __builtin_mul_overflow(sum, kIntPowersOf10[k - a->sum_scale], &sum)) {
-    a->sum_scale = -1;
-    return;
-  }
-  if (k < a->sum_scale && __builtin_mul_overflow(d, kIntPowersOf10[a->sum_scale - k], &d)) {
-    a->sum_scale = -1;
-    return;
-  }
-  if (__builtin_add_overflow(sum, d, &sum)) {
+  __int128 sum = a->decimal_sum;
+  if ((k > a->sum_scale &&
+       __builtin_mul_overflow(sum, kIntPowersOf10[k - a->sum_scale], &sum)) ||
+      (k < a->sum_scale &&
+       __builtin_mul_overflow(d, kIntPowersOf10[a->sum_scale - k], &d)) ||
+      __builtin_add_overflow(sum, d, &sum)) {
     a->sum_scale = -1;
     return;
   }
@@ -54,10 +60,23 @@ void AddDecimal(Aggregate* a, int64_t d, int k) {
   if (k > a->sum_scale) a->sum_scale = static_cast<int8_t>(k);
 }
 
-// Before adding to a stored sum: take it as the decimal it prints as.
+// Adds a stored Sum (kSumAsStored) as the decimal it reads back as.
+void AddStored(Aggregate* a, double stored) {
+  int64_t d = 0;
+  const int k = StoredDecimalsOf(stored, &d);
+  if (k < 0) {
+    a->sum_scale = -1;
+  } else {
+    AddDecimal(a, d, k);
+  }
+}
+
+// Before adding to a stored sum: track it, from 0, as the decimal it is.
 void Track(Aggregate* a) {
   if (a->sum_scale != Aggregate::kSumAsStored) return;
-  a->sum_scale = static_cast<int8_t>(DecimalsOf(a->sum, 0, &a->decimal_sum));
+  a->sum_scale = 0;
+  a->decimal_sum = 0;
+  AddStored(a, a->sum);
 }
 
 }  // namespace
@@ -83,29 +102,26 @@ void Aggregate::AddValue(double value, double n, Distribution distribution, int 
   sum += value * n;
   if (sum_scale >= 0) {
     // value * n is the decimal d * n when n is a whole count. A chunk's
-    // encoding may have told value's places: then d is the integer nearest
-    // to value * 10^k (which is within 1/4 of d below 2^51), untested.
+    // encoding may have told value's places k: then d is the integer nearest
+    // to value * 10^k (which is within 3/8 of d below 2^51), untested.
     int64_t whole = 0, d = 0;
     int k = -1;
     if (WholeCount(n, &whole)) {
       if (value_places >= 0 && value_places <= kMaxScale) {
-        k = std::max<int>(sum_scale, value_places);
-        const double scaled = value * codec::kPowersOf10[k];
+        const double scaled = value * codec::kPowersOf10[value_places];
         if (std::fabs(scaled) < 0x1p51) {
           d = static_cast<int64_t>(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
-        } else {
-          k = -1;
+          k = value_places;
         }
-      } else if (codec::ToDecimalInline(value, sum_scale, &d)) {
-        k = sum_scale;
-      } else {
-        k = DecimalsOf(value, sum_scale + 1, &d);
+      }
+      if (k < 0) {
+        k = codec::ToDecimalInline(value, sum_scale, &d) ? sum_scale : DecimalsOf(value, &d);
       }
     }
-    if (k < 0 || __builtin_mul_overflow(d, whole, &d)) {
+    if (k < 0) {
       sum_scale = -1;
     } else {
-      AddDecimal(this, d, k);
+      AddDecimal(this, static_cast<__int128>(d) * whole, k);
     }
   }
   min = std::min(min, value);
@@ -140,8 +156,8 @@ void Aggregate::AddRow(uint8_t lane, const Row& row, Distribution distribution,
       Track(this);
       sum += s;
       if (sum_scale >= 0) {
-        int64_t d;
-        const int k = DecimalsOf(s, 0, &d);
+        int64_t d = 0;
+        const int k = DecimalsOf(s, &d);
         if (k < 0) {
           sum_scale = -1;
         } else {
@@ -166,12 +182,12 @@ void Aggregate::Merge(const Aggregate& o) {
   } else {
     Track(this);
     sum += o.sum;
-    int64_t d = o.decimal_sum;
-    const int k = o.sum_scale == kSumAsStored ? DecimalsOf(o.sum, 0, &d) : o.sum_scale;
-    if (k < 0) {
+    if (o.sum_scale == kSumAsStored) {
+      AddStored(this, o.sum);
+    } else if (o.sum_scale < 0) {
       sum_scale = -1;
     } else {
-      AddDecimal(this, d, k);
+      AddDecimal(this, o.decimal_sum, o.sum_scale);
     }
   }
   count += o.count;
@@ -206,17 +222,13 @@ double DistributionCount(const Aggregate& a) {
 }  // namespace
 
 double Aggregate::ReportedSum() const {
-  if (sum_scale < 0) return sum;  // not exact decimals, or stored (reported when written)
-  // A sum of 0 is +0 (+ 0.0), as the running sum from +0 would be.
-  if (decimal_sum >= -codec::kMaxDecimalMagnitude && decimal_sum <= codec::kMaxDecimalMagnitude) {
-    // Both exact doubles: one correctly rounded division gives the double
-    // nearest to the exact sum.
-    return static_cast<double>(decimal_sum) / codec::kPowersOf10[sum_scale] + 0.0;
-  }
-  // Past 2^53 units: exact in long double's 64-bit mantissa, then rounded.
-  return static_cast<double>(static_cast<long double>(decimal_sum) /
-                             static_cast<long double>(kIntPowersOf10[sum_scale])) +
-         0.0;
+  // Not exact decimals, or stored (reported when written).
+  if (sum_scale < 0) return sum;
+  constexpr __int128 kLimit = __int128{1} << 52;
+  if (decimal_sum <= -kLimit || decimal_sum >= kLimit) return sum;
+  // Both exact doubles: one correctly rounded division gives the double
+  // nearest to the exact sum.
+  return static_cast<double>(static_cast<int64_t>(decimal_sum)) / codec::kPowersOf10[sum_scale];
 }
 
 bool Aggregate::HasPercentiles() const {

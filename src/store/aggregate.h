@@ -43,11 +43,12 @@ struct Aggregate {
   // A non-identical statistic set was added: percentiles are undefined.
   bool no_percentiles = false;
   // While every value (statistic-set sum, merged sum) added was a decimal of
-  // at most kMaxExactSumScale places, whole counts and the sum fit: the
-  // largest number of places, and the exact sum in units of the last one
-  // (decimal_sum * 10^-sum_scale). -1 otherwise; or kSumAsStored.
+  // at most kMaxExactSumScale places, with whole counts: the largest number
+  // of places, and the exact sum in units of the last one (decimal_sum *
+  // 10^-sum_scale; 128 bits, so that no order of additions overflows it).
+  // -1 otherwise; or kSumAsStored.
   int8_t sum_scale = 0;
-  int64_t decimal_sum = 0;
+  __int128 decimal_sum = 0;
   // The distribution, when tracked (null otherwise, or when empty).
   std::unique_ptr<codec::QuantileSketch> sketch;
   std::unique_ptr<std::vector<std::pair<double, double>>> exact;  // (value, count)
@@ -66,9 +67,10 @@ struct Aggregate {
   void AddValue(double value, double count, Distribution distribution, int value_places = -1);
   void Merge(const Aggregate& other);
   // The Sum statistic: where the exact decimal sum is kept (a percentage
-  // with 2 places, a count with 0), the double nearest to it, so ten values
-  // 0.1 sum to 1, not 0.9999999999999999, in any order; otherwise the
-  // running sum. Rollup records store it, so that it costs as few bytes as
+  // with 2 places, a count with 0) and under 2^52 units of its last place,
+  // the double nearest to it, so ten values 0.1 sum to 1, not
+  // 0.9999999999999999, in any order; otherwise the running sum. (Under 2^52
+  // units, the stored double reads back as the same decimal.) Rollup records store it, so that it costs as few bytes as
   // the values do (docs/store.md).
   double ReportedSum() const;
   // Percentiles are available (defined, and a distribution is present).
