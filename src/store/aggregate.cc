@@ -21,15 +21,13 @@ int DecimalsOf(double value, int64_t* d) {
   return -1;
 }
 
-// The same for a stored Sum, with codec::ToDecimal's full test (up to 2^53
-// units; not on a per-value path). A sum ReportedSum gave under 2^52 units
-// reads back as its very decimal: no other decimal of at most as many places
-// rounds to the same double.
+// The same for a stored Sum, with codec's full test (up to 2^53 units; not
+// on a per-value path). A sum ReportedSum gave under 2^52 units reads back
+// as its very decimal: no other decimal of at most as many places rounds to
+// the same double.
 int StoredDecimalsOf(double value, int64_t* d) {
-  for (int k = 0; k <= kMaxScale; ++k) {
-    if (codec::ToDecimal(value, k, d)) return k;
-  }
-  return -1;
+  const int k = codec::DecimalScale(value, 0);
+  return k >= 0 && k <= kMaxScale && codec::ToDecimal(value, k, d) ? k : -1;
 }
 
 // A whole count (which keeps a value's places in value * n), as an integer.

@@ -69,9 +69,9 @@ struct Aggregate {
   // The Sum statistic: where the exact decimal sum is kept (a percentage
   // with 2 places, a count with 0) and under 2^52 units of its last place,
   // the double nearest to it, so ten values 0.1 sum to 1, not
-  // 0.9999999999999999, in any order; otherwise the running sum. (Under 2^52
-  // units, the stored double reads back as the same decimal.) Rollup records store it, so that it costs as few bytes as
-  // the values do (docs/store.md).
+  // 0.9999999999999999, in any order; otherwise the running sum. Rollup
+  // records store it (under 2^52 units it reads back as the same decimal),
+  // so that it costs as few bytes as the values do (docs/store.md).
   double ReportedSum() const;
   // Percentiles are available (defined, and a distribution is present).
   bool HasPercentiles() const;
