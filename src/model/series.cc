@@ -24,8 +24,11 @@ void AppendEscaped(std::string* out, std::string_view s) {
 }  // namespace
 
 std::string SeriesKey::Canonical() const {
+  // Sized for the usual key without escapes: one allocation.
+  size_t size = ns.size() + metric.size() + unit.size() + 2;
+  for (const Dimension& d : dimensions) size += d.name.size() + d.value.size() + 2;
   std::string out;
-  out.reserve(ns.size() + metric.size() + unit.size() + 16 * dimensions.size());
+  out.reserve(size);
   AppendEscaped(&out, ns);
   out.push_back('|');
   AppendEscaped(&out, metric);

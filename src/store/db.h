@@ -345,6 +345,11 @@ class Db {
   size_t head_log_bytes_ = 0;
   bool head_log_written_ = false;
   std::vector<SeriesId> unckpt_series_;
+  // Scratch of the commit path (the leader, or Open before any writer): one
+  // series' rows by lane, and the part of them appended since the last seal.
+  // Kept between series so that their buffers are reused.
+  std::vector<LaneRows> series_lanes_;
+  std::vector<LaneRows> appended_lanes_;
 
   // Retention of each series, for the compaction filter (RocksDB threads).
   mutable std::mutex drop_mu_;

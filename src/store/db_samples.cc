@@ -211,8 +211,12 @@ void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
                     kv::WriteBatch* batch, int64_t now_ms) {
   // The rows appended since the last seal in this call: they go into this
   // write's head record.
-  std::vector<LaneRows> open(lanes->size());
-  for (size_t i = 0; i < lanes->size(); ++i) open[i].lane = (*lanes)[i].lane;
+  std::vector<LaneRows>& open = appended_lanes_;
+  open.resize(lanes->size());
+  for (size_t i = 0; i < lanes->size(); ++i) {
+    open[i].lane = (*lanes)[i].lane;
+    open[i].rows.clear();
+  }
   for (size_t i = 0; i < lanes->size(); ++i) {
     const uint8_t lane = (*lanes)[i].lane;
     for (const Row& row : (*lanes)[i].rows) {
@@ -316,45 +320,44 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples,
     HeadEntry* head = HeadFor(id, s.key.ns);
     const bool standard = s.storage_resolution_s == 60;
 
-    std::vector<LaneRows> lanes;
+    std::vector<LaneRows>& lanes = series_lanes_;
+    size_t used = 0;
+    auto next_lane = [&](SampleKind kind) -> std::vector<Row>& {
+      if (used == lanes.size()) lanes.emplace_back();
+      LaneRows& l = lanes[used++];
+      l.lane = MakeLane(kind, standard);
+      l.rows.clear();
+      return l.rows;
+    };
     if (!s.samples.empty()) {
-      LaneRows l;
-      l.lane = MakeLane(SampleKind::kPlain, standard);
-      l.rows.reserve(s.samples.size());
+      std::vector<Row>& rows = next_lane(SampleKind::kPlain);
       for (const model::Sample& x : s.samples) {
-        Row r;
+        Row& r = rows.emplace_back();
         r.t_ms = x.t_ms;
         r.c[0] = x.value;
-        l.rows.push_back(r);
       }
-      lanes.push_back(std::move(l));
     }
     if (!s.weighted.empty()) {
-      LaneRows l;
-      l.lane = MakeLane(SampleKind::kWeighted, standard);
+      std::vector<Row>& rows = next_lane(SampleKind::kWeighted);
       for (const model::WeightedSample& x : s.weighted) {
-        Row r;
+        Row& r = rows.emplace_back();
         r.t_ms = x.t_ms;
         r.c[0] = x.value;
         r.c[1] = x.count;
-        l.rows.push_back(r);
       }
-      lanes.push_back(std::move(l));
     }
     if (!s.statistic_sets.empty()) {
-      LaneRows l;
-      l.lane = MakeLane(SampleKind::kStatSet, standard);
+      std::vector<Row>& rows = next_lane(SampleKind::kStatSet);
       for (const model::StatisticSet& x : s.statistic_sets) {
-        Row r;
+        Row& r = rows.emplace_back();
         r.t_ms = x.t_ms;
         r.c[0] = x.sample_count;
         r.c[1] = x.sum;
         r.c[2] = x.minimum;
         r.c[3] = x.maximum;
-        l.rows.push_back(r);
       }
-      lanes.push_back(std::move(l));
     }
+    lanes.resize(used);
 
     // The newest row is the series' last value (ties: the later one).
     bool have_last = false;
@@ -380,6 +383,13 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples,
     }
     head->last = entry->last;
     AppendRows(id, head, &lanes, batch, now_ms);
+  }
+  // A rare series of many rows should not keep its buffers for good.
+  constexpr size_t kKeptScratchRows = 4096;
+  for (std::vector<LaneRows>* scratch : {&series_lanes_, &appended_lanes_}) {
+    for (LaneRows& l : *scratch) {
+      if (l.rows.capacity() > kKeptScratchRows) std::vector<Row>().swap(l.rows);
+    }
   }
   return absl::OkStatus();
 }

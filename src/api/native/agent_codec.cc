@@ -330,6 +330,36 @@ bool AsInt64(element e, int64_t* out) {
   return true;
 }
 
+// The members of one series object that the samples format knows, found in
+// one pass; others are ignored.
+class SeriesMembers {
+ public:
+  enum Member {
+    kNamespace, kMetric, kUnit, kDimensions, kStorageResolution,
+    kTimes, kValues, kCounts, kStatisticSets, kMembers
+  };
+
+  void Take(std::string_view key, element value) {
+    static constexpr std::string_view kNames[kMembers] = {
+        "namespace", "metric", "unit", "dimensions", "storage_resolution",
+        "t_ms", "values", "counts", "statistic_sets"};
+    for (int k = 0; k < kMembers; ++k) {
+      if (key == kNames[k]) {
+        if (!(found_ & (1u << k))) {
+          found_ |= 1u << k;
+          values_[k] = value;
+        }
+        return;
+      }
+    }
+  }
+  const element* Find(Member k) const { return (found_ & (1u << k)) ? &values_[k] : nullptr; }
+
+ private:
+  uint32_t found_ = 0;
+  element values_[kMembers];
+};
+
 absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_samples) {
   simdjson::dom::array list;
   if (series.get_array().get(list) != simdjson::SUCCESS) {
@@ -345,23 +375,27 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
     };
     simdjson::dom::object s;
     if (item.get_object().get(s) != simdjson::SUCCESS) return where("must be an object");
-    auto text = [&](const char* key, std::string_view fallback) -> std::optional<std::string> {
-      element e;
-      if (s.at_key(key).get(e) != simdjson::SUCCESS) return std::string(fallback);
+    // One pass over the members (this runs for every series of every write);
+    // the first of a repeated member counts, as a lookup by name would find it.
+    SeriesMembers m;
+    for (simdjson::dom::key_value_pair field : s) m.Take(field.key, field.value);
+    auto text = [&](const element* e, std::string_view fallback) -> std::optional<std::string> {
+      if (e == nullptr) return std::string(fallback);
       std::string_view v;
-      if (e.get_string().get(v) != simdjson::SUCCESS) return std::nullopt;
+      if (e->get_string().get(v) != simdjson::SUCCESS) return std::nullopt;
       return std::string(v);
     };
-    std::optional<std::string> ns = text("namespace", "");
-    std::optional<std::string> metric = text("metric", "");
-    std::optional<std::string> unit = text("unit", "None");
+    std::optional<std::string> ns = text(m.Find(SeriesMembers::kNamespace), "");
+    std::optional<std::string> metric = text(m.Find(SeriesMembers::kMetric), "");
+    std::optional<std::string> unit = text(m.Find(SeriesMembers::kUnit), "None");
     if (!ns || !metric || !unit) return where("namespace, metric and unit must be strings");
     std::vector<model::Dimension> dims;
-    if (element d; s.at_key("dimensions").get(d) == simdjson::SUCCESS) {
+    if (const element* d = m.Find(SeriesMembers::kDimensions)) {
       simdjson::dom::object o;
-      if (d.get_object().get(o) != simdjson::SUCCESS) {
+      if (d->get_object().get(o) != simdjson::SUCCESS) {
         return where("dimensions must be an object of strings");
       }
+      dims.reserve(o.size());
       for (auto [k, v] : o) {
         std::string_view value;
         if (v.get_string().get(value) != simdjson::SUCCESS) {
@@ -371,25 +405,27 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
       }
     }
     absl::StatusOr<model::SeriesKey> key =
-        model::MakeSeriesKey(*ns, *metric, std::move(dims), *unit);
+        model::MakeSeriesKey(*std::move(ns), *std::move(metric), std::move(dims), *std::move(unit));
     if (!key.ok()) return where(MessageOf(key.status()));
     model::SeriesSamples out;
     out.key = *std::move(key);
-    if (element r; s.at_key("storage_resolution").get(r) == simdjson::SUCCESS) {
+    if (const element* r = m.Find(SeriesMembers::kStorageResolution)) {
       int64_t res = 0;
-      if (!AsInt64(r, &res) || (res != 1 && res != 60)) {
+      if (!AsInt64(*r, &res) || (res != 1 && res != 60)) {
         return where("storage_resolution must be 1 or 60");
       }
       out.storage_resolution_s = static_cast<int>(res);
     }
     simdjson::dom::array t, v, c;
-    element ce;
-    const bool has_counts = s.at_key("counts").get(ce) == simdjson::SUCCESS;
-    if (s.at_key("t_ms").get_array().get(t) != simdjson::SUCCESS ||
-        s.at_key("values").get_array().get(v) != simdjson::SUCCESS || t.size() != v.size()) {
+    const element* te = m.Find(SeriesMembers::kTimes);
+    const element* ve = m.Find(SeriesMembers::kValues);
+    const element* ce = m.Find(SeriesMembers::kCounts);
+    const bool has_counts = ce != nullptr;
+    if (te == nullptr || te->get_array().get(t) != simdjson::SUCCESS || ve == nullptr ||
+        ve->get_array().get(v) != simdjson::SUCCESS || t.size() != v.size()) {
       return where("t_ms and values must be lists of the same length");
     }
-    if (has_counts && (ce.get_array().get(c) != simdjson::SUCCESS || c.size() != v.size())) {
+    if (has_counts && (ce->get_array().get(c) != simdjson::SUCCESS || c.size() != v.size())) {
       return where("counts, when given, must be a list as long as values");
     }
     const size_t n = t.size();
@@ -421,9 +457,9 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
         out.samples.push_back({t_ms, value});
       }
     }
-    if (element sets_e; s.at_key("statistic_sets").get(sets_e) == simdjson::SUCCESS) {
+    if (const element* sets_e = m.Find(SeriesMembers::kStatisticSets)) {
       simdjson::dom::array sets;
-      if (sets_e.get_array().get(sets) != simdjson::SUCCESS) {
+      if (sets_e->get_array().get(sets) != simdjson::SUCCESS) {
         return where("statistic_sets must be a list");
       }
       total += sets.size();

@@ -1,5 +1,6 @@
 #include "api/native/native_api.h"
 
+#include "absl/strings/str_format.h"
 #include "api/gzip.h"
 #include "api/testing/fake_backend.h"
 #include "gmock/gmock.h"
@@ -74,6 +75,25 @@ TEST_F(NativeApiTest, IngestThenQuery) {
   EXPECT_EQ(j["datapoints"][0]["values"]["p50"], 80.0);
   j = Call("GET", "/api/v1/metrics/statistics?namespace=Train&metric=gpu&period=7s", "", 400);
   EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("period=7s"));
+}
+
+TEST_F(NativeApiTest, IngestTakesMembersInAnyOrderAndTheFirstOfARepeatedOne) {
+  // Another order than the docs', a member the format does not know, and
+  // "values" twice: the first counts, as a lookup by name would find it.
+  const std::string body = absl::StrFormat(
+      R"({"series": [{"values": [1.5, 2.5], "t_ms": [%d, %d], "comment": "x",)"
+      R"( "dimensions": {"b": "2", "a": "1"}, "metric": "m", "namespace": "T",)"
+      R"( "values": [9, 9], "unit": "Seconds"}]})",
+      kNow - 2000, kNow - 1000);
+  EXPECT_EQ(Call("POST", "/api/v1/samples", body)["accepted"], 2);
+  auto got = fake_.ObservationsForTest(
+      *model::MakeSeriesKey("T", "m", {{"a", "1"}, {"b", "2"}}, "Seconds"));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].value, 1.5);
+  EXPECT_EQ(got[1].value, 2.5);
+  nlohmann::json j = Call("POST", "/api/v1/samples",
+                          R"({"series": [{"namespace": "T", "metric": "m", "values": [1]}]})", 400);
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("t_ms and values"));
 }
 
 TEST_F(NativeApiTest, IngestErrorsNameTheProblem) {
