@@ -8,7 +8,7 @@
 SYS=trainwatch
 TW_BIN=${TW_BIN:-$TW_ROOT/build/release/trainwatch}
 [ -x "$TW_BIN" ] || die "no trainwatch binary at $TW_BIN (cmake --preset release && cmake --build --preset release --target trainwatch, or set TW_BIN)"
-VER=$("$TW_BIN" version | awk '{print $2}')
+VER=$("$TW_BIN" version | awk 'NR == 1 {print $2}')
 VER="${VER:-unknown}+$(git -C "$TW_ROOT" rev-parse --short HEAD 2>/dev/null || echo nogit)"
 
 # need_query_bench: sets TW_QUERY_BENCH (beside TW_BIN), which counts samples back.
