@@ -36,6 +36,7 @@ struct ServerFlags {
   std::string listen = "127.0.0.1:9400";
   std::string auth_file;
   int threads = 2;
+  int64_t poll_us = server::ServerOptions{}.poll_us;
   std::string runner_timeout = "5m";
 };
 
@@ -121,6 +122,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   server_options.port = address->port;
   server_options.authenticated = api_options.credentials != nullptr;
   server_options.threads = flags.threads;
+  server_options.poll_us = flags.poll_us;
   absl::StatusOr<std::unique_ptr<server::Server>> srv =
       server::Server::Start(server_options, router, metrics);
   if (!srv.ok()) return ReportError(srv.status(), absl::IsUnavailable(srv.status()) ? 1 : 2);
@@ -171,6 +173,11 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
                   "file of access keys and secrets; requests must then carry AWS Signature V4");
   cmd->add_option("--threads", flags->threads, "threads that answer requests (default 2; one more accepts connections)")
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--poll-us", flags->poll_us,
+                  "after answering, a request thread looks for the next request this many "
+                  "microseconds before it sleeps: lower latency for clients that send one "
+                  "request after another, at most that much CPU per request (default 200; 0: off)")
+      ->check(CLI::Range(int64_t{0}, int64_t{100'000}));
   cmd->add_option("--runner-timeout", flags->runner_timeout,
                   "record a job host as Failed when its runner, on another machine, has not "
                   "been heard from for this long (runners beat every second; default 5m)");
