@@ -7,10 +7,10 @@ namespace trainwatch::cli {
 
 std::string AllocatorName();
 
-// From now on, memory freed goes back to the system at once instead of about
-// a second later (jemalloc's dirty_decay_ms 0; the system allocator's own
-// policy stays). For batch commands, whose peak resident memory matters more
-// than the few percent of speed that keeping freed pages buys.
-void ReleaseFreedMemoryAtOnce();
+// From now on, memory freed goes back to the system within about 50 ms
+// instead of a second (jemalloc's dirty_decay_ms; the system allocator keeps
+// its own policy). For batch commands, whose peak resident memory matters
+// more than serving bursts of requests.
+void ReturnFreedMemoryPromptly();
 
 }  // namespace trainwatch::cli

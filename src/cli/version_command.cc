@@ -11,7 +11,7 @@ namespace trainwatch::cli {
 
 #ifndef TW_ALLOCATOR_JEMALLOC
 std::string AllocatorName() { return "system"; }
-void ReleaseFreedMemoryAtOnce() {}
+void ReturnFreedMemoryPromptly() {}
 #endif
 
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* /*options*/, int* exit_code) {
