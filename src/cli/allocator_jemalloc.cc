@@ -1,13 +1,16 @@
 // jemalloc's settings for the trainwatch binary. jemalloc reads them when the
-// first allocation starts it; MALLOC_CONF in the environment overrides them.
+// first allocation starts it; MALLOC_CONF in the environment overrides them
+// (but `trainwatch import` sets its decay itself: ReturnFreedMemoryPromptly).
 //
-// - percpu_arena:percpu: one arena per CPU, not four per CPU: the server's
-//   threads mostly free what they allocated, and fewer arenas keep fewer
-//   half-used pages (`trainwatch import` of the benchmark's `big` set peaked
-//   at 85-90 MB this way against 88-93 MB with the default).
+// - narenas:2: two arenas, as the runner had with glibc (M_ARENA_MAX 2 in
+//   run_command.cc). jemalloc's default, four per CPU, left `trainwatch run`
+//   under a log flood at 72-76 MiB against 55 with two (glibc: 54). Not
+//   percpu_arena: jemalloc turns that off, with a warning on stderr, when a
+//   process may not use every CPU (taskset, container cpusets).
 // - dirty_decay_ms:1000, muzzy_decay_ms:0: freed pages go back to the system
-//   about a second after their last use, directly (no "muzzy" stage), so a
-//   burst of ingest does not leave its peak resident.
+//   after about a second, directly. jemalloc purges as it allocates (there is
+//   no background thread), so an arena that goes quiet keeps its pages until
+//   it is used again.
 #include "cli/allocator.h"
 
 #include <jemalloc/jemalloc.h>
@@ -17,7 +20,7 @@
 
 extern "C" {
 // NOLINTNEXTLINE: the name is jemalloc's.
-const char* malloc_conf = "percpu_arena:percpu,dirty_decay_ms:1000,muzzy_decay_ms:0";
+const char* malloc_conf = "narenas:2,dirty_decay_ms:1000,muzzy_decay_ms:0";
 }
 
 namespace trainwatch::cli {

@@ -53,8 +53,9 @@ int ExitCodeFor(const absl::Status& s) {
 }
 
 int RunImport(const ImportFlags& flags, const GlobalOptions& global) {
-  // A batch job: the benchmark's `big` set peaked at 82-83 MB this way, at
-  // the same speed as with 89-90 MB (`small`: 63-67 MB against 72-77).
+  // A batch job: the benchmark's `big` set peaked at 80-81 MiB this way (as
+  // with glibc), at the same speed as with 87-88 MiB (`small`: 61-65 MiB
+  // against 70-75); returning memory at once made the import a fifth slower.
   ReturnFreedMemoryPromptly();
   ingest::ImportOptions options;
   if (flags.format == "jsonl") {

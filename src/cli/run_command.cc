@@ -149,6 +149,8 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   // A handful of threads (lines, logs, samples, profiler, store) each
   // allocating in bursts: glibc's default of 8 arenas per core leaves their
   // freed memory scattered; two arenas keep the runner's footprint small.
+  // (For a build with the system allocator; jemalloc's two arenas are set in
+  // allocator_jemalloc.cc.)
   ::mallopt(M_ARENA_MAX, 2);
   if (!flags.command.empty() && flags.command.front() == "--") flags.command.erase(flags.command.begin());
   if (flags.command.empty()) {

@@ -47,10 +47,11 @@ namespace {
 // A request thread's loop: io_context::run, except that after running a
 // handler the thread polls for up to `poll` more before it blocks. The next
 // request of a client that sends them one after another then finds the
-// thread awake: on the 2-core reference machine the median GetMetricData of
-// one series went from about 0.29 to 0.19 ms (BENCHMARKS.md). Between polls
-// the thread yields, so other threads (the store's commit leader, its sealer)
-// keep the CPU they need.
+// thread awake (on the 2-core reference machine, six alternating server
+// starts: median GetMetricData of one series 0.19 ms against 0.29 ms, within
+// a run-to-run spread about as wide; BENCHMARKS.md). Between polls the thread
+// yields, so other threads (the store's commit leader, its sealer) keep the
+// CPU they need.
 void RunPolling(net::io_context& context, std::chrono::microseconds poll) {
   if (poll.count() <= 0) {
     context.run();

@@ -322,15 +322,16 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples,
 
     std::vector<LaneRows>& lanes = series_lanes_;
     size_t used = 0;
-    auto next_lane = [&](SampleKind kind) -> std::vector<Row>& {
+    auto next_lane = [&](SampleKind kind, size_t rows) -> std::vector<Row>& {
       if (used == lanes.size()) lanes.emplace_back();
       LaneRows& l = lanes[used++];
       l.lane = MakeLane(kind, standard);
       l.rows.clear();
+      l.rows.reserve(rows);
       return l.rows;
     };
     if (!s.samples.empty()) {
-      std::vector<Row>& rows = next_lane(SampleKind::kPlain);
+      std::vector<Row>& rows = next_lane(SampleKind::kPlain, s.samples.size());
       for (const model::Sample& x : s.samples) {
         Row& r = rows.emplace_back();
         r.t_ms = x.t_ms;
@@ -338,7 +339,7 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples,
       }
     }
     if (!s.weighted.empty()) {
-      std::vector<Row>& rows = next_lane(SampleKind::kWeighted);
+      std::vector<Row>& rows = next_lane(SampleKind::kWeighted, s.weighted.size());
       for (const model::WeightedSample& x : s.weighted) {
         Row& r = rows.emplace_back();
         r.t_ms = x.t_ms;
@@ -347,7 +348,7 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples,
       }
     }
     if (!s.statistic_sets.empty()) {
-      std::vector<Row>& rows = next_lane(SampleKind::kStatSet);
+      std::vector<Row>& rows = next_lane(SampleKind::kStatSet, s.statistic_sets.size());
       for (const model::StatisticSet& x : s.statistic_sets) {
         Row& r = rows.emplace_back();
         r.t_ms = x.t_ms;
