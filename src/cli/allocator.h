@@ -8,9 +8,9 @@ namespace trainwatch::cli {
 std::string AllocatorName();
 
 // From now on, memory freed goes back to the system within about 50 ms
-// instead of a second (jemalloc's dirty_decay_ms, whatever MALLOC_CONF says;
-// the system allocator keeps its own policy). For batch commands, whose peak resident memory matters
-// more than serving bursts of requests.
+// instead of a second (jemalloc's dirty_decay_ms, whatever MALLOC_CONF
+// says; the system allocator keeps its own policy). For batch commands,
+// whose peak resident memory matters more than serving bursts of requests.
 void ReturnFreedMemoryPromptly();
 
 }  // namespace trainwatch::cli

@@ -4,7 +4,7 @@
 //
 // - narenas:2: two arenas, as the runner had with glibc (M_ARENA_MAX 2 in
 //   run_command.cc). jemalloc's default, four per CPU, left `trainwatch run`
-//   under a log flood at 72-76 MiB against 55 with two (glibc: 54). Not
+//   under a log flood at 74-78 MiB against 56 with two (glibc: 54). Not
 //   percpu_arena: jemalloc turns that off, with a warning on stderr, when a
 //   process may not use every CPU (taskset, container cpusets).
 // - dirty_decay_ms:1000, muzzy_decay_ms:0: freed pages go back to the system

@@ -176,7 +176,8 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
   cmd->add_option("--poll-us", flags->poll_us,
                   "after answering, a request thread looks for the next request this many "
                   "microseconds before it sleeps: lower latency for clients that send one "
-                  "request after another, at most that much CPU per request (default 200; 0: off)")
+                  "request after another, at most that much CPU after each thing it runs "
+                  "(default 200; 0: off)")
       ->check(CLI::Range(int64_t{0}, int64_t{100'000}));
   cmd->add_option("--runner-timeout", flags->runner_timeout,
                   "record a job host as Failed when its runner, on another machine, has not "

@@ -50,9 +50,9 @@ struct ServerOptions {
   // After it has run a handler, a request thread keeps looking for the next
   // one this long before it sleeps, so that a client sending requests one
   // after another (a dashboard, a script) does not wait for the thread to be
-  // woken each time. Costs at most this much CPU each time the thread wakes
-  // (a request, a part of a slow body, a timer), none when idle; 0 turns it
-  // off.
+  // woken each time. Costs at most this much CPU after each handler the
+  // thread runs (a request, a part of a slow body, a timer), none when idle;
+  // 0 turns it off.
   int64_t poll_us = 200;
   size_t max_connections = 10000;
   size_t max_header_bytes = 16 * 1024;
