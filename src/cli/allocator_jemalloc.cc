@@ -34,10 +34,6 @@ std::string AllocatorName() {
   return std::string("jemalloc ") + version;
 }
 
-}  // namespace trainwatch::cli
-
-namespace trainwatch::cli {
-
 void ReturnFreedMemoryPromptly() {
   // 50 ms: measured on `trainwatch import` of the benchmark sets, as fast as
   // with 1 s (0 was a fifth slower) and below glibc's peak.
