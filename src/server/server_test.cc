@@ -89,6 +89,30 @@ TEST_F(ServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   EXPECT_TRUE(Eventually([&] { return metrics_.requests() == 5; }));
 }
 
+// --poll-us: off (0), and long enough that every request of the test comes
+// while the thread is still polling after the one before. Either way each
+// request is answered, and Stop returns (a thread stuck polling would hang it).
+TEST_F(ServerTest, RequestThreadsServeAndStopWhateverTheirPolling) {
+  for (int64_t poll_us : {int64_t{0}, int64_t{100'000}}) {
+    SCOPED_TRACE(absl::StrFormat("poll_us=%d", poll_us));
+    ServerOptions options;
+    options.poll_us = poll_us;
+    StartServer(options);
+    {
+      RawClient c(server_->port());
+      ASSERT_TRUE(c.connected());
+      for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(c.Send(RawRequest("POST", "/p", absl::StrFormat("%d", i))));
+        std::optional<api::HttpResponse> r = c.ReadResponse();
+        ASSERT_TRUE(r.has_value());
+        EXPECT_EQ(r->body, absl::StrFormat("POST /p %d", i));
+      }
+    }
+    server_->Stop();
+    server_.reset();
+  }
+}
+
 TEST_F(ServerTest, OversizedBodyIsRefusedFromItsHeaders) {
   StartServer();
   RawClient c(server_->port());
