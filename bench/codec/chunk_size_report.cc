@@ -74,6 +74,8 @@ const char* EncodingName(ValueEncoding e) {
       return "fbits";
     case ValueEncoding::kRaw:
       return "raw";
+    case ValueEncoding::kStepped:
+      return "stepped";
   }
   return "?";
 }

@@ -7,6 +7,8 @@
 //   typical  the gen_metrics.py mix: 2 decimals AR(1), byte counter, full-precision
 //            loss, 1-decimal GPU utilisation with dips, step function (cycled per chunk)
 //   worst    random 64-bit patterns as values, timestamps 1000 ms +- 50 ms jitter
+//   lr       a cosine learning-rate schedule of the training step, sampled every
+//            second at 5.37 steps a second (the stepped value encoding)
 // Counters: items_per_second = samples/s; bytes_per_sample = encoded size.
 //
 // Sketch cases: a minute (60 values, exact) or an hour (3600 values, bucketed)
@@ -90,19 +92,32 @@ std::vector<Samples> WorstCase() {
   return {s};
 }
 
+std::vector<Samples> LearningRateCase() {
+  Samples s;
+  const double total_steps = 300000;
+  for (size_t i = 0; i < kChunkSamples; ++i) {
+    const auto step = static_cast<double>(static_cast<int64_t>(40000 + 5.37 * static_cast<double>(i)));
+    s.t_ms.push_back(kStart + static_cast<int64_t>(i) * 1000);
+    s.values.push_back(3e-4 * 0.5 * (1.0 + std::cos(M_PI * step / total_steps)));
+  }
+  return {s};
+}
+
 std::vector<Samples> Case(int which) {
   switch (which) {
     case 0:
       return BestCase();
     case 1:
       return TypicalCase();
-    default:
+    case 2:
       return WorstCase();
+    default:
+      return LearningRateCase();
   }
 }
 
 const char* CaseName(int which) {
-  static const char* kNames[] = {"best", "typical", "worst"};
+  static const char* kNames[] = {"best", "typical", "worst", "lr"};
   return kNames[which];
 }
 
@@ -123,7 +138,7 @@ void BM_ChunkEncode(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(samples));
   state.counters["bytes_per_sample"] = static_cast<double>(bytes) / static_cast<double>(samples);
 }
-BENCHMARK(BM_ChunkEncode)->DenseRange(0, 2);
+BENCHMARK(BM_ChunkEncode)->DenseRange(0, 3);
 
 void BM_ChunkDecode(benchmark::State& state) {
   const std::vector<Samples> series = Case(static_cast<int>(state.range(0)));
@@ -147,7 +162,7 @@ void BM_ChunkDecode(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(samples));
 }
-BENCHMARK(BM_ChunkDecode)->DenseRange(0, 2);
+BENCHMARK(BM_ChunkDecode)->DenseRange(0, 3);
 
 void BM_ChunkReaderNext(benchmark::State& state) {
   const std::vector<Samples> series = Case(static_cast<int>(state.range(0)));
@@ -169,7 +184,7 @@ void BM_ChunkReaderNext(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(samples));
 }
-BENCHMARK(BM_ChunkReaderNext)->DenseRange(0, 2);
+BENCHMARK(BM_ChunkReaderNext)->DenseRange(0, 3);
 
 std::vector<double> CpuPercent(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -5,7 +5,8 @@
 // delta-minus-median and grid predictors, adaptive range coding). Values take,
 // per chunk, the smallest of: constant, Gorilla XOR, exact decimal integers
 // (counters, percentages, accuracies) or ordered float bits (the last two
-// through IntSequence), or raw when nothing beats 8 bytes. Lossless always:
+// through IntSequence), float bits stepped (a learning rate, smooth in the
+// training step: codec/stepped_values.h), or raw when nothing beats 8 bytes. Lossless always:
 // every timestamp and every value bit pattern round-trips (-0.0, subnormals,
 // NaN payloads included).
 //
@@ -28,12 +29,16 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "codec/int_sequence.h"
+#include "codec/stepped_values.h"
 #include "codec/timestamps.h"
 #include "codec/xor_values.h"
 
 namespace trainwatch::codec {
 
-inline constexpr uint8_t kChunkFormatVersion = 1;
+// The newest chunk format this build reads and writes. Version 2 added the
+// stepped value encoding; a chunk that does not use it is written as version 1,
+// which older builds read.
+inline constexpr uint8_t kChunkFormatVersion = 2;
 // Upper bound on samples per chunk, checked by Append and by readers (garbage
 // cannot make a reader produce more). Far above any sensible chunk size.
 inline constexpr size_t kMaxChunkSamples = size_t{1} << 22;
@@ -44,6 +49,8 @@ enum class ValueEncoding : uint8_t {
   kDecimal = 2,    // scale k, then IntSequence of the integers d (value = d / 10^k)
   kFloatBits = 3,  // shift, then IntSequence of the ordered float bits
   kRaw = 4,        // 8 bytes per value: incompressible data costs no more than raw
+  kStepped = 5,    // shift, then the ordered float bits as a smooth function of a
+                   // hidden counter (codec/stepped_values.h); format version 2
 };
 
 // Builds one compressed chunk of one series' samples, in timestamp order.
@@ -65,7 +72,8 @@ class ChunkBuilder {
   // Encodes all appended samples; picks the smallest value encoding per chunk:
   // the smallest of constant, XOR, raw and the IntSequence codings it tries,
   // which are decimal when every value is decimal (plus float bits when the
-  // scale is 10 or more, or all values are equal), float bits otherwise.
+  // scale is 10 or more, or all values are equal), float bits otherwise, and
+  // float bits stepped where float bits take a byte a value or more.
   std::string Finish() const;
   // Same, appending to *out.
   void FinishTo(std::string* out) const;
@@ -82,6 +90,8 @@ class ChunkBuilder {
   bool EncodeChunk(std::optional<ValueEncoding> forced, std::string* out) const;
   void EncodeValues(std::string* out, ValueEncoding* encoding) const;
   bool EncodeValuesAs(ValueEncoding encoding, std::string* out) const;
+  // The stepped section, unless a trial says it takes size_to_beat bytes or more.
+  bool EncodeSteppedAs(size_t size_to_beat, std::string* out) const;
 
   std::vector<int64_t> t_ms_;
   std::vector<double> values_;
@@ -140,7 +150,7 @@ class ChunkReader {
   int64_t last_t_ms_ = 0;
   TimestampEncoding ts_encoding_ = TimestampEncoding::kRegular;
   ValueEncoding value_encoding_ = ValueEncoding::kConstant;
-  int value_param_ = 0;  // decimal scale or float-bits shift
+  int value_param_ = 0;  // decimal scale or float-bits shift (plain or stepped)
   uint64_t constant_bits_ = 0;
   std::string_view raw_values_;
   size_t decoded_ = 0;  // samples decoded into buffers so far
@@ -148,6 +158,7 @@ class ChunkReader {
   TimestampDecoder timestamps_;
   XorDecoder xor_;
   IntSequenceDecoder sequence_;
+  SteppedDecoder stepped_;
   size_t pos_ = 0;
   size_t len_ = 0;
   int64_t t_buf_[kBlock] = {};

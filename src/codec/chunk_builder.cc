@@ -8,6 +8,7 @@
 #include "codec/chunk.h"
 #include "codec/decimal.h"
 #include "codec/float_bits.h"
+#include "codec/stepped_values.h"
 #include "codec/varint.h"
 #include "util/check.h"
 
@@ -18,6 +19,12 @@ namespace {
 // happen to print in few digits (0.6050331899544783 is decimal at k = 16);
 // their float bits may code smaller, so both are tried.
 constexpr int kTryFloatBitsFromScale = 10;
+
+// Stepped values are tried on chunks of at least this many samples whose float
+// bits take at least this many bytes a value (a trial of about 100 us then
+// declines noise).
+constexpr size_t kTrySteppedFromSamples = 16;
+constexpr size_t kTrySteppedFromBytesPerValue = 1;
 
 // Fixed part of the estimate: chunk header plus a value section header.
 constexpr size_t kEstimatedOverheadBytes = 16;
@@ -140,7 +147,7 @@ std::optional<std::string> ChunkBuilder::FinishWithValueEncodingForTest(
 bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string* out) const {
   const size_t n = t_ms_.size();
   const size_t header_at = out->size();
-  out->push_back(static_cast<char>(kChunkFormatVersion));
+  out->push_back(1);  // the format version, set below
   out->push_back(0);  // encodings, set below
   PutVarint(n, out);
   if (n == 0) return !forced.has_value();
@@ -162,6 +169,8 @@ bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string*
   } else {
     EncodeValues(out, &value_encoding);
   }
+  // Version 1 readers know every encoding but stepped.
+  (*out)[header_at] = static_cast<char>(value_encoding == ValueEncoding::kStepped ? 2 : 1);
   (*out)[header_at + 1] = static_cast<char>(static_cast<uint8_t>(ts_encoding) |
                                             (static_cast<uint8_t>(value_encoding) << 2));
   return true;
@@ -208,8 +217,25 @@ bool ChunkBuilder::EncodeValuesAs(ValueEncoding encoding, std::string* out) cons
     case ValueEncoding::kRaw:
       for (size_t i = 0; i < n; ++i) PutFixed64(std::bit_cast<uint64_t>(values[i]), out);
       return true;
+    case ValueEncoding::kStepped:
+      return EncodeSteppedAs(~size_t{0}, out);
   }
   return false;
+}
+
+bool ChunkBuilder::EncodeSteppedAs(size_t size_to_beat, std::string* out) const {
+  const size_t n = values_.size();
+  if (n < 2) return false;
+  const int shift = CommonTrailingZeros(values_.data(), n);
+  std::vector<uint64_t> ordered(n);
+  for (size_t i = 0; i < n; ++i) ordered[i] = FloatToOrdered(values_[i], shift);
+  const size_t at = out->size();
+  out->push_back(static_cast<char>(shift));
+  if (!EncodeSteppedValues(ordered.data(), n, size_to_beat - 1, out)) {
+    out->resize(at);
+    return false;
+  }
+  return true;
 }
 
 void ChunkBuilder::EncodeValues(std::string* out, ValueEncoding* encoding) const {
@@ -232,6 +258,18 @@ void ChunkBuilder::EncodeValues(std::string* out, ValueEncoding* encoding) const
       *encoding = ValueEncoding::kFloatBits;
     }
   }
+  // Stepped pays where float bits leave deltas of many bits on a smooth curve
+  // (a learning rate between training steps); it declines noise by itself
+  // after a short trial.
+  if (*encoding == ValueEncoding::kFloatBits && n >= kTrySteppedFromSamples &&
+      best_size >= kTrySteppedFromBytesPerValue * n) {
+    std::string candidate;
+    if (EncodeSteppedAs(best_size, &candidate) && candidate.size() < best_size) {
+      best.swap(candidate);
+      best_size = best.size();
+      *encoding = ValueEncoding::kStepped;
+    }
+  }
   if (all_same_ && 8 < best_size) {
     best_size = 8;
     *encoding = ValueEncoding::kConstant;
@@ -247,7 +285,8 @@ void ChunkBuilder::EncodeValues(std::string* out, ValueEncoding* encoding) const
   if (8 * n < best_size) {
     *encoding = ValueEncoding::kRaw;
   }
-  if (*encoding == ValueEncoding::kDecimal || *encoding == ValueEncoding::kFloatBits) {
+  if (*encoding == ValueEncoding::kDecimal || *encoding == ValueEncoding::kFloatBits ||
+      *encoding == ValueEncoding::kStepped) {
     out->append(best);
   } else {
     EncodeValuesAs(*encoding, out);

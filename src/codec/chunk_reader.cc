@@ -27,18 +27,21 @@ absl::Status ChunkReader::Init(std::string_view bytes) {
         in.size()));
   }
   const uint8_t version = static_cast<uint8_t>(in[0]);
-  if (version != kChunkFormatVersion) {
+  if (version < 1 || version > kChunkFormatVersion) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "chunk format version %d is not supported: this build reads version %d (was the chunk "
-        "written by a newer trainwatch, or is it not a chunk?)",
+        "chunk format version %d is not supported: this build reads versions 1 to %d (was the "
+        "chunk written by a newer trainwatch, or is it not a chunk?)",
         version, kChunkFormatVersion));
   }
   const uint8_t encodings = static_cast<uint8_t>(in[1]);
   const uint8_t ts = encodings & 3;
   const uint8_t values = (encodings >> 2) & 7;
-  if ((encodings >> 5) != 0 || ts > 1 || values > 4) {
+  if ((encodings >> 5) != 0 || ts > 1 || values > 5) {
     return absl::DataLossError(absl::StrFormat(
         "chunk encodings byte 0x%02x names no known timestamp/value encoding", encodings));
+  }
+  if (values == static_cast<uint8_t>(ValueEncoding::kStepped) && version < 2) {
+    return absl::DataLossError("chunk of format version 1 with stepped values (a version 2 encoding)");
   }
   ts_encoding_ = static_cast<TimestampEncoding>(ts);
   value_encoding_ = static_cast<ValueEncoding>(values);
@@ -115,6 +118,15 @@ absl::Status ChunkReader::Init(std::string_view bytes) {
       TW_RETURN_IF_ERROR(sequence_.Init(in.substr(1), n_, /*first_known=*/false, 0, "values"));
       break;
     }
+    case ValueEncoding::kStepped:
+      if (in.empty()) return absl::DataLossError("chunk values: missing shift byte");
+      value_param_ = static_cast<uint8_t>(in[0]);
+      if (value_param_ > 63) {
+        return absl::DataLossError(absl::StrFormat(
+            "chunk values: shift %d is out of range (at most 63)", value_param_));
+      }
+      TW_RETURN_IF_ERROR(stepped_.Init(in.substr(1), n_));
+      break;
   }
   return absl::OkStatus();
 }
@@ -167,9 +179,14 @@ bool ChunkReader::Refill() {
       got = sequence_.Next(u_buf_, want);
       for (size_t i = 0; i < got; ++i) v_buf_[i] = OrderedToFloat(u_buf_[i], value_param_);
       break;
+    case ValueEncoding::kStepped:
+      got = stepped_.Next(u_buf_, want);
+      for (size_t i = 0; i < got; ++i) v_buf_[i] = OrderedToFloat(u_buf_[i], value_param_);
+      break;
   }
   if (got != want) {
-    absl::Status s = sequence_.CheckEnd();
+    absl::Status s = value_encoding_ == ValueEncoding::kStepped ? stepped_.CheckEnd()
+                                                                : sequence_.CheckEnd();
     return Fail(s.ok() ? absl::DataLossError("chunk values: stream ended early") : s);
   }
   for (size_t i = 0; i < want; ++i) {
@@ -193,6 +210,8 @@ bool ChunkReader::Refill() {
       } else if (value_encoding_ == ValueEncoding::kDecimal ||
                  value_encoding_ == ValueEncoding::kFloatBits) {
         s = sequence_.CheckEnd();
+      } else if (value_encoding_ == ValueEncoding::kStepped) {
+        s = stepped_.CheckEnd();
       }
     }
     if (!s.ok()) return Fail(std::move(s));

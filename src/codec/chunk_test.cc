@@ -152,6 +152,26 @@ std::vector<double> Oddities() {
           1.0};
 }
 
+// A cosine learning-rate schedule over `total` training steps, sampled every
+// second while the job makes `steps_per_sample` steps a second (so the step
+// moves by floor or ceil of it), after a linear warm-up when `warmup_steps` > 0.
+std::vector<double> LearningRate(size_t n, double steps_per_sample, int64_t warmup_steps = 0,
+                                 int64_t first_step = 40000, double total = 300000) {
+  const double peak = 3e-4;
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto step = static_cast<int64_t>(static_cast<double>(first_step) +
+                                           steps_per_sample * static_cast<double>(i));
+    if (step < warmup_steps) {
+      v[i] = peak * static_cast<double>(step + 1) / static_cast<double>(warmup_steps);
+    } else {
+      const double progress = static_cast<double>(step - warmup_steps) / (total - warmup_steps);
+      v[i] = peak * 0.5 * (1.0 + std::cos(M_PI * progress));
+    }
+  }
+  return v;
+}
+
 std::vector<std::vector<double>> ValueShapes() {
   std::vector<double> counter(700), steps(700, 0.8123), alternating(300);
   double c = 5e11;
@@ -168,6 +188,7 @@ std::vector<std::vector<double>> ValueShapes() {
           steps,
           alternating,
           std::vector<double>(100, -0.0),
+          LearningRate(600, 5.37),
           {42.0}};
 }
 
@@ -197,7 +218,8 @@ TEST(Chunk, EveryValueEncodingRoundTripsAndTheChoiceIsTheSmallest) {
     const std::string chosen = b.Finish();
     ExpectDecodesTo(chosen, s);
     for (ValueEncoding e : {ValueEncoding::kConstant, ValueEncoding::kXor, ValueEncoding::kDecimal,
-                            ValueEncoding::kFloatBits, ValueEncoding::kRaw}) {
+                            ValueEncoding::kFloatBits, ValueEncoding::kRaw,
+                            ValueEncoding::kStepped}) {
       std::optional<std::string> forced = b.FinishWithValueEncodingForTest(e);
       if (!forced.has_value()) continue;
       SCOPED_TRACE(static_cast<int>(e));
@@ -205,7 +227,11 @@ TEST(Chunk, EveryValueEncodingRoundTripsAndTheChoiceIsTheSmallest) {
       auto reader = ChunkReader::Open(*forced);
       ASSERT_TRUE(reader.ok());
       EXPECT_EQ(reader->value_encoding(), e);
-      EXPECT_LE(chosen.size(), forced->size()) << "first value " << values[0];
+      // Stepped is tried only on some float-bit chunks, and a trial may
+      // decline it: LearningRateBetweenTrainingSteps... checks where it pays.
+      if (e != ValueEncoding::kStepped) {
+        EXPECT_LE(chosen.size(), forced->size()) << "first value " << values[0];
+      }
     }
   }
 }
@@ -232,6 +258,52 @@ TEST(Chunk, PicksTheEncodingThatFitsTheData) {
   std::vector<double> alternating(500);
   for (size_t i = 0; i < alternating.size(); ++i) alternating[i] = i % 2 ? -(0.1 + 0.2) : 0.1 + 0.2;
   EXPECT_LT(BytesPerSample(Regular(alternating)), 0.1);
+}
+
+TEST(Chunk, LearningRateBetweenTrainingStepsCodesSteppedAndSmall) {
+  struct Case {
+    double steps_per_sample;
+    int64_t warmup_steps;
+    int64_t first_step;
+  };
+  // Steps a second as jobs run them (k = 5, 1, 11, 50), and a warm-up ending
+  // inside the chunk.
+  for (const Case& c : {Case{5.37, 0, 40000}, Case{1.0, 0, 40000}, Case{11.83, 0, 40000},
+                        Case{50.41, 0, 40000}, Case{7.5, 4000, 1000}}) {
+    SCOPED_TRACE(c.steps_per_sample);
+    const Samples s = Regular(LearningRate(1024, c.steps_per_sample, c.warmup_steps, c.first_step));
+    const ChunkBuilder b = Build(s);
+    const std::string chosen = b.Finish();
+    ExpectDecodesTo(chosen, s);
+    auto reader = ChunkReader::Open(chosen);
+    ASSERT_TRUE(reader.ok());
+    EXPECT_EQ(reader->value_encoding(), ValueEncoding::kStepped);
+    // Float bits pay 3 to 5 bytes for each such value; stepped about 1 or less.
+    const double stepped = static_cast<double>(chosen.size()) / 1024;
+    const double float_bits =
+        static_cast<double>(b.FinishWithValueEncodingForTest(ValueEncoding::kFloatBits)->size()) /
+        1024;
+    EXPECT_LT(stepped, 1.2) << "float bits: " << float_bits;
+    EXPECT_GT(float_bits, 3 * stepped);
+  }
+}
+
+TEST(Chunk, SteppedChunksAreFormatVersion2AndOthersStay1) {
+  const std::string stepped = Build(Regular(LearningRate(500, 5.37))).Finish();
+  ASSERT_EQ(ChunkReader::Open(stepped)->value_encoding(), ValueEncoding::kStepped);
+  EXPECT_EQ(stepped[0], 2);
+  EXPECT_EQ(Build(Regular(FullPrecisionLoss(500, 2))).Finish()[0], 1);
+  EXPECT_EQ(Build(Regular(Percent1Decimal(500, 1))).Finish()[0], 1);
+  // Version 1 never had stepped values.
+  std::string mislabelled = stepped;
+  mislabelled[0] = 1;
+  EXPECT_EQ(ChunkReader::Open(mislabelled).status().code(), absl::StatusCode::kDataLoss);
+  std::string newer = stepped;
+  newer[0] = 3;
+  auto reader = ChunkReader::Open(newer);
+  ASSERT_FALSE(reader.ok());
+  EXPECT_NE(reader.status().message().find("reads versions 1 to 2"), std::string_view::npos)
+      << reader.status();
 }
 
 TEST(Chunk, CompressesTypicalShapes) {
@@ -436,6 +508,7 @@ TEST(Chunk, DamagedChunksFailCleanly) {
   ExpectDamageIsHarmless(irregular, 2);
   ExpectDamageIsHarmless(Regular(Oddities()), 3);
   ExpectDamageIsHarmless(Regular(RandomBitPatterns(40, 19)), 4);
+  ExpectDamageIsHarmless(Regular(LearningRate(200, 5.37)), 5);
 }
 
 TEST(ChunkBuilder, TracksTimesSizeAndAnEstimate) {

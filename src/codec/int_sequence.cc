@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "codec/bit_writer.h"
 #include "codec/varint.h"
 
 namespace trainwatch::codec {
@@ -79,78 +78,6 @@ int64_t SampledMedian(size_t count, Get get) {
   std::nth_element(sample, sample + m / 2, sample + m);
   return sample[m / 2];
 }
-
-constexpr int kNearOffset = 3;  // near lengths: base - 3 .. base + 3
-constexpr int kEscape = 7;
-
-// Bit length of a residual (0 for 0, 64 for INT64_MIN).
-inline int ResidualLength(uint64_t r) {
-  return 64 - std::countl_zero(static_cast<int64_t>(r) < 0 ? 0 - r : r);
-}
-
-class ResidualEncoder {
- public:
-  ResidualEncoder(std::string* coded, std::string* raw, int base_length)
-      : rc_(coded), raw_(raw), base_length_(base_length) {}
-
-  void EncodePredictor(int previous, int p) {
-    const int b1 = p >> 1;
-    rc_.Encode(&m_.predictor[previous][1], b1);
-    rc_.Encode(&m_.predictor[previous][2 + b1], p & 1);
-  }
-
-  void Encode(uint64_t r) {
-    const int is_zero = r == 0 ? 1 : 0;
-    rc_.Encode(&m_.zero[m_.zero_ctx], is_zero);
-    m_.zero_ctx = ((m_.zero_ctx << 1) | is_zero) & 3;
-    if (is_zero) {
-      m_.sign_ctx = 0;
-      return;
-    }
-    const int negative = static_cast<int64_t>(r) < 0 ? 1 : 0;
-    rc_.Encode(&m_.sign[m_.sign_ctx], negative);
-    m_.sign_ctx = 1 + negative;
-    const uint64_t mag = negative ? 0 - r : r;   // 2^63 for INT64_MIN
-    const int len = 64 - std::countl_zero(mag);  // 1..64
-    const int near = len - base_length_ + kNearOffset;
-    if (near >= 0 && near < kEscape) {
-      EncodeTree(m_.near, near, 3);
-    } else {
-      EncodeTree(m_.near, kEscape, 3);
-      EncodeTree(m_.far, len - 1, 6);
-    }
-    const int below = len - 1;  // bits under the leading one
-    const int modeled = std::min(below, ResidualModel::kModeledBits);
-    int node = 1;
-    for (int j = 1; j <= modeled; ++j) {
-      const int bit = static_cast<int>((mag >> (below - j)) & 1);
-      rc_.Encode(&m_.mantissa[len][node], bit);
-      node = 2 * node + bit;
-    }
-    raw_.Write(mag, below - modeled);
-  }
-
-  void Finish() {
-    rc_.Finish();
-    raw_.Flush();
-  }
-
- private:
-  // `bits` decisions, most significant first, on the nodes of a binary tree.
-  void EncodeTree(AdaptiveBit* tree, int value, int bits) {
-    int node = 1;
-    for (int shift = bits - 1; shift >= 0; --shift) {
-      const int bit = (value >> shift) & 1;
-      rc_.Encode(&tree[node], bit);
-      node = 2 * node + bit;
-    }
-  }
-
-  RangeEncoder rc_;
-  BitWriter raw_;
-  ResidualModel m_;
-  int base_length_;
-};
 
 template <int P>
 void EncodeRun(const uint64_t* y, size_t begin, size_t end, uint64_t c0, uint64_t c1,
@@ -232,13 +159,7 @@ void EncodeIntSequence(const uint64_t* x, size_t n, bool first_known, std::strin
     WithPredictor(best,
                   [&](auto kP) { CountLengths<kP()>(yp, begin, end, c0, c1, length_counts); });
   }
-  uint64_t nonzero = 0;
-  for (int len = 1; len <= 64; ++len) nonzero += length_counts[len];
-  int base_length = 1;
-  for (uint64_t seen = 0; base_length < 64; ++base_length) {
-    seen += length_counts[base_length];
-    if (2 * seen >= nonzero) break;
-  }
+  const int base_length = MedianResidualLength(length_counts);
   out->push_back(static_cast<char>(base_length));
 
   std::string coded;
@@ -320,52 +241,12 @@ absl::Status IntSequenceDecoder::Init(std::string_view section, size_t n, bool f
   return absl::OkStatus();
 }
 
-inline uint64_t IntSequenceDecoder::DecodeResidual(RangeDecoder& rc, BitReader& raw) {
-  ResidualModel& m = model_;
-  const int is_zero = rc.Decode(&m.zero[m.zero_ctx]);
-  m.zero_ctx = ((m.zero_ctx << 1) | is_zero) & 3;
-  if (is_zero) {
-    m.sign_ctx = 0;
-    return 0;
-  }
-  const int negative = rc.Decode(&m.sign[m.sign_ctx]);
-  m.sign_ctx = 1 + negative;
-
-  int node = 1;
-  for (int k = 0; k < 3; ++k) node = 2 * node + rc.Decode(&m.near[node]);
-  int len;
-  if (node - 8 != kEscape) {
-    len = base_length_ + (node - 8) - kNearOffset;
-    if (len < 1 || len > 64) {  // never written: near lengths stay inside 1..64
-      failed_ = true;
-      return 0;
-    }
-  } else {
-    node = 1;
-    for (int k = 0; k < 6; ++k) node = 2 * node + rc.Decode(&m.far[node]);
-    len = node - 64 + 1;
-  }
-
-  const int below = len - 1;
-  const int modeled = std::min(below, ResidualModel::kModeledBits);
-  int top = 1;
-  for (int j = 0; j < modeled; ++j) top = 2 * top + rc.Decode(&m.mantissa[len][top]);
-  uint64_t low;
-  if (!raw.Read(below - modeled, &low)) {
-    failed_ = true;
-    return 0;
-  }
-  // top is the leading one followed by the modeled bits; below - modeled < 64.
-  const uint64_t mag = (static_cast<uint64_t>(top) << (below - modeled)) | low;
-  return negative ? 0 - mag : mag;
-}
-
 template <int P>
 void IntSequenceDecoder::DecodeRun(uint64_t* out, size_t count) {
   RangeDecoder rc = rc_;
   BitReader raw = raw_;
   for (size_t k = 0; k < count; ++k) {
-    const uint64_t r = DecodeResidual(rc, raw);
+    const uint64_t r = DecodeResidual(model_, base_length_, rc, raw, &failed_);
     const uint64_t y = Predict<P>(y1_, y2_, i_, c0_, c1_) + r;
     y2_ = y1_;
     y1_ = y;

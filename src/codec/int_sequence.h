@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "codec/bit_reader.h"
 #include "codec/range_coder.h"
+#include "codec/residual_coder.h"
 
 namespace trainwatch::codec {
 
@@ -30,20 +31,6 @@ inline constexpr size_t kIntSequenceBlock = 32;
 // Appends the encoding of x[0..n) (n >= 1) to *out. When `first_known`, x[0] is
 // not written: the decoder is given it.
 void EncodeIntSequence(const uint64_t* x, size_t n, bool first_known, std::string* out);
-
-// Adaptive models of one integer sequence (about 2.4 KiB).
-struct ResidualModel {
-  AdaptiveBit zero[4];  // context: the previous two zero flags
-  AdaptiveBit sign[3];  // context: previous residual zero / positive / negative
-  AdaptiveBit near[8];  // bit tree over length - base + 3 in 0..6, 7 = escape
-  AdaptiveBit far[64];  // bit tree over length - 1 after an escape
-  static constexpr int kModeledBits = 3;
-  // bit tree over the kModeledBits bits under the leading one, per length
-  AdaptiveBit mantissa[65][1 << kModeledBits];
-  AdaptiveBit predictor[4][4];  // bit tree over the block predictor, per previous one
-  int zero_ctx = 0;
-  int sign_ctx = 0;
-};
 
 // Streams the values back. Init() checks the framing; Next() decodes.
 class IntSequenceDecoder {
@@ -63,9 +50,6 @@ class IntSequenceDecoder {
   absl::Status CheckEnd() const;
 
  private:
-  // rc and raw are the caller's local copies of rc_ and raw_, so that their
-  // state can live in registers across a run.
-  uint64_t DecodeResidual(RangeDecoder& rc, BitReader& raw);
   template <int kPredictor>
   void DecodeRun(uint64_t* out, size_t count);
 
