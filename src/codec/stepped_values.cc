@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -60,7 +61,7 @@ struct History {
 
   void Start(uint64_t first, int k) {
     previous[0] = static_cast<int64_t>(first);
-    std::fill(steps, steps + kPoints - 1, k);
+    std::fill(std::begin(steps), std::end(steps), k);
     seen = 1;
   }
   int Points() const { return static_cast<int>(std::min<size_t>(seen, kPoints)); }
@@ -249,11 +250,13 @@ absl::Status SteppedDecoder::Init(std::string_view section, size_t n) {
   }
   raw_ = BitReader(in.substr(coded_size));
   previous_[0] = first;
-  std::fill(steps_, steps_ + 3, k_);
+  std::fill(std::begin(steps_), std::end(steps_), k_);
   return absl::OkStatus();
 }
 
 size_t SteppedDecoder::Next(uint64_t* out, size_t max) {
+  static_assert(std::size(decltype(History::previous){}) == std::size(decltype(previous_){}));
+  static_assert(std::size(decltype(History::steps){}) == std::size(decltype(steps_){}));
   if (failed_) return 0;
   size_t produced = 0;
   if (i_ == 0 && max > 0) {
@@ -261,8 +264,8 @@ size_t SteppedDecoder::Next(uint64_t* out, size_t max) {
     i_ = 1;
   }
   History h;
-  std::copy(previous_, previous_ + kPoints, h.previous);
-  std::copy(steps_, steps_ + kPoints - 1, h.steps);
+  std::copy(std::begin(previous_), std::end(previous_), h.previous);
+  std::copy(std::begin(steps_), std::end(steps_), h.steps);
   h.seen = i_;
   RangeDecoder rc = rc_;
   BitReader raw = raw_;
@@ -278,8 +281,8 @@ size_t SteppedDecoder::Next(uint64_t* out, size_t max) {
   }
   rc_ = rc;
   raw_ = raw;
-  std::copy(h.previous, h.previous + kPoints, previous_);
-  std::copy(h.steps, h.steps + kPoints - 1, steps_);
+  std::copy(std::begin(h.previous), std::end(h.previous), previous_);
+  std::copy(std::begin(h.steps), std::end(h.steps), steps_);
   return produced;
 }
 
