@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,10 +36,12 @@
 
 namespace trainwatch::codec {
 
-// The newest chunk format this build reads and writes. Version 2 added the
-// stepped value encoding; a chunk that does not use it is written as version 1,
-// which older builds read.
-inline constexpr uint8_t kChunkFormatVersion = 2;
+// Chunk format versions. Version 2 added the stepped value encoding; a chunk
+// that does not use it is written as version 1, which older builds read.
+inline constexpr uint8_t kChunkFormatVersionPlain = 1;
+inline constexpr uint8_t kChunkFormatVersionStepped = 2;
+// The newest version this build reads.
+inline constexpr uint8_t kChunkFormatVersion = kChunkFormatVersionStepped;
 // Upper bound on samples per chunk, checked by Append and by readers (garbage
 // cannot make a reader produce more). Far above any sensible chunk size.
 inline constexpr size_t kMaxChunkSamples = size_t{1} << 22;
@@ -158,7 +161,9 @@ class ChunkReader {
   TimestampDecoder timestamps_;
   XorDecoder xor_;
   IntSequenceDecoder sequence_;
-  SteppedDecoder stepped_;
+  // Only for stepped chunks: it holds 2.5 KiB of models that every other
+  // reader would otherwise construct and move.
+  std::unique_ptr<SteppedDecoder> stepped_;
   size_t pos_ = 0;
   size_t len_ = 0;
   int64_t t_buf_[kBlock] = {};

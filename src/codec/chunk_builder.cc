@@ -147,7 +147,7 @@ std::optional<std::string> ChunkBuilder::FinishWithValueEncodingForTest(
 bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string* out) const {
   const size_t n = t_ms_.size();
   const size_t header_at = out->size();
-  out->push_back(1);  // the format version, set below
+  out->push_back(static_cast<char>(kChunkFormatVersionPlain));  // set below
   out->push_back(0);  // encodings, set below
   PutVarint(n, out);
   if (n == 0) return !forced.has_value();
@@ -170,7 +170,9 @@ bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string*
     EncodeValues(out, &value_encoding);
   }
   // Version 1 readers know every encoding but stepped.
-  (*out)[header_at] = static_cast<char>(value_encoding == ValueEncoding::kStepped ? 2 : 1);
+  (*out)[header_at] = static_cast<char>(value_encoding == ValueEncoding::kStepped
+                                            ? kChunkFormatVersionStepped
+                                            : kChunkFormatVersionPlain);
   (*out)[header_at + 1] = static_cast<char>(static_cast<uint8_t>(ts_encoding) |
                                             (static_cast<uint8_t>(value_encoding) << 2));
   return true;

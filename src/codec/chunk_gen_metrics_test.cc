@@ -94,7 +94,8 @@ TEST(ChunkOnGenMetrics, TinyScaleCompressesAndRoundTrips) {
   // learning rate is coded stepped; a regression of 3 % fails here.
   EXPECT_LT(overall, 1.255);
   // The learning rate, smooth in the training step: 4.3 bytes as float bits.
-  EXPECT_LT(static_cast<double>(per_metric["learning_rate"].first) / 600, 1.0);
+  const auto& [lr_bytes, lr_samples] = per_metric.at("learning_rate");
+  EXPECT_LT(static_cast<double>(lr_bytes) / static_cast<double>(lr_samples), 1.0);
   // Full-precision noise costs its mantissa; decimals and counters far less.
   EXPECT_LT(static_cast<double>(per_metric["CPUUtilization"].first) / 600, 1.5);
   EXPECT_LT(static_cast<double>(per_metric["GPUMemoryUtilization"].first) / 2400, 0.2);

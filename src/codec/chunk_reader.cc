@@ -27,7 +27,7 @@ absl::Status ChunkReader::Init(std::string_view bytes) {
         in.size()));
   }
   const uint8_t version = static_cast<uint8_t>(in[0]);
-  if (version < 1 || version > kChunkFormatVersion) {
+  if (version < kChunkFormatVersionPlain || version > kChunkFormatVersion) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "chunk format version %d is not supported: this build reads versions 1 to %d (was the "
         "chunk written by a newer trainwatch, or is it not a chunk?)",
@@ -40,7 +40,8 @@ absl::Status ChunkReader::Init(std::string_view bytes) {
     return absl::DataLossError(absl::StrFormat(
         "chunk encodings byte 0x%02x names no known timestamp/value encoding", encodings));
   }
-  if (values == static_cast<uint8_t>(ValueEncoding::kStepped) && version < 2) {
+  if (values == static_cast<uint8_t>(ValueEncoding::kStepped) &&
+      version < kChunkFormatVersionStepped) {
     return absl::DataLossError("chunk of format version 1 with stepped values (a version 2 encoding)");
   }
   ts_encoding_ = static_cast<TimestampEncoding>(ts);
@@ -125,7 +126,8 @@ absl::Status ChunkReader::Init(std::string_view bytes) {
         return absl::DataLossError(absl::StrFormat(
             "chunk values: shift %d is out of range (at most 63)", value_param_));
       }
-      TW_RETURN_IF_ERROR(stepped_.Init(in.substr(1), n_));
+      stepped_ = std::make_unique<SteppedDecoder>();
+      TW_RETURN_IF_ERROR(stepped_->Init(in.substr(1), n_));
       break;
   }
   return absl::OkStatus();
@@ -180,12 +182,12 @@ bool ChunkReader::Refill() {
       for (size_t i = 0; i < got; ++i) v_buf_[i] = OrderedToFloat(u_buf_[i], value_param_);
       break;
     case ValueEncoding::kStepped:
-      got = stepped_.Next(u_buf_, want);
+      got = stepped_->Next(u_buf_, want);
       for (size_t i = 0; i < got; ++i) v_buf_[i] = OrderedToFloat(u_buf_[i], value_param_);
       break;
   }
   if (got != want) {
-    absl::Status s = value_encoding_ == ValueEncoding::kStepped ? stepped_.CheckEnd()
+    absl::Status s = value_encoding_ == ValueEncoding::kStepped ? stepped_->CheckEnd()
                                                                 : sequence_.CheckEnd();
     return Fail(s.ok() ? absl::DataLossError("chunk values: stream ended early") : s);
   }
@@ -211,7 +213,7 @@ bool ChunkReader::Refill() {
                  value_encoding_ == ValueEncoding::kFloatBits) {
         s = sequence_.CheckEnd();
       } else if (value_encoding_ == ValueEncoding::kStepped) {
-        s = stepped_.CheckEnd();
+        s = stepped_->CheckEnd();
       }
     }
     if (!s.ok()) return Fail(std::move(s));

@@ -288,6 +288,17 @@ TEST(Chunk, LearningRateBetweenTrainingStepsCodesSteppedAndSmall) {
   }
 }
 
+// docs/format/chunk.md's worked example, byte for byte: version 1 chunks are
+// what older builds read, so their bytes must not change.
+TEST(Chunk, WorkedExampleOfTheFormatDocument) {
+  const std::string chunk = Build(Regular({45.1, 45.3, 45.2, 45.2, 47.0})).Finish();
+  const std::string expected(
+      "\x01\x08\x05\x80\xd0\x8f\xa5\x98\x63\xa0\x1f\x01\x86\x07\x01\x02\x04\x01\x03"
+      "\x07\xd6\x19\x00",
+      23);
+  EXPECT_EQ(chunk, expected);
+}
+
 TEST(Chunk, SteppedChunksAreFormatVersion2AndOthersStay1) {
   const std::string stepped = Build(Regular(LearningRate(500, 5.37))).Finish();
   ASSERT_EQ(ChunkReader::Open(stepped)->value_encoding(), ValueEncoding::kStepped);
@@ -508,7 +519,9 @@ TEST(Chunk, DamagedChunksFailCleanly) {
   ExpectDamageIsHarmless(irregular, 2);
   ExpectDamageIsHarmless(Regular(Oddities()), 3);
   ExpectDamageIsHarmless(Regular(RandomBitPatterns(40, 19)), 4);
-  ExpectDamageIsHarmless(Regular(LearningRate(200, 5.37)), 5);
+  const Samples stepped = Regular(LearningRate(200, 5.37));
+  ASSERT_EQ(ChosenEncoding(stepped), ValueEncoding::kStepped);
+  ExpectDamageIsHarmless(stepped, 5);
 }
 
 TEST(ChunkBuilder, TracksTimesSizeAndAnEstimate) {

@@ -13,8 +13,10 @@ namespace {
 
 __extension__ typedef __int128 Int128;
 
-// The model looks at most this many samples back: a cubic.
-constexpr int kPoints = 4;
+using stepped_internal::History;
+constexpr int kPoints = History::kPoints;
+// The first size per step comes from the smallest of this many first deltas.
+constexpr size_t kFirstDeltas = 8;
 // The encoder picks k on this many first samples.
 constexpr size_t kTrialSamples = 128;
 
@@ -53,34 +55,6 @@ uint64_t PredictNext(const int64_t* previous, const int* u, int points) {
   return static_cast<uint64_t>(prediction);
 }
 
-// The model's state between samples: the last values and steps.
-struct History {
-  int64_t previous[kPoints] = {};
-  int steps[kPoints - 1] = {};  // steps of samples i-1, i-2, i-3
-  size_t seen = 0;              // samples so far
-
-  void Start(uint64_t first, int k) {
-    previous[0] = static_cast<int64_t>(first);
-    std::fill(std::begin(steps), std::end(steps), k);
-    seen = 1;
-  }
-  int Points() const { return static_cast<int>(std::min<size_t>(seen, kPoints)); }
-  // The prediction of the next sample if the counter moves `step`.
-  uint64_t Predict(int step) const {
-    int u[kPoints];
-    u[0] = step;
-    for (int j = 1; j < kPoints; ++j) u[j] = u[j - 1] + steps[j - 1];
-    return PredictNext(previous, u, Points());
-  }
-  void Push(uint64_t y, int step) {
-    for (int j = kPoints - 1; j > 0; --j) previous[j] = previous[j - 1];
-    previous[0] = static_cast<int64_t>(y);
-    for (int j = kPoints - 2; j > 0; --j) steps[j] = steps[j - 1];
-    steps[0] = step;
-    ++seen;
-  }
-};
-
 // Runs the model over y[0..n) with steps k and k + 1 and calls emit(bit,
 // residual) for every sample after the first (bit 1: the counter moved k + 1).
 //
@@ -96,7 +70,7 @@ template <typename Emit>
 void RunModel(const uint64_t* y, size_t n, int k, Emit&& emit) {
   // The first per-step size: the smallest of the first deltas, taken as a k step.
   double per_step = 0;
-  for (size_t i = 1; i < std::min<size_t>(n, 9); ++i) {
+  for (size_t i = 1; i < std::min(n, kFirstDeltas + 1); ++i) {
     const double d = std::fabs(static_cast<double>(static_cast<int64_t>(y[i] - y[i - 1])));
     if (d > 0 && (per_step == 0 || d < per_step)) per_step = d;
   }
@@ -162,6 +136,31 @@ void CandidateKs(const uint64_t* y, size_t n, std::vector<int>* out) {
 constexpr size_t kSectionOverhead = 14;
 
 }  // namespace
+
+namespace stepped_internal {
+
+void History::Start(uint64_t first, int k) {
+  previous[0] = static_cast<int64_t>(first);
+  std::fill(std::begin(steps), std::end(steps), k);
+  seen = 1;
+}
+
+uint64_t History::Predict(int step) const {
+  int u[kPoints];
+  u[0] = step;
+  for (int j = 1; j < kPoints; ++j) u[j] = u[j - 1] + steps[j - 1];
+  return PredictNext(previous, u, static_cast<int>(std::min<size_t>(seen, kPoints)));
+}
+
+void History::Push(uint64_t y, int step) {
+  for (int j = kPoints - 1; j > 0; --j) previous[j] = previous[j - 1];
+  previous[0] = static_cast<int64_t>(y);
+  for (int j = kPoints - 2; j > 0; --j) steps[j] = steps[j - 1];
+  steps[0] = step;
+  ++seen;
+}
+
+}  // namespace stepped_internal
 
 bool EncodeSteppedValues(const uint64_t* y, size_t n, size_t size_to_beat, std::string* out) {
   if (n < 2) return false;
@@ -249,24 +248,18 @@ absl::Status SteppedDecoder::Init(std::string_view section, size_t n) {
     return absl::DataLossError("chunk values: stepped coded stream does not start validly");
   }
   raw_ = BitReader(in.substr(coded_size));
-  previous_[0] = first;
-  std::fill(std::begin(steps_), std::end(steps_), k_);
+  history_ = History();
+  history_.Start(static_cast<uint64_t>(first), k_);
   return absl::OkStatus();
 }
 
 size_t SteppedDecoder::Next(uint64_t* out, size_t max) {
-  static_assert(std::size(decltype(History::previous){}) == std::size(decltype(previous_){}));
-  static_assert(std::size(decltype(History::steps){}) == std::size(decltype(steps_){}));
   if (failed_) return 0;
   size_t produced = 0;
   if (i_ == 0 && max > 0) {
-    out[produced++] = static_cast<uint64_t>(previous_[0]);
+    out[produced++] = static_cast<uint64_t>(history_.previous[0]);
     i_ = 1;
   }
-  History h;
-  std::copy(std::begin(previous_), std::end(previous_), h.previous);
-  std::copy(std::begin(steps_), std::end(steps_), h.steps);
-  h.seen = i_;
   RangeDecoder rc = rc_;
   BitReader raw = raw_;
   for (; produced < max && i_ < n_; ++i_) {
@@ -275,14 +268,12 @@ size_t SteppedDecoder::Next(uint64_t* out, size_t max) {
     const int step = k_ + bit;
     const uint64_t r = DecodeResidual(model_, base_length_, rc, raw, &failed_);
     if (failed_) return 0;  // the values of this call are garbage; report none
-    const uint64_t y = h.Predict(step) + r;
-    h.Push(y, step);
+    const uint64_t y = history_.Predict(step) + r;
+    history_.Push(y, step);
     out[produced++] = y;
   }
   rc_ = rc;
   raw_ = raw;
-  std::copy(std::begin(h.previous), std::end(h.previous), previous_);
-  std::copy(std::begin(h.steps), std::end(h.steps), steps_);
   return produced;
 }
 

@@ -42,7 +42,8 @@ struct BulkLoadOptions {
                         .max_head_bytes = 0};
   // Write a batch when it holds this much. Each sealer fills its own, and
   // RocksDB copies it into the memtable: at 4 MiB the import of gen_metrics
-  // `big` peaked at 80 MiB, at 1 MiB at 70, as fast (BENCHMARKS.md).
+  // `big` peaked at about 81 MiB, at 1 MiB at 71, as fast (BENCHMARKS.md,
+  // "Time-series store").
   size_t batch_bytes = 1 << 20;
   // Open chunks are sealed, least recently appended first, while they hold
   // more than this (the codec keeps 16 bytes per open sample).
