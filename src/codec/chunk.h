@@ -10,8 +10,8 @@
 // every timestamp and every value bit pattern round-trips (-0.0, subnormals,
 // NaN payloads included).
 //
-// Recommended chunk size: 1024 samples (1.458 bytes/sample on gen_metrics data,
-// 1.491 at 512, 1.441 at 2048; BENCHMARKS.md). A builder holds 16 bytes per
+// Recommended chunk size: 1024 samples (1.303 bytes/sample on gen_metrics data,
+// 1.335 at 512, 1.287 at 2048; BENCHMARKS.md). A builder holds 16 bytes per
 // sample until Finish().
 // Byte layout: docs/format/chunk.md.
 //
@@ -69,8 +69,10 @@ class ChunkBuilder {
   int64_t last_t_ms() const { return t_ms_.back(); }
   // Cheap running estimate of Finish().size(), to decide when to cut a chunk:
   // within about 15 % for series whose values change every sample; it may
-  // underestimate rarely changing ones by half, whose chunks are small anyway
-  // (bench/codec/chunk_size_report.cc prints it per metric).
+  // underestimate rarely changing ones by half, whose chunks are small anyway,
+  // and overestimates stepped ones (a learning rate) about 6 times, whose
+  // chunks the row limit cuts first (bench/codec/chunk_size_report.cc prints
+  // it per metric).
   size_t EstimatedBytes() const;
   // Encodes all appended samples; picks the smallest value encoding per chunk:
   // the smallest of constant, XOR, raw and the IntSequence codings it tries,
