@@ -71,14 +71,15 @@ class ChunkBuilder {
   // within about 15 % for series whose values change every sample; it may
   // underestimate rarely changing ones by half, whose chunks are small anyway,
   // and overestimates stepped ones (a learning rate) about 6 times, whose
-  // chunks the row limit cuts first (bench/codec/chunk_size_report.cc prints
-  // it per metric).
+  // chunks are then cut by size a little before the live head's 4,096 rows,
+  // and by rows on import (bench/codec/chunk_size_report.cc prints it per
+  // metric).
   size_t EstimatedBytes() const;
   // Encodes all appended samples; picks the smallest value encoding per chunk:
   // the smallest of constant, XOR, raw and the IntSequence codings it tries,
   // which are decimal when every value is decimal (plus float bits when the
   // scale is 10 or more, or all values are equal), float bits otherwise, and
-  // float bits stepped where float bits take a byte a value or more.
+  // float bits stepped where float bits take 1 to 7 bytes a value.
   std::string Finish() const;
   // Same, appending to *out.
   void FinishTo(std::string* out) const;

@@ -4,7 +4,8 @@
 //         must be sorted;
 //   odd:  the rest describes samples (see Samples below); every value encoding
 //         that can hold them must round-trip them bit for bit, and the chosen
-//         chunk must be no larger than any of those Finish() tries.
+//         chunk must be no larger than any of those Finish() always tries
+//         (stepped, tried on some float-bit chunks after a trial, is exempt).
 #include <bit>
 #include <cstdint>
 #include <cstring>

@@ -45,6 +45,8 @@ struct History {
   void Start(uint64_t first, int k);
   // The prediction of the next sample if the counter moves `step`.
   uint64_t Predict(int step) const;
+  // Close to Predict(step), in doubles: for the encoder's trials.
+  uint64_t PredictApproximately(int step) const;
   void Push(uint64_t y, int step);
 };
 
