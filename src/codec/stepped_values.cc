@@ -14,7 +14,6 @@ namespace {
 __extension__ typedef __int128 Int128;
 
 using stepped_internal::History;
-constexpr int kPoints = History::kPoints;
 // The first size per step comes from the smallest of this many first deltas.
 constexpr size_t kFirstDeltas = 8;
 // The encoder picks k on this many first samples, after a quick trial on fewer.
