@@ -36,6 +36,15 @@ constexpr uint64_t kSaturated = ~uint64_t{0};
 // the two roundings (d / 10^k, then * 10^k) err by at most |d| * 2^-52 < 0.25.
 constexpr uint64_t kFastDecimalLimit = uint64_t{1} << 50;
 
+// The values as ordered float bits, shifted right by their common trailing
+// zero bits (*shift), as value encodings 3 and 5 code them.
+std::vector<uint64_t> OrderedFloatBits(const double* values, size_t n, int* shift) {
+  *shift = CommonTrailingZeros(values, n);
+  std::vector<uint64_t> ordered(n);
+  for (size_t i = 0; i < n; ++i) ordered[i] = FloatToOrdered(values[i], *shift);
+  return ordered;
+}
+
 uint64_t Magnitude(int64_t v) {
   return v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
 }
@@ -210,9 +219,8 @@ bool ChunkBuilder::EncodeValuesAs(ValueEncoding encoding, std::string* out) cons
       return true;
     }
     case ValueEncoding::kFloatBits: {
-      const int shift = CommonTrailingZeros(values, n);
-      std::vector<uint64_t> ordered(n);
-      for (size_t i = 0; i < n; ++i) ordered[i] = FloatToOrdered(values[i], shift);
+      int shift;
+      const std::vector<uint64_t> ordered = OrderedFloatBits(values, n, &shift);
       out->push_back(static_cast<char>(shift));
       EncodeIntSequence(ordered.data(), n, /*first_known=*/false, out);
       return true;
@@ -229,9 +237,8 @@ bool ChunkBuilder::EncodeValuesAs(ValueEncoding encoding, std::string* out) cons
 bool ChunkBuilder::EncodeSteppedAs(size_t size_to_beat, std::string* out) const {
   const size_t n = values_.size();
   if (n < 2) return false;
-  const int shift = CommonTrailingZeros(values_.data(), n);
-  std::vector<uint64_t> ordered(n);
-  for (size_t i = 0; i < n; ++i) ordered[i] = FloatToOrdered(values_[i], shift);
+  int shift;
+  const std::vector<uint64_t> ordered = OrderedFloatBits(values_.data(), n, &shift);
   const size_t at = out->size();
   out->push_back(static_cast<char>(shift));
   if (!EncodeSteppedValues(ordered.data(), n, size_to_beat - 1, out)) {

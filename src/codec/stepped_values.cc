@@ -165,18 +165,20 @@ void History::Start(uint64_t first, int k) {
   seen = 1;
 }
 
-uint64_t History::Predict(int step) const {
-  int u[kPoints];
+// Calls predict(previous, u, points) with u[j] the steps from previous[j] to
+// the next sample, if the counter moves `step`.
+template <typename Predictor>
+uint64_t PredictWith(const History& h, int step, Predictor predict) {
+  int u[History::kPoints];
   u[0] = step;
-  for (int j = 1; j < kPoints; ++j) u[j] = u[j - 1] + steps[j - 1];
-  return PredictNext(previous, u, static_cast<int>(std::min<size_t>(seen, kPoints)));
+  for (int j = 1; j < History::kPoints; ++j) u[j] = u[j - 1] + h.steps[j - 1];
+  return predict(h.previous, u, static_cast<int>(std::min<size_t>(h.seen, History::kPoints)));
 }
 
+uint64_t History::Predict(int step) const { return PredictWith(*this, step, PredictNext); }
+
 uint64_t History::PredictApproximately(int step) const {
-  int u[kPoints];
-  u[0] = step;
-  for (int j = 1; j < kPoints; ++j) u[j] = u[j - 1] + steps[j - 1];
-  return ApproximateNext(previous, u, static_cast<int>(std::min<size_t>(seen, kPoints)));
+  return PredictWith(*this, step, ApproximateNext);
 }
 
 void History::Push(uint64_t y, int step) {
