@@ -1,6 +1,8 @@
 // Store hot paths (Google Benchmark; release build):
 //   BM_PutOneSample       the runner's write: one datapoint, durable on return
 //   BM_PutHundredSeries   one write with 100 series x 1 sample
+//   BM_PutAgentWrites     writes shaped like HTTP ingest of gen_metrics' `big`: 2000
+//                         series (3 dimensions) x 1 sample per write, one write a second
 //   BM_FollowerSeesWrite  writer Put -> a reader's View() (catch-up) finds it
 //   BM_AggregateDay       one day of 1 s data, per-minute buckets, raw vs 60 s tier
 //   BM_HeadMemory         bytes per active series (counters, not time)
@@ -76,6 +78,39 @@ void BM_PutHundredSeries(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 100);
 }
 BENCHMARK(BM_PutHundredSeries);
+
+void BM_PutAgentWrites(benchmark::State& state) {
+  TempFolder dir;
+  auto db = OpenWriter(dir.path());
+  const char* kMetrics[] = {"cpu_utilization", "gpu_utilization", "gpu_memory_utilization",
+                            "train_loss", "learning_rate"};
+  model::SampleBatch b;
+  for (int i = 0; i < 2000; ++i) {
+    b.series.push_back({*model::MakeSeriesKey(
+                            i % 2 ? "trainwatch/Hosts" : "trainwatch/TrainingJobs",
+                            kMetrics[i % 5],
+                            {{"TrainingJobName", absl::StrFormat("job-%04d", i / 80)},
+                             {"Host", absl::StrFormat("algo-%d", i / 20 % 4 + 1)},
+                             {"GPU", absl::StrFormat("%d", i / 5 % 4)}}),
+                        1,
+                        {{0, 0}},
+                        {},
+                        {}});
+  }
+  // An hour back, one write a second of wall time: the head seals as it fills.
+  int64_t t = db->clock().NowMs() - 3'600'000;
+  uint64_t noise = 88172645463325252ull;
+  for (auto _ : state) {
+    t += 1000;
+    for (size_t i = 0; i < b.series.size(); ++i) {
+      noise ^= noise << 13, noise ^= noise >> 7, noise ^= noise << 17;
+      b.series[i].samples[0] = {t, 50.0 + static_cast<double>(noise % 10000) / 100.0};
+    }
+    if (!db->PutSamples(b).ok()) std::abort();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(b.series.size()));
+}
+BENCHMARK(BM_PutAgentWrites)->Iterations(3000)->Unit(benchmark::kMillisecond);
 
 void BM_FollowerSeesWrite(benchmark::State& state) {
   TempFolder dir;

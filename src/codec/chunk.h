@@ -67,6 +67,9 @@ class ChunkBuilder {
   size_t size() const { return t_ms_.size(); }          // samples appended
   int64_t first_t_ms() const { return t_ms_.front(); }  // valid when size() > 0
   int64_t last_t_ms() const { return t_ms_.back(); }
+  // The samples appended so far, unencoded.
+  int64_t t_ms(size_t i) const { return t_ms_[i]; }
+  double value(size_t i) const { return values_[i]; }
   // Cheap running estimate of Finish().size(), to decide when to cut a chunk:
   // within about 15 % for series whose values change every sample; it may
   // underestimate rarely changing ones by half, whose chunks are small anyway,

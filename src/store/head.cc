@@ -79,14 +79,9 @@ SealedRecords EncodeSeal(const TierRetention& retention, const SeriesHead& head)
     if (!rollups.wants_sketches()) {
       for (const auto& [minute, agg] : chunk.minute_buckets()) rollups.AddMinute(minute, agg);
     } else {
-      // Distributions need the values: read them back from the encoding.
-      // Our own fresh encoding always decodes; if the codec disagreed with
-      // itself the rollups would miss these rows, which the tests would catch.
-      absl::StatusOr<RawChunkReader> reader = RawChunkReader::Open(record);
-      if (reader.ok()) {
-        Row row;
-        while (reader->Next(&row)) rollups.Add(chunk.lane(), row);
-      }
+      // Distributions need the values: the head still holds them unencoded
+      // (the codec is lossless, so they are the values the record holds).
+      for (size_t i = 0; i < chunk.size(); ++i) rollups.Add(chunk.lane(), chunk.RowAt(i));
     }
     out.records.push_back({kv::Cf::kRaw, chunk.first_t_ms(), std::move(record)});
   });
@@ -153,8 +148,11 @@ constexpr uint8_t kLastValueMarker = 0xff;
 static_assert(!IsValidLane(kLastValueMarker));
 }  // namespace
 
-std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue* last) {
-  std::string v;
+namespace {
+
+void AppendHeadRecord(const std::vector<LaneRows>& lanes, const LastValue* last,
+                      std::string* out) {
+  std::string& v = *out;
   for (const LaneRows& l : lanes) {
     if (l.rows.empty()) continue;
     const int cols = LaneColumns(l.lane);
@@ -171,6 +169,13 @@ std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue
     v.push_back(static_cast<char>(kLastValueMarker));
     v += indexkeys::EncodeLast(*last);
   }
+}
+
+}  // namespace
+
+std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue* last) {
+  std::string v;
+  AppendHeadRecord(lanes, last, &v);
   return v;
 }
 
@@ -214,10 +219,15 @@ absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lan
 
 void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
                         const LastValue* last, std::string* record) {
-  const std::string entry = EncodeHeadRecord(lanes, last);
+  // Encoded beside the record first (its length goes before it); the
+  // buffer is kept, as this runs for every series of every write.
+  thread_local std::string entry;
+  entry.clear();
+  AppendHeadRecord(lanes, last, &entry);
   coding::PutVarint64(record, series_id);
   coding::PutVarint64(record, entry.size());
   record->append(entry);
+  if (entry.capacity() > (64 << 10)) std::string().swap(entry);  // a rare big one
 }
 
 absl::Status DecodeHeadLogRecord(

@@ -30,6 +30,13 @@ void LaneChunk::Append(const Row& row) {
   minutes_.back().second.AddRow(lane_, row, Distribution::kNone);
 }
 
+Row LaneChunk::RowAt(size_t i) const {
+  Row row;
+  row.t_ms = cols_[0].t_ms(i);
+  for (size_t c = 0; c < cols_.size(); ++c) row.c[c] = cols_[c].value(i);
+  return row;
+}
+
 std::string LaneChunk::EncodeRecord() const {
   std::string v;
   v.reserve(EstimatedBytes() + 16);

@@ -41,6 +41,8 @@ class LaneChunk {
   // (16 bytes per sample and column) until Finish().
   size_t MemoryBytes() const;
   void Append(const Row& row);
+  // Row i as appended (i < size()).
+  Row RowAt(size_t i) const;
   // The record value (see above).
   std::string EncodeRecord() const;
   void Clear();

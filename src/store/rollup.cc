@@ -140,7 +140,8 @@ RollupBuilder::RollupBuilder(const TierRetention& retention) {
 
 void RollupBuilder::Add(uint8_t lane, const Row& row) {
   const int64_t b = AlignDown(row.t_ms, kTierPeriodMs[static_cast<int>(Tier::k60)]);
-  m1_[b].AddRow(lane, row, track_ ? Distribution::kSketch : Distribution::kNone);
+  if (last_ == m1_.end() || last_->first != b) last_ = m1_.try_emplace(b).first;
+  last_->second.AddRow(lane, row, track_ ? Distribution::kSketch : Distribution::kNone);
 }
 
 void RollupBuilder::AddMinute(int64_t minute_start_ms, const Aggregate& agg) {
@@ -176,6 +177,7 @@ void RollupBuilder::Finish(const std::function<void(Tier, int64_t, std::string)>
     flush();
   }
   m1_.clear();
+  last_ = m1_.end();
 }
 
 }  // namespace trainwatch::store

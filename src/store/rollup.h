@@ -72,6 +72,8 @@ absl::Status DecodeRollupRecord(std::string_view value, bool want_sketches,
 class RollupBuilder {
  public:
   explicit RollupBuilder(const TierRetention& retention);
+  RollupBuilder(const RollupBuilder&) = delete;  // last_ points into m1_
+  RollupBuilder& operator=(const RollupBuilder&) = delete;
   void Add(uint8_t lane, const Row& row);
   // Adds a 60 s bucket aggregated elsewhere (without a distribution).
   void AddMinute(int64_t minute_start_ms, const Aggregate& agg);
@@ -86,6 +88,8 @@ class RollupBuilder {
   std::array<bool, kTierCount> sketch_{};  // store sketches in this tier
   bool track_ = false;                     // build sketches at all
   std::map<int64_t, Aggregate> m1_;
+  // The bucket Add used last: rows come in time order, so mostly the next.
+  std::map<int64_t, Aggregate>::iterator last_ = m1_.end();
 };
 
 }  // namespace trainwatch::store
