@@ -102,6 +102,11 @@ struct SeriesSamples {
 // A write: any number of series, each with its samples.
 struct SampleBatch {
   std::vector<SeriesSamples> series;
+  // Empty, or one per series: series[i].key.Canonical(), from a producer that
+  // has it at hand (the native samples decoder caches keys), so that the
+  // store need not build it again. Whoever changes `series` after filling
+  // this clears it (a debug build's store checks that they agree).
+  std::vector<std::string> canonical_keys = {};  // "= {}": {{series...}} stays a valid batch
 
   size_t SampleCount() const;
   bool empty() const { return SampleCount() == 0; }

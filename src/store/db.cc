@@ -25,9 +25,11 @@ struct Db::Writer {
   } kind;
   std::function<absl::Status(kv::WriteBatch*)> call;
   const model::SampleBatch* samples = nullptr;
-  // samples' keys, Canonical(), made by the writer's own thread before it
-  // queues (the leader's work is what every writer waits for).
-  std::vector<std::string> canonical;
+  // samples' keys, Canonical(): the batch's own canonical_keys, or made by
+  // the writer's own thread before it queues (the leader's work is what
+  // every writer waits for) and kept in canonical_made.
+  const std::vector<std::string>* canonical = nullptr;
+  std::vector<std::string> canonical_made;
   const model::LogBatch* logs = nullptr;
   const model::JobRecord* job = nullptr;
   HeadStats* stats = nullptr;
@@ -431,7 +433,7 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
 absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
   switch (w->kind) {
     case Writer::Kind::kSamples:
-      return PrepareSamples(*w->samples, w->canonical, batch, now_ms);
+      return PrepareSamples(*w->samples, *w->canonical, batch, now_ms);
     case Writer::Kind::kLogs:
       return log_writer_->Prepare(*w->logs, now_ms, batch);
     case Writer::Kind::kMaintain:
@@ -476,7 +478,7 @@ absl::Status Db::PutSamples(const model::SampleBatch& batch) {
   Writer w;
   w.kind = Writer::Kind::kSamples;
   w.samples = &batch;
-  w.canonical = CanonicalKeys(batch);
+  w.canonical = CanonicalKeys(batch, &w.canonical_made);
   return Submit(&w);
 }
 
@@ -514,7 +516,7 @@ absl::StatusOr<bool> Db::PutSamples(const model::SampleBatch& batch, const Deliv
   Writer w;
   w.kind = Writer::Kind::kSamples;
   w.samples = &batch;
-  w.canonical = CanonicalKeys(batch);
+  w.canonical = CanonicalKeys(batch, &w.canonical_made);
   return SubmitDelivered(&w, delivery);
 }
 

@@ -268,7 +268,9 @@ class Db {
   // messages): canonical keys and finite values.
   static absl::Status CheckSamples(const model::SampleBatch& samples);
   // Canonical() of each series' key, in order.
-  static std::vector<std::string> CanonicalKeys(const model::SampleBatch& samples);
+  // The batch's canonical_keys when it has them, else *made, filled here.
+  static const std::vector<std::string>* CanonicalKeys(const model::SampleBatch& samples,
+                                                       std::vector<std::string>* made);
   absl::Status PrepareSamples(const model::SampleBatch& samples,
                               const std::vector<std::string>& canonical, kv::WriteBatch* batch,
                               int64_t now_ms);

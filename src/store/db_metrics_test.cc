@@ -137,6 +137,30 @@ TEST_F(DbMetricsTest, SamplesAreReadableAtOnceAndAfterSealAndRestart) {
   EXPECT_EQ(**last, (LastValue{kT0 + 50'000, 0.5}));
 }
 
+// A batch may bring its keys' canonical forms (the native decoder does); the
+// store then uses them, and a debug build checks that they agree with the keys.
+TEST_F(DbMetricsTest, ABatchsOwnCanonicalKeysAreUsedAndCheckedInDebugBuilds) {
+  const model::SeriesKey a = Key("a"), b = Key("b");
+  auto db = Open();
+  model::SampleBatch given = Plain(a, {{kT0, 1}});
+  given.series.push_back(Plain(b, {{kT0, 2}}).series[0]);
+  given.canonical_keys = {a.Canonical(), b.Canonical()};
+  ASSERT_TRUE(db->PutSamples(given).ok());
+  model::SampleBatch partial = Plain(a, {{kT0 + 1000, 3}});
+  partial.series.push_back(Plain(b, {{kT0 + 1000, 4}}).series[0]);
+  partial.canonical_keys = {b.Canonical()};  // not one per series: made again
+  ASSERT_TRUE(db->PutSamples(partial).ok());
+  EXPECT_EQ(Rows(*db, a), (Want{{kT0, 1}, {kT0 + 1000, 3}}));
+  EXPECT_EQ(Rows(*db, b), (Want{{kT0, 2}, {kT0 + 1000, 4}}));
+#ifdef NDEBUG
+  GTEST_SKIP() << "release build: the agreement check is a debug build's";
+#else
+  model::SampleBatch swapped = given;
+  std::swap(swapped.canonical_keys[0], swapped.canonical_keys[1]);
+  EXPECT_DEATH((void)db->PutSamples(swapped), "invariant violated");
+#endif
+}
+
 // The last value lives in the head records between seals (no "l" record per
 // write); every reader must still see the newest sample, however it got there.
 TEST_F(DbMetricsTest, LastValueIsTheNewestSampleThroughLateWritesSealsRestartsAndFollowers) {

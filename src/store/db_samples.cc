@@ -294,11 +294,20 @@ void Db::FinishHeadLog(kv::WriteBatch* batch) {
   head_log_record_.clear();
 }
 
-std::vector<std::string> Db::CanonicalKeys(const model::SampleBatch& samples) {
-  std::vector<std::string> out;
-  out.reserve(samples.series.size());
-  for (const model::SeriesSamples& s : samples.series) out.push_back(s.key.Canonical());
-  return out;
+const std::vector<std::string>* Db::CanonicalKeys(const model::SampleBatch& samples,
+                                                  std::vector<std::string>* made) {
+  if (samples.canonical_keys.size() == samples.series.size()) {
+#ifndef NDEBUG
+    for (size_t i = 0; i < samples.series.size(); ++i) {
+      TW_CHECK(samples.canonical_keys[i] == samples.series[i].key.Canonical());
+    }
+#endif
+    return &samples.canonical_keys;
+  }
+  made->clear();
+  made->reserve(samples.series.size());
+  for (const model::SeriesSamples& s : samples.series) made->push_back(s.key.Canonical());
+  return made;
 }
 
 absl::Status Db::PrepareSamples(const model::SampleBatch& samples,

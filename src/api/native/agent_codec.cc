@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 #include "simdjson.h"
 #include "api/errors.h"
@@ -360,13 +361,52 @@ class SeriesMembers {
   element values_[kMembers];
 };
 
+// Series keys by their identity as a body gives it: namespace, metric, unit
+// and the dimensions in the body's order. Agents send the same series in
+// every batch, and building a key (copies, sorting, checks, the canonical
+// form) was most of what decoding one series of one sample cost. One cache
+// per thread, forgotten whole when full.
+class SeriesKeyCache {
+ public:
+  struct Entry {
+    model::SeriesKey key;
+    std::string canonical;
+  };
+  static constexpr size_t kMaxEntries = 8192;
+
+  // The identity bytes: each part length-prefixed, so that no two identities
+  // share them.
+  static void AppendPart(std::string* identity, std::string_view part) {
+    const uint32_t n = static_cast<uint32_t>(part.size());
+    identity->append(reinterpret_cast<const char*>(&n), sizeof(n));
+    identity->append(part);
+  }
+  const Entry* Find(const std::string& identity) const {
+    auto it = map_.find(identity);
+    return it == map_.end() ? nullptr : &it->second;
+  }
+  const Entry* Insert(const std::string& identity, model::SeriesKey key) {
+    if (map_.size() >= kMaxEntries) map_.clear();
+    std::string canonical = key.Canonical();
+    return &map_.insert_or_assign(identity, Entry{std::move(key), std::move(canonical)})
+                .first->second;
+  }
+
+ private:
+  absl::flat_hash_map<std::string, Entry> map_;
+};
+
 absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_samples) {
   simdjson::dom::array list;
   if (series.get_array().get(list) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError("member \"series\" must be a list of series");
   }
+  thread_local SeriesKeyCache keys;
+  std::string identity;
+  std::vector<std::pair<std::string_view, std::string_view>> dim_views;
   model::SampleBatch batch;
   batch.series.reserve(list.size());
+  batch.canonical_keys.reserve(list.size());
   size_t total = 0;
   size_t i = 0;
   for (element item : list) {
@@ -379,36 +419,53 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
     // the first of a repeated member counts, as a lookup by name would find it.
     SeriesMembers m;
     for (simdjson::dom::key_value_pair field : s) m.Take(field.key, field.value);
-    auto text = [&](const element* e, std::string_view fallback) -> std::optional<std::string> {
-      if (e == nullptr) return std::string(fallback);
-      std::string_view v;
-      if (e->get_string().get(v) != simdjson::SUCCESS) return std::nullopt;
-      return std::string(v);
+    // The text of a string member (views into the parser, valid for this body).
+    auto text = [&](const element* e, std::string_view fallback, std::string_view* out) {
+      if (e == nullptr) {
+        *out = fallback;
+        return true;
+      }
+      return e->get_string().get(*out) == simdjson::SUCCESS;
     };
-    std::optional<std::string> ns = text(m.Find(SeriesMembers::kNamespace), "");
-    std::optional<std::string> metric = text(m.Find(SeriesMembers::kMetric), "");
-    std::optional<std::string> unit = text(m.Find(SeriesMembers::kUnit), "None");
-    if (!ns || !metric || !unit) return where("namespace, metric and unit must be strings");
-    std::vector<model::Dimension> dims;
+    std::string_view ns, metric, unit;
+    if (!text(m.Find(SeriesMembers::kNamespace), "", &ns) ||
+        !text(m.Find(SeriesMembers::kMetric), "", &metric) ||
+        !text(m.Find(SeriesMembers::kUnit), "None", &unit)) {
+      return where("namespace, metric and unit must be strings");
+    }
+    identity.clear();
+    SeriesKeyCache::AppendPart(&identity, ns);
+    SeriesKeyCache::AppendPart(&identity, metric);
+    SeriesKeyCache::AppendPart(&identity, unit);
+    dim_views.clear();
     if (const element* d = m.Find(SeriesMembers::kDimensions)) {
       simdjson::dom::object o;
       if (d->get_object().get(o) != simdjson::SUCCESS) {
         return where("dimensions must be an object of strings");
       }
-      dims.reserve(o.size());
       for (auto [k, v] : o) {
         std::string_view value;
         if (v.get_string().get(value) != simdjson::SUCCESS) {
           return where(absl::StrFormat("dimension %s must be a string", k));
         }
-        dims.push_back({std::string(k), std::string(value)});
+        dim_views.emplace_back(k, value);
+        SeriesKeyCache::AppendPart(&identity, k);
+        SeriesKeyCache::AppendPart(&identity, value);
       }
     }
-    absl::StatusOr<model::SeriesKey> key =
-        model::MakeSeriesKey(*std::move(ns), *std::move(metric), std::move(dims), *std::move(unit));
-    if (!key.ok()) return where(MessageOf(key.status()));
+    const SeriesKeyCache::Entry* cached = keys.Find(identity);
+    if (cached == nullptr) {
+      std::vector<model::Dimension> dims;
+      dims.reserve(dim_views.size());
+      for (const auto& [k, v] : dim_views) dims.push_back({std::string(k), std::string(v)});
+      absl::StatusOr<model::SeriesKey> key = model::MakeSeriesKey(
+          std::string(ns), std::string(metric), std::move(dims), std::string(unit));
+      if (!key.ok()) return where(MessageOf(key.status()));
+      cached = keys.Insert(identity, *std::move(key));
+    }
     model::SeriesSamples out;
-    out.key = *std::move(key);
+    out.key = cached->key;
+    batch.canonical_keys.push_back(cached->canonical);
     if (const element* r = m.Find(SeriesMembers::kStorageResolution)) {
       int64_t res = 0;
       if (!AsInt64(*r, &res) || (res != 1 && res != 60)) {

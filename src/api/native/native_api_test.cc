@@ -1,5 +1,8 @@
 #include "api/native/native_api.h"
 
+#include "api/native/agent_codec.h"
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "api/gzip.h"
 #include "api/testing/fake_backend.h"
@@ -132,6 +135,77 @@ TEST_F(NativeApiTest, IngestErrorsNameTheProblem) {
                           R"({"series": [{"namespace": "T", "metric": "busy", "t_ms": [1], "values": [1]}]})",
                           503);
   EXPECT_EQ(j["error"]["code"], "Unavailable");
+}
+
+// The decoder keeps the keys of series it has seen (agents send the same
+// series in every batch). Whatever it has seen before, each body decodes to
+// the keys it names, with their canonical forms beside them for the store.
+TEST(SamplesBodyTest, EveryDecodeGivesTheKeysTheBodyNamesWithTheirCanonicalForms) {
+  const std::string body = absl::StrFormat(
+      R"({"series": [)"
+      R"({"namespace": "x", "metric": "yz", "t_ms": [%1$d], "values": [1]},)"
+      R"({"namespace": "xy", "metric": "z", "t_ms": [%1$d], "values": [2]},)"
+      R"({"namespace": "T", "metric": "m", "dimensions": {"b": "2", "a": "1"}, "t_ms": [%1$d], "values": [3]},)"
+      R"({"namespace": "T", "metric": "m", "dimensions": {"a": "1", "b": "2"}, "t_ms": [%1$d], "values": [4]},)"
+      R"({"namespace": "T", "metric": "m", "dimensions": {"a": "1", "b": "2"}, "unit": "Seconds", "t_ms": [%1$d], "values": [5]},)"
+      R"({"namespace": "T", "metric": "m", "dimensions": {"a": "12"}, "t_ms": [%1$d], "values": [6]},)"
+      R"({"namespace": "T", "metric": "m", "dimensions": {"a1": "2"}, "t_ms": [%1$d], "values": [7]}]})",
+      kNow);
+  const std::vector<model::SeriesKey> want = {
+      *model::MakeSeriesKey("x", "yz", {}),
+      *model::MakeSeriesKey("xy", "z", {}),
+      *model::MakeSeriesKey("T", "m", {{"a", "1"}, {"b", "2"}}),
+      *model::MakeSeriesKey("T", "m", {{"a", "1"}, {"b", "2"}}),
+      *model::MakeSeriesKey("T", "m", {{"a", "1"}, {"b", "2"}}, "Seconds"),
+      *model::MakeSeriesKey("T", "m", {{"a", "12"}}),
+      *model::MakeSeriesKey("T", "m", {{"a1", "2"}}),
+  };
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE(round);
+    absl::StatusOr<model::SampleBatch> batch = DecodeSamplesBody(body, 100);
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    ASSERT_EQ(batch->series.size(), want.size());
+    ASSERT_EQ(batch->canonical_keys.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(batch->series[i].key, want[i]) << i;
+      EXPECT_EQ(batch->canonical_keys[i], want[i].Canonical()) << i;
+      EXPECT_EQ(batch->series[i].samples.at(0).value, static_cast<double>(i + 1));
+    }
+  }
+  // A bad key is refused every time, not remembered as anything.
+  const std::string bad =
+      R"({"series": [{"namespace": "T", "metric": "", "t_ms": [1], "values": [1]}]})";
+  for (int round = 0; round < 2; ++round) {
+    absl::StatusOr<model::SampleBatch> batch = DecodeSamplesBody(bad, 100);
+    EXPECT_FALSE(batch.ok());
+    EXPECT_THAT(std::string(batch.status().message()), HasSubstr("series[0]"));
+  }
+}
+
+// More series than the decoder keeps: it forgets and starts again, and every
+// key stays right.
+TEST(SamplesBodyTest, KeysStayRightPastTheDecodersMemory) {
+  auto body_of = [](int from, int to) {
+    std::string body = R"({"series": [)";
+    for (int i = from; i < to; ++i) {
+      absl::StrAppend(&body, i > from ? "," : "",
+                      absl::StrFormat(R"({"namespace": "T", "metric": "m", "dimensions": {"Host": "h%d"},)"
+                                      R"( "t_ms": [%d], "values": [%d]})",
+                                      i, kNow, i));
+    }
+    return body + "]}";
+  };
+  for (auto [from, to] : {std::pair{0, 5000}, std::pair{5000, 10000}, std::pair{0, 3}}) {
+    absl::StatusOr<model::SampleBatch> batch = DecodeSamplesBody(body_of(from, to), 20000);
+    ASSERT_TRUE(batch.ok()) << batch.status();
+    ASSERT_EQ(batch->series.size(), static_cast<size_t>(to - from));
+    for (int i = from; i < to; ++i) {
+      const model::SeriesSamples& s = batch->series[i - from];
+      ASSERT_EQ(s.key, *model::MakeSeriesKey("T", "m", {{"Host", absl::StrFormat("h%d", i)}})) << i;
+      ASSERT_EQ(batch->canonical_keys[i - from], s.key.Canonical()) << i;
+      ASSERT_EQ(s.samples.at(0).value, i);
+    }
+  }
 }
 
 TEST_F(NativeApiTest, LogsAndJobs) {
