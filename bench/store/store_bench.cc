@@ -2,7 +2,7 @@
 //   BM_PutOneSample       the runner's write: one datapoint, durable on return
 //   BM_PutHundredSeries   one write with 100 series x 1 sample
 //   BM_PutAgentWrites     writes shaped like HTTP ingest of gen_metrics' `big`: 2000
-//                         series (3 dimensions) x 1 sample per write, one write a second
+//                         series (3 dimensions) x 1 sample per write, a second apart
 //   BM_FollowerSeesWrite  writer Put -> a reader's View() (catch-up) finds it
 //   BM_AggregateDay       one day of 1 s data, per-minute buckets, raw vs 60 s tier
 //   BM_HeadMemory         bytes per active series (counters, not time)
@@ -97,7 +97,7 @@ void BM_PutAgentWrites(benchmark::State& state) {
                         {},
                         {}});
   }
-  // An hour back, one write a second of wall time: the head seals as it fills.
+  // From an hour back, a second apart (not paced): the head seals as it fills.
   int64_t t = db->clock().NowMs() - 3'600'000;
   uint64_t noise = 88172645463325252ull;
   for (auto _ : state) {

@@ -43,6 +43,44 @@ std::string SeriesKey::Canonical() const {
   return out;
 }
 
+namespace {
+
+// Takes the escaped form of `part` (AppendEscaped's) off the front of *rest.
+bool TakeEscaped(std::string_view* rest, std::string_view part) {
+  for (char c : part) {
+    if (c == '|' || c == '=' || c == '\\') {
+      if (rest->empty() || rest->front() != '\\') return false;
+      rest->remove_prefix(1);
+    }
+    if (rest->empty() || rest->front() != c) return false;
+    rest->remove_prefix(1);
+  }
+  return true;
+}
+
+bool TakeChar(std::string_view* rest, char c) {
+  if (rest->empty() || rest->front() != c) return false;
+  rest->remove_prefix(1);
+  return true;
+}
+
+}  // namespace
+
+bool SeriesKey::HasCanonical(std::string_view canonical) const {
+  std::string_view rest = canonical;
+  if (!TakeEscaped(&rest, ns) || !TakeChar(&rest, '|') || !TakeEscaped(&rest, metric) ||
+      !TakeChar(&rest, '|') || !TakeEscaped(&rest, unit)) {
+    return false;
+  }
+  for (const Dimension& d : dimensions) {
+    if (!TakeChar(&rest, '|') || !TakeEscaped(&rest, d.name) || !TakeChar(&rest, '=') ||
+        !TakeEscaped(&rest, d.value)) {
+      return false;
+    }
+  }
+  return rest.empty();
+}
+
 std::string SeriesKey::ToString() const {
   std::string out = absl::StrFormat("%s/%s{", ns, metric);
   for (size_t i = 0; i < dimensions.size(); ++i) {

@@ -35,6 +35,8 @@ struct SeriesKey {
   // "ns|metric|unit|name=value|name=value..." with '|' '=' '\' escaped: a
   // stable, unambiguous byte string (used as a hash-map key and in the index).
   std::string Canonical() const;
+  // Whether `canonical` == Canonical(), without building it.
+  bool HasCanonical(std::string_view canonical) const;
   // For humans: ns/metric{a="x",b="y"} (unit shown when not None).
   std::string ToString() const;
   // Value of dimension `name`, or nullptr.
@@ -104,8 +106,9 @@ struct SampleBatch {
   std::vector<SeriesSamples> series;
   // Empty, or one per series: series[i].key.Canonical(), from a producer that
   // has it at hand (the native samples decoder caches keys), so that the
-  // store need not build it again. Whoever changes `series` after filling
-  // this clears it (a debug build's store checks that they agree).
+  // store need not build it again. Whoever changes the keys, order or number
+  // of `series` after filling this clears it (the store refuses a batch
+  // whose canonical keys disagree with its keys).
   std::vector<std::string> canonical_keys = {};  // "= {}": {{series...}} stays a valid batch
 
   size_t SampleCount() const;

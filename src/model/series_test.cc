@@ -66,6 +66,25 @@ TEST(SeriesKey, CanonicalBytesAreStable) {
   EXPECT_EQ(k->Canonical(), "n\\|s|m\\=\\\\x|Count|a=1\\|b\\=2|b=plain");
 }
 
+TEST(SeriesKey, HasCanonicalAgreesWithCanonicalByteForByte) {
+  for (const SeriesKey& k :
+       {*MakeSeriesKey("n|s", "m=\\x", {{"a", "1|b=2\\"}, {"b", "plain"}}, "Count"),
+        *MakeSeriesKey("ns", "m", {}), *MakeSeriesKey("ns", "m", {{"Host", "algo-1"}})}) {
+    const std::string c = k.Canonical();
+    EXPECT_TRUE(k.HasCanonical(c)) << c;
+    // Every shorter, longer or changed form is another key's, or none.
+    for (size_t i = 0; i < c.size(); ++i) {
+      EXPECT_FALSE(k.HasCanonical(c.substr(0, i))) << c << " cut at " << i;
+      std::string changed = c;
+      changed[i] = changed[i] == 'x' ? 'y' : 'x';
+      EXPECT_FALSE(k.HasCanonical(changed)) << changed;
+    }
+    EXPECT_FALSE(k.HasCanonical(c + "|"));
+  }
+  // Unescaped specials are not the canonical form.
+  EXPECT_FALSE(MakeSeriesKey("n|s", "m", {})->HasCanonical("n|s|m|None"));
+}
+
 TEST(StatisticSet, IdenticalValuesRule) {
   EXPECT_TRUE((StatisticSet{0, 1, 5, 5, 5}).DescribesIdenticalValues());
   EXPECT_TRUE((StatisticSet{0, 3, 15, 5, 5}).DescribesIdenticalValues());

@@ -478,7 +478,7 @@ absl::Status Db::PutSamples(const model::SampleBatch& batch) {
   Writer w;
   w.kind = Writer::Kind::kSamples;
   w.samples = &batch;
-  w.canonical = CanonicalKeys(batch, &w.canonical_made);
+  TW_ASSIGN_OR_RETURN(w.canonical, CanonicalKeys(batch, &w.canonical_made));
   return Submit(&w);
 }
 
@@ -516,7 +516,7 @@ absl::StatusOr<bool> Db::PutSamples(const model::SampleBatch& batch, const Deliv
   Writer w;
   w.kind = Writer::Kind::kSamples;
   w.samples = &batch;
-  w.canonical = CanonicalKeys(batch, &w.canonical_made);
+  TW_ASSIGN_OR_RETURN(w.canonical, CanonicalKeys(batch, &w.canonical_made));
   return SubmitDelivered(&w, delivery);
 }
 

@@ -294,14 +294,19 @@ void Db::FinishHeadLog(kv::WriteBatch* batch) {
   head_log_record_.clear();
 }
 
-const std::vector<std::string>* Db::CanonicalKeys(const model::SampleBatch& samples,
-                                                  std::vector<std::string>* made) {
+absl::StatusOr<const std::vector<std::string>*> Db::CanonicalKeys(
+    const model::SampleBatch& samples, std::vector<std::string>* made) {
   if (samples.canonical_keys.size() == samples.series.size()) {
-#ifndef NDEBUG
+    // Cheaper than building them, and a wrong one would file the samples
+    // (and, for a new series, its index records) under another series.
     for (size_t i = 0; i < samples.series.size(); ++i) {
-      TW_CHECK(samples.canonical_keys[i] == samples.series[i].key.Canonical());
+      if (!samples.series[i].key.HasCanonical(samples.canonical_keys[i])) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "series %s: the batch's canonical key %s is not this series' (canonical_keys "
+            "must follow series)",
+            samples.series[i].key.ToString(), samples.canonical_keys[i].substr(0, 300)));
+      }
     }
-#endif
     return &samples.canonical_keys;
   }
   made->clear();

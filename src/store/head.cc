@@ -219,15 +219,14 @@ absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lan
 
 void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
                         const LastValue* last, std::string* record) {
-  // Encoded beside the record first (its length goes before it); the
-  // buffer is kept, as this runs for every series of every write.
-  thread_local std::string entry;
-  entry.clear();
-  AppendHeadRecord(lanes, last, &entry);
-  coding::PutVarint64(record, series_id);
-  coding::PutVarint64(record, entry.size());
-  record->append(entry);
-  if (entry.capacity() > (64 << 10)) std::string().swap(entry);  // a rare big one
+  // Encoded straight onto the record, then its id and length put in front
+  // of it: no buffer of its own (this runs for every series of every write).
+  const size_t start = record->size();
+  AppendHeadRecord(lanes, last, record);
+  std::string prefix;
+  coding::PutVarint64(&prefix, series_id);
+  coding::PutVarint64(&prefix, record->size() - start);
+  record->insert(start, prefix);
 }
 
 absl::Status DecodeHeadLogRecord(

@@ -364,15 +364,21 @@ class SeriesMembers {
 // Series keys by their identity as a body gives it: namespace, metric, unit
 // and the dimensions in the body's order. Agents send the same series in
 // every batch, and building a key (copies, sorting, checks, the canonical
-// form) was most of what decoding one series of one sample cost. One cache
-// per thread, forgotten whole when full.
+// form) was most of what decoding one series of one sample cost.
+//
+// Two generations per thread: when the newer one is full (entries or bytes)
+// it becomes the older, whose keys move back when used again, and the
+// oldest are forgotten. Keys of long identities (agents' are 100-200 bytes)
+// are not kept. So a thread keeps at most 2 x 4,096 keys and about 2 x 2 MiB.
 class SeriesKeyCache {
  public:
   struct Entry {
     model::SeriesKey key;
     std::string canonical;
   };
-  static constexpr size_t kMaxEntries = 8192;
+  static constexpr size_t kMaxEntries = 4096;         // per generation
+  static constexpr size_t kMaxBytes = size_t{2} << 20;  // per generation
+  static constexpr size_t kMaxIdentityBytes = 1024;
 
   // The identity bytes: each part length-prefixed, so that no two identities
   // share them.
@@ -381,27 +387,49 @@ class SeriesKeyCache {
     identity->append(reinterpret_cast<const char*>(&n), sizeof(n));
     identity->append(part);
   }
-  const Entry* Find(const std::string& identity) const {
-    auto it = map_.find(identity);
-    return it == map_.end() ? nullptr : &it->second;
+  // The kept entry of `identity`, or null.
+  const Entry* Find(const std::string& identity) {
+    if (auto it = newer_.find(identity); it != newer_.end()) return &it->second;
+    auto it = older_.find(identity);
+    if (it == older_.end()) return nullptr;
+    Entry moved = std::move(it->second);
+    older_.erase(it);
+    return Keep(identity, std::move(moved));
   }
-  const Entry* Insert(const std::string& identity, model::SeriesKey key) {
-    if (map_.size() >= kMaxEntries) map_.clear();
-    std::string canonical = key.Canonical();
-    return &map_.insert_or_assign(identity, Entry{std::move(key), std::move(canonical)})
-                .first->second;
+  // Keeps `entry` for `identity`, unless the identity is too long to keep.
+  void Insert(const std::string& identity, Entry entry) {
+    if (identity.size() <= kMaxIdentityBytes) Keep(identity, std::move(entry));
   }
+  size_t size() const { return newer_.size() + older_.size(); }
 
  private:
-  absl::flat_hash_map<std::string, Entry> map_;
+  const Entry* Keep(const std::string& identity, Entry entry) {
+    if (newer_.size() >= kMaxEntries || newer_bytes_ >= kMaxBytes) {
+      older_ = std::move(newer_);
+      newer_ = {};
+      newer_bytes_ = 0;
+    }
+    // The identity, the key's parts and the canonical form are about the
+    // same length; plus the strings' and the map's own overhead.
+    newer_bytes_ += 3 * identity.size() + 256;
+    return &newer_.insert_or_assign(identity, std::move(entry)).first->second;
+  }
+
+  absl::flat_hash_map<std::string, Entry> newer_, older_;
+  size_t newer_bytes_ = 0;
 };
+
+SeriesKeyCache& ThreadSeriesKeys() {
+  thread_local SeriesKeyCache keys;
+  return keys;
+}
 
 absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_samples) {
   simdjson::dom::array list;
   if (series.get_array().get(list) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError("member \"series\" must be a list of series");
   }
-  thread_local SeriesKeyCache keys;
+  SeriesKeyCache& keys = ThreadSeriesKeys();
   std::string identity;
   std::vector<std::pair<std::string_view, std::string_view>> dim_views;
   model::SampleBatch batch;
@@ -453,19 +481,23 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
         SeriesKeyCache::AppendPart(&identity, value);
       }
     }
-    const SeriesKeyCache::Entry* cached = keys.Find(identity);
-    if (cached == nullptr) {
+    model::SeriesSamples out;
+    if (const SeriesKeyCache::Entry* cached = keys.Find(identity)) {
+      out.key = cached->key;
+      batch.canonical_keys.push_back(cached->canonical);
+    } else {
       std::vector<model::Dimension> dims;
       dims.reserve(dim_views.size());
       for (const auto& [k, v] : dim_views) dims.push_back({std::string(k), std::string(v)});
       absl::StatusOr<model::SeriesKey> key = model::MakeSeriesKey(
           std::string(ns), std::string(metric), std::move(dims), std::string(unit));
       if (!key.ok()) return where(MessageOf(key.status()));
-      cached = keys.Insert(identity, *std::move(key));
+      SeriesKeyCache::Entry made{*std::move(key), ""};
+      made.canonical = made.key.Canonical();
+      keys.Insert(identity, made);
+      out.key = std::move(made.key);
+      batch.canonical_keys.push_back(std::move(made.canonical));
     }
-    model::SeriesSamples out;
-    out.key = cached->key;
-    batch.canonical_keys.push_back(cached->canonical);
     if (const element* r = m.Find(SeriesMembers::kStorageResolution)) {
       int64_t res = 0;
       if (!AsInt64(*r, &res) || (res != 1 && res != 60)) {
@@ -588,6 +620,8 @@ absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size
   }
   return SamplesFromDom(series, max_samples);
 }
+
+size_t DecodedSeriesKeysKeptForTest() { return ThreadSeriesKeys().size(); }
 
 std::string EncodeAgentBatch(const AgentBatch& batch) {
   OrderedJson j;

@@ -36,6 +36,9 @@ nlohmann::ordered_json SamplesJson(const model::SampleBatch& batch);
 // JSON object (the message names `shape`, what the caller expected).
 absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size_t max_samples,
                                                      std::string_view shape = "{\"series\": [...]}");
+// How many series keys the decoder keeps for this thread (it keeps those it
+// decoded lately, bounded; agent_codec.cc).
+size_t DecodedSeriesKeysKeptForTest();
 
 // POST /api/v1/agent/heartbeat's body:
 //   {"job": "ddp-3", "host": 2, "runner": {"hostname", "boot_id", "pid", "start_ticks"}}

@@ -182,8 +182,8 @@ TEST(SamplesBodyTest, EveryDecodeGivesTheKeysTheBodyNamesWithTheirCanonicalForms
   }
 }
 
-// More series than the decoder keeps: it forgets and starts again, and every
-// key stays right.
+// More series than the decoder keeps: it forgets the oldest, keeps no more
+// than its bound, and every key stays right.
 TEST(SamplesBodyTest, KeysStayRightPastTheDecodersMemory) {
   auto body_of = [](int from, int to) {
     std::string body = R"({"series": [)";
@@ -195,7 +195,7 @@ TEST(SamplesBodyTest, KeysStayRightPastTheDecodersMemory) {
     }
     return body + "]}";
   };
-  for (auto [from, to] : {std::pair{0, 5000}, std::pair{5000, 10000}, std::pair{0, 3}}) {
+  for (auto [from, to] : {std::pair{0, 6000}, std::pair{6000, 12000}, std::pair{0, 3}}) {
     absl::StatusOr<model::SampleBatch> batch = DecodeSamplesBody(body_of(from, to), 20000);
     ASSERT_TRUE(batch.ok()) << batch.status();
     ASSERT_EQ(batch->series.size(), static_cast<size_t>(to - from));
@@ -206,6 +206,21 @@ TEST(SamplesBodyTest, KeysStayRightPastTheDecodersMemory) {
       ASSERT_EQ(s.samples.at(0).value, i);
     }
   }
+  const size_t kept = DecodedSeriesKeysKeptForTest();
+  EXPECT_GE(kept, 3u);
+  EXPECT_LE(kept, 8192u);
+  // A key of a long identity (over 1 KiB) is decoded right and not kept.
+  const std::string host(600, 'h'), job(600, 'j');
+  absl::StatusOr<model::SampleBatch> batch = DecodeSamplesBody(
+      absl::StrFormat(R"({"series": [{"namespace": "T", "metric": "m",)"
+                      R"( "dimensions": {"Host": "%s", "Job": "%s"}, "t_ms": [%d], "values": [1]}]})",
+                      host, job, kNow),
+      10);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_EQ(batch->series.at(0).key,
+            *model::MakeSeriesKey("T", "m", {{"Host", host}, {"Job", job}}));
+  EXPECT_EQ(batch->canonical_keys.at(0), batch->series[0].key.Canonical());
+  EXPECT_EQ(DecodedSeriesKeysKeptForTest(), kept);
 }
 
 TEST_F(NativeApiTest, LogsAndJobs) {
