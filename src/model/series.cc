@@ -7,18 +7,40 @@
 namespace trainwatch::model {
 namespace {
 
+// The characters the canonical form escapes with a backslash.
+bool NeedsEscape(char c) { return c == '|' || c == '=' || c == '\\'; }
+
 // Appends runs without special characters whole (this runs for every
 // series of every write).
 void AppendEscaped(std::string* out, std::string_view s) {
   size_t run = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '|' || s[i] == '=' || s[i] == '\\') {
+    if (NeedsEscape(s[i])) {
       out->append(s.data() + run, i - run);
       out->push_back('\\');
       run = i;
     }
   }
   out->append(s.data() + run, s.size() - run);
+}
+
+// Takes the escaped form of `part` (AppendEscaped's) off the front of *rest.
+bool TakeEscaped(std::string_view* rest, std::string_view part) {
+  for (char c : part) {
+    if (NeedsEscape(c)) {
+      if (rest->empty() || rest->front() != '\\') return false;
+      rest->remove_prefix(1);
+    }
+    if (rest->empty() || rest->front() != c) return false;
+    rest->remove_prefix(1);
+  }
+  return true;
+}
+
+bool TakeChar(std::string_view* rest, char c) {
+  if (rest->empty() || rest->front() != c) return false;
+  rest->remove_prefix(1);
+  return true;
 }
 
 }  // namespace
@@ -42,29 +64,6 @@ std::string SeriesKey::Canonical() const {
   }
   return out;
 }
-
-namespace {
-
-// Takes the escaped form of `part` (AppendEscaped's) off the front of *rest.
-bool TakeEscaped(std::string_view* rest, std::string_view part) {
-  for (char c : part) {
-    if (c == '|' || c == '=' || c == '\\') {
-      if (rest->empty() || rest->front() != '\\') return false;
-      rest->remove_prefix(1);
-    }
-    if (rest->empty() || rest->front() != c) return false;
-    rest->remove_prefix(1);
-  }
-  return true;
-}
-
-bool TakeChar(std::string_view* rest, char c) {
-  if (rest->empty() || rest->front() != c) return false;
-  rest->remove_prefix(1);
-  return true;
-}
-
-}  // namespace
 
 bool SeriesKey::HasCanonical(std::string_view canonical) const {
   std::string_view rest = canonical;
