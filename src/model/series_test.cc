@@ -81,8 +81,25 @@ TEST(SeriesKey, HasCanonicalAgreesWithCanonicalByteForByte) {
     }
     EXPECT_FALSE(k.HasCanonical(c + "|"));
   }
-  // Unescaped specials are not the canonical form.
+  // Unescaped specials are not the canonical form, in any part.
   EXPECT_FALSE(MakeSeriesKey("n|s", "m", {})->HasCanonical("n|s|m|None"));
+  EXPECT_FALSE(MakeSeriesKey("ns", "m=1", {})->HasCanonical("ns|m=1|None"));
+  EXPECT_FALSE(MakeSeriesKey("ns", "m", {}, "C|x")->HasCanonical("ns|m|C|x"));
+  EXPECT_FALSE(MakeSeriesKey("ns", "m", {{"a=b", "1"}})->HasCanonical("ns|m|None|a=b=1"));
+  EXPECT_FALSE(MakeSeriesKey("ns", "m", {{"a", "1|2"}})->HasCanonical("ns|m|None|a=1|2"));
+  // ... nor is another key's form that reads the same without escapes.
+  EXPECT_FALSE(MakeSeriesKey("ns", "m", {{"a", "1|b=2"}})->HasCanonical("ns|m|None|a=1|b=2"));
+  EXPECT_TRUE(MakeSeriesKey("ns", "m", {{"a", "1"}, {"b", "2"}})->HasCanonical("ns|m|None|a=1|b=2"));
+  // A separator at any place of a long part (the check reads 8 bytes at a time).
+  for (size_t at = 0; at < 20; ++at) {
+    for (char special : {'|', '='}) {
+      std::string value(20, 'v');
+      value[at] = special;
+      const SeriesKey k = *MakeSeriesKey("ns", "metric-name", {{"Host", value}});
+      EXPECT_TRUE(k.HasCanonical(k.Canonical())) << value;
+      EXPECT_FALSE(k.HasCanonical("ns|metric-name|None|Host=" + value)) << value;
+    }
+  }
 }
 
 TEST(StatisticSet, IdenticalValuesRule) {

@@ -329,7 +329,7 @@ absl::StatusOr<std::unique_ptr<Kv>> Kv::Open(const KvOptions& options) {
     cfo.memtable_insert_with_hint_prefix_extractor =
         std::make_shared<InsertHintPrefix>(hint_prefix, hint_min_key);
     cfo.compression = chunks ? rocksdb::kNoCompression : rocksdb::kLZ4Compression;
-    cfo.bottommost_compression = rocksdb::kZSTD;
+    cfo.bottommost_compression = cf == Cf::kHead ? rocksdb::kNoCompression : rocksdb::kZSTD;
     if (HasRetention(cf)) {
       rep->filters.push_back(std::make_unique<DropFilter>(cf, &rep->drop));
       if (rep->drop) cfo.compaction_filter = rep->filters.back().get();
