@@ -95,6 +95,80 @@ TEST(AggregateSumTest, StoredSumsMergeExactlyAfterARollupRecordRoundTrip) {
   EXPECT_EQ(stored_then_rows.ReportedSum(), 0.3);
 }
 
+// A rollup record of `minutes` buckets of a few values each, the last with
+// a non-identical statistic set (no percentiles).
+std::string RecordOf(int minutes, double offset) {
+  std::vector<RollupBucket> buckets;
+  for (int m = 0; m < minutes; ++m) {
+    RollupBucket b;
+    b.t_ms = m * 60'000LL;
+    b.agg = Of({0.1 * m + offset, 0.05, 2.5});
+    if (m == minutes - 1) b.agg.no_percentiles = true;
+    buckets.push_back(std::move(b));
+  }
+  return EncodeRollupRecord(buckets, false);
+}
+
+std::string RecordKey(uint64_t series, uint64_t seq) { return rollupkeys::Key(series, 0, seq); }
+
+TEST(RollupRecordCacheTest, KeptBucketsMergeAsTheDecodedRecordDoes) {
+  const std::string record = RecordOf(5, 0.3);
+  std::vector<RollupBucket> decoded;
+  ASSERT_TRUE(DecodeRollupRecord(record, false, &decoded).ok());
+  RollupRecordCache cache(1 << 20);
+  for (int pass = 0; pass < 2; ++pass) {  // decoded, then kept
+    auto got = cache.Get(Tier::k60, RecordKey(7, 1), record);
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_EQ((*got)->size(), decoded.size());
+    Aggregate want, have;
+    for (size_t i = 0; i < decoded.size(); ++i) {
+      EXPECT_EQ((**got)[i].t_ms, decoded[i].t_ms);
+      want.Merge(decoded[i].agg);
+      MergeStoredBucket((**got)[i], &have);
+    }
+    EXPECT_EQ(have.count, want.count);
+    EXPECT_EQ(have.ReportedSum(), want.ReportedSum());
+    EXPECT_EQ(have.min, want.min);
+    EXPECT_EQ(have.max, want.max);
+    EXPECT_TRUE(have.no_percentiles);
+  }
+  EXPECT_EQ(cache.entries(), 1u);
+}
+
+TEST(RollupRecordCacheTest, KeepsTheRecentlyUsedWithinItsBytes) {
+  const std::string record = RecordOf(60, 0);
+  RollupRecordCache probe(1 << 20);
+  ASSERT_TRUE(probe.Get(Tier::k60, RecordKey(1, 1), record).ok());
+  const size_t one = probe.bytes();
+  ASSERT_GT(one, 60 * sizeof(StoredBucket));
+
+  // Room for two records. A kept record is served without reading its
+  // bytes again, so damaged bytes tell a kept record from a decoded one.
+  RollupRecordCache cache(2 * one + one / 2);
+  auto kept = [&](uint64_t series) {
+    return cache.Get(Tier::k60, RecordKey(series, 1), "damaged").ok();
+  };
+  ASSERT_TRUE(cache.Get(Tier::k60, RecordKey(1, 1), record).ok());
+  ASSERT_TRUE(cache.Get(Tier::k60, RecordKey(2, 1), record).ok());
+  EXPECT_TRUE(kept(1));  // and now the most recently used
+  ASSERT_TRUE(cache.Get(Tier::k60, RecordKey(3, 1), record).ok());
+  EXPECT_TRUE(kept(1));
+  EXPECT_TRUE(kept(3));
+  EXPECT_FALSE(kept(2));  // the least recently used went
+  EXPECT_EQ(cache.entries(), 2u);
+  EXPECT_LE(cache.bytes(), 2 * one + one / 2);
+  // Tiers are kept apart; damaged bytes are reported and not kept.
+  EXPECT_FALSE(cache.Get(Tier::k300, RecordKey(1, 1), "damaged").ok());
+  absl::StatusOr<std::shared_ptr<const RollupRecordCache::Buckets>> bad =
+      cache.Get(Tier::k60, RecordKey(4, 1), "damaged");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(cache.entries(), 2u);
+  // A record larger than the whole cache is decoded, not kept.
+  RollupRecordCache tiny(one / 2);
+  EXPECT_TRUE(tiny.Get(Tier::k60, RecordKey(1, 1), record).ok());
+  EXPECT_EQ(tiny.entries(), 0u);
+}
+
 TEST(AggregateSumTest, StatisticSetsAndWeightedValuesKeepTheirPlaces) {
   Aggregate a;
   Row set;

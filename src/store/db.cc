@@ -131,6 +131,9 @@ absl::Status Db::OpenKv(bool writer) {
                                         kv.status().message()));
   }
   kv_ = std::move(*kv);
+  if (options_.rollup_cache_bytes > 0) {
+    rollup_cache_ = std::make_unique<RollupRecordCache>(options_.rollup_cache_bytes);
+  }
   return absl::OkStatus();
 }
 
@@ -563,7 +566,7 @@ absl::Status Db::UpdateJob(const model::JobRecord& job) {
 absl::StatusOr<ReadView> Db::View() {
   if (writable()) {
     return ReadView(kv_.get(), kv_->GetSnapshot(), CatchUpHold(),
-                    retention(), clock_->NowMs());
+                    retention(), clock_->NowMs(), rollup_cache_.get());
   }
   const int64_t mono = clock_->MonotonicNs();
   // A thread that still holds a view cannot catch up (it would wait for its
@@ -580,7 +583,7 @@ absl::StatusOr<ReadView> Db::View() {
     last_catch_up_ns_ = mono;
   }
   return ReadView(kv_.get(), nullptr, CatchUpHold(catch_up_mu_),
-                  retention(), clock_->NowMs());
+                  retention(), clock_->NowMs(), rollup_cache_.get());
 }
 
 absl::StatusOr<std::optional<model::JobRecord>> Db::GetJob(std::string_view name) {

@@ -55,6 +55,7 @@
 #include "store/log_store.h"
 #include "store/read_view.h"
 #include "store/retention.h"
+#include "store/rollup.h"
 #include "store/series_index.h"
 #include "util/clock.h"
 
@@ -102,6 +103,9 @@ struct DbOptions {
   // A reader catches up with the writer in View() at most this often.
   int64_t catch_up_min_interval_ms = 0;
 
+  // Decoded rollup records kept for queries without percentiles (0: none);
+  // see RollupRecordCache.
+  size_t rollup_cache_bytes = 16 << 20;
   // RocksDB memory: block cache and per-column-family memtable sizes.
   size_t block_cache_bytes = 16 << 20;
   size_t write_buffer_bytes = 4 << 20;
@@ -322,6 +326,7 @@ class Db {
   std::unique_ptr<WriterLock> lock_;  // null for a reader
   std::string reader_scratch_;        // reader only
   std::unique_ptr<kv::Kv> kv_;
+  std::unique_ptr<RollupRecordCache> rollup_cache_;  // null when turned off
 
   // Readers: View() shares it, catch-up takes it exclusively.
   std::shared_mutex catch_up_mu_;

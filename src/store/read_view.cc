@@ -21,15 +21,17 @@ int CatchUpHold::HeldByThisThread() { return catch_up_holds_of_this_thread; }
 
 ReadView::ReadView(const kv::Kv* kv, std::shared_ptr<const kv::Snapshot> snapshot,
                    CatchUpHold catch_up_hold,
-                   std::shared_ptr<const RetentionPolicy> retention, int64_t now_ms)
+                   std::shared_ptr<const RetentionPolicy> retention, int64_t now_ms,
+                   RollupRecordCache* rollup_cache)
     : kv_(kv),
       snapshot_(std::move(snapshot)),
       catch_up_hold_(std::move(catch_up_hold)),
       retention_(std::move(retention)),
-      now_ms_(now_ms) {}
+      now_ms_(now_ms),
+      rollup_cache_(rollup_cache) {}
 
 ReadView ReadView::Fork() const {
-  ReadView fork(kv_, snapshot_, CatchUpHold(), retention_, now_ms_);
+  ReadView fork(kv_, snapshot_, CatchUpHold(), retention_, now_ms_, rollup_cache_);
   // Decoded here once rather than by each fork (a failure is the fork's to
   // meet and report when it reads the head).
   if (DecodedHeadLog().ok()) fork.head_log_ = head_log_;

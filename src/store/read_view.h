@@ -32,6 +32,7 @@
 namespace trainwatch::store {
 
 class LogCursor;
+class RollupRecordCache;
 
 // A series and its id, as the index knows it.
 struct SeriesRef {
@@ -84,9 +85,11 @@ class CatchUpHold {
 
 class ReadView {
  public:
+  // `rollup_cache` (may be null) keeps decoded rollup records for views to
+  // come; it must outlive the view.
   ReadView(const kv::Kv* kv, std::shared_ptr<const kv::Snapshot> snapshot,
            CatchUpHold catch_up_hold, std::shared_ptr<const RetentionPolicy> retention,
-           int64_t now_ms);
+           int64_t now_ms, RollupRecordCache* rollup_cache);
   ReadView(ReadView&&) = default;
   ~ReadView();
 
@@ -187,6 +190,7 @@ class ReadView {
   CatchUpHold catch_up_hold_;
   std::shared_ptr<const RetentionPolicy> retention_;
   int64_t now_ms_;
+  RollupRecordCache* rollup_cache_;
 };
 
 // Iterates one stream's events in (t_ms, seq) order, both ways. Valid only

@@ -205,9 +205,22 @@ absl::Status ReadView::AggregateSeries(SeriesId id, const AggregateRequest& req,
 
   const int64_t window = kTierWindowMs[static_cast<int>(req.source)];
   std::vector<RollupBucket> record;
+  // Sketches are not kept decoded: queries for percentiles decode them.
+  RollupRecordCache* cache = req.distribution == Distribution::kNone ? rollup_cache_ : nullptr;
   TW_RETURN_IF_ERROR(Range(
       TierCf(req.source), rollupkeys::Key(id, AlignDown(req.start_ms, window), 0),
-      rollupkeys::Key(id, req.end_ms, 0), [&](std::string_view, std::string_view value) {
+      rollupkeys::Key(id, req.end_ms, 0), [&](std::string_view key, std::string_view value) {
+        if (cache != nullptr) {
+          TW_ASSIGN_OR_RETURN(std::shared_ptr<const RollupRecordCache::Buckets> stored,
+                              cache->Get(req.source, key, value));
+          for (const StoredBucket& b : *stored) {
+            if (b.t_ms < req.start_ms || b.t_ms >= req.end_ms) continue;
+            int64_t k = BucketIndex(b.t_ms, req.origin_ms, req.period_ms);
+            if (k < 0 || k >= n) continue;
+            MergeStoredBucket(b, &(*buckets)[k]);
+          }
+          return absl::OkStatus();
+        }
         record.clear();
         TW_RETURN_IF_ERROR(DecodeRollupRecord(value, req.distribution != Distribution::kNone,
                                               &record, req.columns));

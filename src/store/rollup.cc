@@ -1,11 +1,13 @@
 #include "store/rollup.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_format.h"
 #include "codec/chunk.h"
 #include "store/coding.h"
 #include "store/raw_chunk.h"
+#include "util/status_macros.h"
 
 namespace trainwatch::store {
 
@@ -129,6 +131,72 @@ absl::Status DecodeRollupRecord(std::string_view value, bool want_sketches,
     }
   }
   return absl::OkStatus();
+}
+
+void MergeStoredBucket(const StoredBucket& b, Aggregate* into) {
+  Aggregate a;
+  a.count = b.count;
+  a.sum = b.sum;
+  a.sum_scale = Aggregate::kSumAsStored;
+  a.min = b.min;
+  a.max = b.max;
+  a.no_percentiles = b.no_percentiles;
+  into->Merge(a);
+}
+
+absl::StatusOr<std::shared_ptr<const RollupRecordCache::Buckets>> RollupRecordCache::Get(
+    Tier tier, std::string_view key, std::string_view value) {
+  CacheKey k;
+  const bool keyable = key.size() + 1 == k.size();
+  if (keyable) {
+    k[0] = static_cast<char>(tier);
+    std::memcpy(k.data() + 1, key.data(), key.size());
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = index_.find(k); it != index_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->buckets;
+    }
+  }
+  // Decoded outside the lock; two threads missing the same record both
+  // decode it, and the second keeps its own.
+  std::vector<RollupBucket> decoded;
+  TW_RETURN_IF_ERROR(DecodeRollupRecord(value, /*want_sketches=*/false, &decoded));
+  auto buckets = std::make_shared<Buckets>();
+  buckets->reserve(decoded.size());
+  for (const RollupBucket& b : decoded) {
+    buckets->push_back({b.t_ms, b.agg.count, b.agg.sum, b.agg.min, b.agg.max,
+                        b.agg.no_percentiles});
+  }
+  std::shared_ptr<const Buckets> out = std::move(buckets);
+  if (!keyable) return out;
+  // The buckets, the entry and about the map's and list's share of it.
+  const size_t bytes = out->size() * sizeof(StoredBucket) + sizeof(Entry) + 96;
+  if (bytes > max_bytes_) return out;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = index_.find(k); it != index_.end()) {
+    bytes_ -= it->second->bytes;
+    lru_.erase(it->second);
+    index_.erase(it);
+  }
+  lru_.push_front({k, out, bytes});
+  index_.emplace(k, lru_.begin());
+  bytes_ += bytes;
+  while (bytes_ > max_bytes_) {
+    bytes_ -= lru_.back().bytes;
+    index_.erase(lru_.back().key);
+    lru_.pop_back();
+  }
+  return out;
+}
+
+size_t RollupRecordCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+size_t RollupRecordCache::entries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lru_.size();
 }
 
 RollupBuilder::RollupBuilder(const TierRetention& retention) {
