@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace trainwatch::model {
 namespace {
 
@@ -99,6 +101,36 @@ TEST(SeriesKey, HasCanonicalAgreesWithCanonicalByteForByte) {
       EXPECT_TRUE(k.HasCanonical(k.Canonical())) << value;
       EXPECT_FALSE(k.HasCanonical("ns|metric-name|None|Host=" + value)) << value;
     }
+  }
+}
+
+TEST(SeriesKey, HasCanonicalIsCanonicalEqualityForAnyBytes) {
+  // Parts and candidate forms from bytes that escape, separate, or look like
+  // a separator to a careless 8-bytes-at-a-time check ('|' ^ 0x80, '=' ^ 0x80).
+  const std::string alphabet = std::string("|=\\a") + '\0' + "\x80\xbd\xfc\xff";
+  std::mt19937 rng(7);
+  auto random_text = [&](size_t max_len) {
+    std::string s(rng() % (max_len + 1), 'a');
+    for (char& c : s) c = alphabet[rng() % alphabet.size()];
+    return s;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    SeriesKey k;
+    k.ns = "n" + random_text(10);
+    k.metric = "m" + random_text(10);
+    k.unit = "u" + random_text(3);
+    for (int d = static_cast<int>(rng() % 3); d > 0; --d) {
+      k.dimensions.push_back({"d" + std::to_string(d) + random_text(4), "v" + random_text(12)});
+    }
+    const std::string c = k.Canonical();
+    ASSERT_TRUE(k.HasCanonical(c)) << c;
+    // The parts joined without escapes, and random edits of the form.
+    std::string plain = k.ns + "|" + k.metric + "|" + k.unit;
+    for (const Dimension& d : k.dimensions) plain += "|" + d.name + "=" + d.value;
+    EXPECT_EQ(k.HasCanonical(plain), plain == c) << plain;
+    std::string edited = c;
+    edited[rng() % edited.size()] = alphabet[rng() % alphabet.size()];
+    EXPECT_EQ(k.HasCanonical(edited), edited == c) << edited;
   }
 }
 

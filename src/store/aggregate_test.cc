@@ -163,6 +163,20 @@ TEST(RollupRecordCacheTest, KeepsTheRecentlyUsedWithinItsBytes) {
       cache.Get(Tier::k60, RecordKey(4, 1), "damaged");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(cache.entries(), 2u);
+  // Columns: an entry kept with the sum serves the sum, and is decoded
+  // again (all it had and the maximum) when the maximum is asked for.
+  RollupRecordCache columns(1 << 20);
+  auto sum_only = columns.Get(Tier::k60, RecordKey(9, 1), record, kSumColumn);
+  ASSERT_TRUE(sum_only.ok());
+  EXPECT_EQ((*sum_only)->front().max, -INFINITY);  // not decoded
+  EXPECT_TRUE(columns.Get(Tier::k60, RecordKey(9, 1), "damaged", kSumColumn).ok());
+  EXPECT_FALSE(columns.Get(Tier::k60, RecordKey(9, 1), "damaged", kMaxColumn).ok());
+  auto both = columns.Get(Tier::k60, RecordKey(9, 1), record, kMaxColumn);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ((*both)->front().max, 2.5);
+  EXPECT_EQ((*both)->front().sum, (*sum_only)->front().sum);
+  EXPECT_TRUE(columns.Get(Tier::k60, RecordKey(9, 1), "damaged", kSumColumn | kMaxColumn).ok());
+  EXPECT_EQ(columns.entries(), 1u);
   // A record larger than the whole cache is decoded, not kept.
   RollupRecordCache tiny(one / 2);
   EXPECT_TRUE(tiny.Get(Tier::k60, RecordKey(1, 1), record).ok());

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -654,6 +655,76 @@ TEST_F(DbMetricsTest, TheSumOfDecimalsIsTheSameExactValueFromEveryTier) {
   auto db = Open();
   for (Tier tier : {Tier::kRaw, Tier::k60, Tier::k300, Tier::k3600}) {
     EXPECT_EQ(sum_of(*db, tier, 3'600'000), exact_sum(3600)) << "reopened, tier " << int(tier);
+  }
+}
+
+TEST_F(DbMetricsTest, KeptRollupRecordsAnswerAsDecodedOnesThroughNewSealsAndReaders) {
+  model::SeriesKey key = Key("loss");
+  // Each minute's count, sum, min and max, through fresh views of `db`,
+  // asking for the given columns (Average, Minimum, Maximum, all).
+  auto minutes = [&](Db& db, uint8_t columns) {
+    auto view = db.View();
+    EXPECT_TRUE(view.ok());
+    std::vector<SeriesRef> refs;
+    EXPECT_TRUE(view->FindSeries(key.ns, key.metric, key.dimensions, nullptr, &refs).ok());
+    std::vector<Aggregate> buckets(10);
+    AggregateRequest req{.start_ms = kT0, .end_ms = kT0 + 600'000, .origin_ms = kT0,
+                         .period_ms = 60'000, .source = Tier::k60,
+                         .distribution = Distribution::kNone, .columns = columns};
+    EXPECT_EQ(refs.size(), 1u);
+    if (refs.size() == 1) {
+      EXPECT_TRUE(view->AggregateSeries(refs[0].id, req, &buckets).ok());
+    }
+    // The statistics asked for (the others are meaningless, see AggregateRequest).
+    std::vector<std::array<double, 4>> out;
+    for (const Aggregate& a : buckets) {
+      out.push_back({a.count, columns & kSumColumn ? a.ReportedSum() : 0,
+                     columns & kMinColumn ? a.min : 0, columns & kMaxColumn ? a.max : 0});
+    }
+    return out;
+  };
+  // Writes minutes [from, to) at 0.25 s and seals them.
+  auto write = [&](Db& db, int from, int to, double offset) {
+    model::SampleBatch b;
+    b.series.push_back({key, 1, {}, {}, {}});
+    for (int64_t t = from * 60'000LL; t < to * 60'000LL; t += 250) {
+      b.series[0].samples.push_back({kT0 + t, offset + static_cast<double>(t % 7'000) / 100});
+    }
+    ASSERT_TRUE(db.PutSamples(b).ok());
+    ASSERT_TRUE(db.SealAll().ok());
+  };
+  DbOptions kept_options = Options();
+  DbOptions plain_options = Options();
+  plain_options.data_dir = dir_.Sub("plain");
+  plain_options.rollup_cache_bytes = 0;
+  auto kept = Db::Open(kept_options);
+  auto plain = Db::Open(plain_options);
+  ASSERT_TRUE(kept.ok() && plain.ok());
+  const std::vector<uint8_t> column_sets = {kSumColumn, kMinColumn, kMaxColumn, kAllColumns};
+  for (auto* db : {&*kept, &*plain}) {
+    write(**db, 0, 4, 1);
+  }
+  for (int round = 0; round < 2; ++round) {  // decoded, then kept
+    for (uint8_t columns : column_sets) {
+      EXPECT_EQ(minutes(**kept, columns), minutes(**plain, columns)) << int(columns);
+    }
+  }
+  // New seals in the same window (records under new keys), late rows among them.
+  for (auto* db : {&*kept, &*plain}) {
+    write(**db, 2, 7, 3);
+  }
+  for (uint8_t columns : column_sets) {
+    auto got = minutes(**kept, columns);
+    EXPECT_EQ(got, minutes(**plain, columns)) << int(columns);
+    EXPECT_EQ(got[3][0], 480) << "minute 3 was written twice";
+  }
+  // A reader of the folder, with its own kept records.
+  kept->reset();
+  DbOptions reader_options = Options(OpenMode::kReader);
+  auto reader = Db::Open(reader_options);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(minutes(**reader, kAllColumns), minutes(**plain, kAllColumns));
   }
 }
 

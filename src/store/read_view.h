@@ -59,8 +59,9 @@ struct AggregateRequest {
   // Leave out standard-resolution data (periods under 60 s).
   bool high_resolution_only = false;
   // Statistics the caller reads besides the count (RollupColumns of
-  // store/rollup.h): rollup columns not asked for are not decoded, and those
-  // fields of the result are meaningless.
+  // store/rollup.h): rollup columns not asked for need not be decoded, and
+  // those fields of the result are meaningless (kept decoded records may
+  // bring them).
   uint8_t columns = 7;
 };
 

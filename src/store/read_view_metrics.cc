@@ -212,7 +212,7 @@ absl::Status ReadView::AggregateSeries(SeriesId id, const AggregateRequest& req,
       rollupkeys::Key(id, req.end_ms, 0), [&](std::string_view key, std::string_view value) {
         if (cache != nullptr) {
           TW_ASSIGN_OR_RETURN(std::shared_ptr<const RollupRecordCache::Buckets> stored,
-                              cache->Get(req.source, key, value));
+                              cache->Get(req.source, key, value, req.columns));
           for (const StoredBucket& b : *stored) {
             if (b.t_ms < req.start_ms || b.t_ms >= req.end_ms) continue;
             int64_t k = BucketIndex(b.t_ms, req.origin_ms, req.period_ms);

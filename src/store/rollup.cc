@@ -145,7 +145,7 @@ void MergeStoredBucket(const StoredBucket& b, Aggregate* into) {
 }
 
 absl::StatusOr<std::shared_ptr<const RollupRecordCache::Buckets>> RollupRecordCache::Get(
-    Tier tier, std::string_view key, std::string_view value) {
+    Tier tier, std::string_view key, std::string_view value, uint8_t columns) {
   CacheKey k;
   const bool keyable = key.size() + 1 == k.size();
   if (keyable) {
@@ -154,13 +154,14 @@ absl::StatusOr<std::shared_ptr<const RollupRecordCache::Buckets>> RollupRecordCa
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = index_.find(k); it != index_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->buckets;
+      if ((it->second->columns & columns) == columns) return it->second->buckets;
+      // Decoded again with the columns kept and those asked for.
+      columns |= it->second->columns;
     }
   }
-  // Decoded outside the lock; two threads missing the same record both
-  // decode it, and the second keeps its own.
+  // Decoded outside the lock.
   std::vector<RollupBucket> decoded;
-  TW_RETURN_IF_ERROR(DecodeRollupRecord(value, /*want_sketches=*/false, &decoded));
+  TW_RETURN_IF_ERROR(DecodeRollupRecord(value, /*want_sketches=*/false, &decoded, columns));
   auto buckets = std::make_shared<Buckets>();
   buckets->reserve(decoded.size());
   for (const RollupBucket& b : decoded) {
@@ -174,11 +175,16 @@ absl::StatusOr<std::shared_ptr<const RollupRecordCache::Buckets>> RollupRecordCa
   if (bytes > max_bytes_) return out;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = index_.find(k); it != index_.end()) {
+    // Another thread kept it meanwhile: its entry stays if it has as much.
+    if ((it->second->columns & columns) == columns) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->buckets;
+    }
     bytes_ -= it->second->bytes;
     lru_.erase(it->second);
     index_.erase(it);
   }
-  lru_.push_front({k, out, bytes});
+  lru_.push_front({k, out, columns, bytes});
   index_.emplace(k, lru_.begin());
   bytes_ += bytes;
   while (bytes_ > max_bytes_) {

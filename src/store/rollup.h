@@ -102,10 +102,13 @@ class RollupRecordCache {
   RollupRecordCache& operator=(const RollupRecordCache&) = delete;
 
   // The buckets of the record stored under `key` with `value` in `tier`'s
-  // column family: kept ones, or decoded now (and kept). DataLoss as
-  // DecodeRollupRecord gives it.
+  // column family, with at least `columns` of sum, min and max (the others
+  // keep an empty aggregate's values, as DecodeRollupRecord leaves them):
+  // kept ones, or decoded now with those and the kept entry's columns, and
+  // kept. DataLoss as DecodeRollupRecord gives it.
   absl::StatusOr<std::shared_ptr<const Buckets>> Get(Tier tier, std::string_view key,
-                                                     std::string_view value);
+                                                     std::string_view value,
+                                                     uint8_t columns = kAllColumns);
   size_t bytes() const;
   size_t entries() const;
 
@@ -116,6 +119,7 @@ class RollupRecordCache {
   struct Entry {
     CacheKey key;
     std::shared_ptr<const Buckets> buckets;
+    uint8_t columns;  // RollupColumns decoded
     size_t bytes;
   };
   const size_t max_bytes_;

@@ -329,8 +329,9 @@ absl::StatusOr<std::unique_ptr<Kv>> Kv::Open(const KvOptions& options) {
     cfo.memtable_insert_with_hint_prefix_extractor =
         std::make_shared<InsertHintPrefix>(hint_prefix, hint_min_key);
     cfo.compression = chunks ? rocksdb::kNoCompression : rocksdb::kLZ4Compression;
-    // Head records live until their series seals (minutes): compressing
-    // them at every compaction was 4.5% of the server's CPU under agent load.
+    // Head records live until their series seals (an hour at most):
+    // compressing them at every compaction was 4.5% of the server's CPU
+    // under agent load.
     cfo.bottommost_compression = cf == Cf::kHead ? rocksdb::kNoCompression : rocksdb::kZSTD;
     if (HasRetention(cf)) {
       rep->filters.push_back(std::make_unique<DropFilter>(cf, &rep->drop));
