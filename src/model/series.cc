@@ -149,7 +149,7 @@ namespace {
 
 // MakeSeriesKey's checks of a key whose dimensions are sorted.
 absl::Status CheckParts(std::string_view ns, std::string_view metric,
-                        const std::vector<Dimension>& dimensions) {
+                        const std::vector<Dimension>& dimensions, std::string_view unit) {
   if (ns.empty()) return absl::InvalidArgumentError("namespace is empty");
   if (ns.size() > kMaxNameBytes) {
     return absl::InvalidArgumentError(
@@ -159,6 +159,11 @@ absl::Status CheckParts(std::string_view ns, std::string_view metric,
   if (metric.size() > kMaxNameBytes) {
     return absl::InvalidArgumentError(
         absl::StrFormat("metric name \"%s\" is longer than %d bytes", metric, kMaxNameBytes));
+  }
+  if (unit.size() > kMaxNameBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "metric \"%s\": the unit (\"%s...\") is longer than %d bytes", metric,
+        unit.substr(0, 40), kMaxNameBytes));
   }
   if (dimensions.size() > kMaxDimensions) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -190,14 +195,14 @@ absl::Status CheckParts(std::string_view ns, std::string_view metric,
 absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
                                         std::vector<Dimension> dimensions, std::string unit) {
   if (dimensions.size() <= kMaxDimensions) std::sort(dimensions.begin(), dimensions.end());
-  absl::Status s = CheckParts(ns, metric, dimensions);
+  absl::Status s = CheckParts(ns, metric, dimensions, unit);
   if (!s.ok()) return s;
   if (unit.empty()) unit = "None";
   return SeriesKey{std::move(ns), std::move(metric), std::move(dimensions), std::move(unit)};
 }
 
 absl::Status CheckSeriesKey(const SeriesKey& key) {
-  absl::Status s = CheckParts(key.ns, key.metric, key.dimensions);
+  absl::Status s = CheckParts(key.ns, key.metric, key.dimensions, key.unit);
   if (!s.ok()) return s;
   if (key.unit.empty() || !std::is_sorted(key.dimensions.begin(), key.dimensions.end())) {
     return absl::InvalidArgumentError("the dimensions are not sorted by name or the unit is empty");

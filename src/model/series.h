@@ -13,7 +13,7 @@ namespace trainwatch::model {
 
 // CloudWatch's limits (spec/aws-api.md, Appendix B).
 inline constexpr size_t kMaxDimensions = 30;
-inline constexpr size_t kMaxNameBytes = 255;     // namespace, metric and dimension names
+inline constexpr size_t kMaxNameBytes = 255;     // namespace, metric and dimension names, unit
 inline constexpr size_t kMaxDimensionValueBytes = 1024;
 
 struct Dimension {
@@ -47,7 +47,7 @@ struct SeriesKey {
 };
 
 // Sorts the dimensions; InvalidArgument (naming the offending part) for an
-// empty namespace or metric name, names longer than 255 bytes, more than 30
+// empty namespace or metric name, names or a unit longer than 255 bytes, more than 30
 // dimensions, a dimension with an empty name or value, or a repeated name.
 absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
                                         std::vector<Dimension> dimensions,

@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "absl/strings/str_cat.h"
+
 namespace trainwatch::model {
 namespace {
 
@@ -30,6 +32,16 @@ TEST(MakeSeriesKey, RefusesWhatCloudWatchRefuses) {
   many.pop_back();
   EXPECT_TRUE(MakeSeriesKey("ns", "m", many).ok());
   EXPECT_FALSE(MakeSeriesKey("ns", "m", {{"a", ""}}).ok());
+  // A unit is a name too: 255 bytes at most, and the message shows its start only.
+  EXPECT_TRUE(MakeSeriesKey("ns", "m", {}, std::string(255, 'u')).ok());
+  auto long_unit = MakeSeriesKey("ns", "m", {}, std::string(100000, 'u'));
+  ASSERT_FALSE(long_unit.ok());
+  EXPECT_EQ(long_unit.status().message(),
+            absl::StrCat("metric \"m\": the unit (\"", std::string(40, 'u'),
+                         "...\") is longer than 255 bytes"));
+  SeriesKey key = *MakeSeriesKey("ns", "m", {});
+  key.unit = std::string(256, 'u');
+  EXPECT_EQ(CheckSeriesKey(key).message(), MakeSeriesKey("ns", "m", {}, key.unit).status().message());
 }
 
 TEST(SeriesKey, CanonicalFormIsUnambiguous) {
