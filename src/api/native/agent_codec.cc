@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "simdjson.h"
 #include "api/errors.h"
+#include "util/status_macros.h"
 
 namespace trainwatch::api {
 namespace {
@@ -419,12 +420,58 @@ class SeriesKeyCache {
   size_t newer_bytes_ = 0;
 };
 
+// The identity bytes of a series as the body names it.
+const std::string& IdentityOf(std::string_view ns, std::string_view metric, std::string_view unit,
+                              const std::vector<std::pair<std::string_view, std::string_view>>& dims,
+                              std::string* identity) {
+  identity->clear();
+  SeriesKeyCache::AppendPart(identity, ns);
+  SeriesKeyCache::AppendPart(identity, metric);
+  SeriesKeyCache::AppendPart(identity, unit);
+  for (const auto& [k, v] : dims) {
+    SeriesKeyCache::AppendPart(identity, k);
+    SeriesKeyCache::AppendPart(identity, v);
+  }
+  return *identity;
+}
+
+// Whether `key` (a valid key, as a non-empty `canonical` shows, left in a
+// reused slot by the last body) is the key these parts make: the same
+// namespace, metric and unit, and each of its dimensions named exactly once
+// by the body, in any order. A body that repeats a dimension never matches
+// (MakeSeriesKey refuses it).
+bool HoldsKeyOf(const model::SeriesKey& key, const std::string& canonical, std::string_view ns,
+                std::string_view metric, std::string_view unit,
+                const std::vector<std::pair<std::string_view, std::string_view>>& dims) {
+  if (canonical.empty() || dims.size() != key.dimensions.size() || key.ns != ns ||
+      key.metric != metric || key.unit != unit || dims.size() > 32) {
+    return false;
+  }
+  uint32_t matched = 0;
+  for (const auto& [k, v] : dims) {
+    bool found = false;
+    for (size_t j = 0; j < key.dimensions.size(); ++j) {
+      const model::Dimension& d = key.dimensions[j];
+      if (!(matched & (1u << j)) && d.name == k && d.value == v) {
+        matched |= 1u << j;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
 SeriesKeyCache& ThreadSeriesKeys() {
   thread_local SeriesKeyCache keys;
   return keys;
 }
 
-absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_samples) {
+// Decodes into *batch's slots: slot i keeps its key when series i has the
+// same key as last time (agents send the same series in the same order), and
+// its sample buffers. The slots past the last series are dropped at the end.
+absl::Status SamplesFromDom(element series, size_t max_samples, model::SampleBatch* batch) {
   simdjson::dom::array list;
   if (series.get_array().get(list) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError("member \"series\" must be a list of series");
@@ -432,9 +479,16 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
   SeriesKeyCache& keys = ThreadSeriesKeys();
   std::string identity;
   std::vector<std::pair<std::string_view, std::string_view>> dim_views;
-  model::SampleBatch batch;
-  batch.series.reserve(list.size());
-  batch.canonical_keys.reserve(list.size());
+  std::vector<model::SeriesSamples>& slots = batch->series;
+  std::vector<std::string>& canonical_keys = batch->canonical_keys;
+  // A batch whose canonical keys were cleared (or never filled) has no key
+  // that a slot could keep.
+  if (canonical_keys.size() != slots.size()) {
+    slots.clear();
+    canonical_keys.clear();
+  }
+  slots.reserve(list.size());
+  canonical_keys.reserve(list.size());
   size_t total = 0;
   size_t i = 0;
   for (element item : list) {
@@ -461,10 +515,6 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
         !text(m.Find(SeriesMembers::kUnit), "None", &unit)) {
       return where("namespace, metric and unit must be strings");
     }
-    identity.clear();
-    SeriesKeyCache::AppendPart(&identity, ns);
-    SeriesKeyCache::AppendPart(&identity, metric);
-    SeriesKeyCache::AppendPart(&identity, unit);
     dim_views.clear();
     if (const element* d = m.Find(SeriesMembers::kDimensions)) {
       simdjson::dom::object o;
@@ -477,14 +527,27 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
           return where(absl::StrFormat("dimension %s must be a string", k));
         }
         dim_views.emplace_back(k, value);
-        SeriesKeyCache::AppendPart(&identity, k);
-        SeriesKeyCache::AppendPart(&identity, value);
       }
     }
-    model::SeriesSamples out;
-    if (const SeriesKeyCache::Entry* cached = keys.Find(identity)) {
-      out.key = cached->key;
-      batch.canonical_keys.push_back(cached->canonical);
+    if (i == slots.size()) {
+      slots.emplace_back();
+      canonical_keys.emplace_back();
+    }
+    model::SeriesSamples& out = slots[i];
+    std::string& canonical = canonical_keys[i];
+    out.storage_resolution_s = 1;
+    out.samples.clear();
+    out.weighted.clear();
+    out.statistic_sets.clear();
+    if (HoldsKeyOf(out.key, canonical, ns, metric, unit, dim_views)) {
+      // The series this slot had last time: its key and canonical form stay.
+    } else if (const SeriesKeyCache::Entry* cached =
+                   keys.Find(IdentityOf(ns, metric, unit, dim_views, &identity))) {
+      // Equal canonical forms are equal keys (the form is unambiguous).
+      if (canonical != cached->canonical) {
+        out.key = cached->key;
+        canonical = cached->canonical;
+      }
     } else {
       std::vector<model::Dimension> dims;
       dims.reserve(dim_views.size());
@@ -496,7 +559,7 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
       made.canonical = made.key.Canonical();
       keys.Insert(identity, made);
       out.key = std::move(made.key);
-      batch.canonical_keys.push_back(std::move(made.canonical));
+      canonical = std::move(made.canonical);
     }
     if (const element* r = m.Find(SeriesMembers::kStorageResolution)) {
       int64_t res = 0;
@@ -580,16 +643,17 @@ absl::StatusOr<model::SampleBatch> SamplesFromDom(element series, size_t max_sam
         ++k;
       }
     }
-    batch.series.push_back(std::move(out));
     ++i;
   }
-  return batch;
+  slots.resize(i);
+  canonical_keys.resize(i);
+  return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size_t max_samples,
-                                                     std::string_view shape) {
+absl::Status DecodeSamplesBodyInto(std::string_view body, size_t max_samples,
+                                   model::SampleBatch* batch, std::string_view shape) {
   // One parser per thread: it keeps its buffers for the next body. The
   // format nests 5 deep (statistic sets); deeper input is refused while
   // parsing, before any of it is built.
@@ -618,7 +682,32 @@ absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size
   if (top.at_key("series").get(series) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError("member \"series\" must be a list of series");
   }
-  return SamplesFromDom(series, max_samples);
+  return SamplesFromDom(series, max_samples, batch);
+}
+
+absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size_t max_samples,
+                                                     std::string_view shape) {
+  model::SampleBatch batch;
+  TW_RETURN_IF_ERROR(DecodeSamplesBodyInto(body, max_samples, &batch, shape));
+  return batch;
+}
+
+void TrimDecodedSamples(model::SampleBatch* batch) {
+  constexpr size_t kKeptSeries = 8192;
+  constexpr size_t kKeptSamplesPerSeries = 4096;
+  if (batch->series.size() > kKeptSeries) {
+    *batch = model::SampleBatch{};
+    return;
+  }
+  for (model::SeriesSamples& s : batch->series) {
+    if (s.samples.capacity() > kKeptSamplesPerSeries) std::vector<model::Sample>().swap(s.samples);
+    if (s.weighted.capacity() > kKeptSamplesPerSeries) {
+      std::vector<model::WeightedSample>().swap(s.weighted);
+    }
+    if (s.statistic_sets.capacity() > kKeptSamplesPerSeries) {
+      std::vector<model::StatisticSet>().swap(s.statistic_sets);
+    }
+  }
 }
 
 size_t DecodedSeriesKeysKeptForTest() { return ThreadSeriesKeys().size(); }
@@ -674,10 +763,8 @@ absl::StatusOr<AgentBatch> DecodeAgentBatch(std::string_view body, size_t max_sa
     // The envelope was read above; the samples decoder reads its "series"
     // from the same body (a second, fast parse of what is mostly samples).
     if (doc.find("series") == doc.end()) return Bad("agent batch", "series is missing");
-    absl::StatusOr<model::SampleBatch> samples =
-        DecodeSamplesBody(body, max_samples, "{\"agent\", \"seq\", \"kind\", ...}");
-    if (!samples.ok()) return samples.status();
-    batch.samples = *std::move(samples);
+    TW_RETURN_IF_ERROR(DecodeSamplesBodyInto(body, max_samples, &batch.samples,
+                                             "{\"agent\", \"seq\", \"kind\", ...}"));
   } else if (kind == "logs") {
     batch.kind = AgentBatch::Kind::kLogs;
     if (!(s = f.String("group", &batch.logs.stream.group)).ok() ||

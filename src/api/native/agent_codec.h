@@ -36,6 +36,18 @@ nlohmann::ordered_json SamplesJson(const model::SampleBatch& batch);
 // JSON object (the message names `shape`, what the caller expected).
 absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size_t max_samples,
                                                      std::string_view shape = "{\"series\": [...]}");
+// The same into `*batch`, reusing what it holds from the last body: its
+// series, their keys (kept where the series is the one decoded last time at
+// that position, as agents send the same series in the same order) and their
+// sample buffers. A request thread decoding one body after another then
+// allocates almost nothing. After an error `*batch` holds part of the body:
+// use it for the next body only.
+absl::Status DecodeSamplesBodyInto(std::string_view body, size_t max_samples,
+                                   model::SampleBatch* batch,
+                                   std::string_view shape = "{\"series\": [...]}");
+// Frees what a reused batch should not keep until the next body: more than
+// 8,192 series, or buffers of more than 4,096 samples.
+void TrimDecodedSamples(model::SampleBatch* batch);
 // How many series keys the decoder keeps for this thread (it keeps those it
 // decoded lately, bounded; agent_codec.cc).
 size_t DecodedSeriesKeysKeptForTest();

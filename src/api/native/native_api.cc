@@ -196,10 +196,6 @@ HttpResponse NativeApi::Health() const {
   return Reply(200, body);
 }
 
-absl::StatusOr<model::SampleBatch> NativeApi::DecodeSamples(std::string_view body) const {
-  return DecodeSamplesBody(body, options_.max_samples_per_request);
-}
-
 HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
   if (backends_.samples == nullptr) return NoBackend("metric store");
   std::string inflated;
@@ -217,13 +213,15 @@ HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
                    absl::StrFormat("Content-Encoding %s is not supported; use gzip", e.substr(0, 64)));
     }
   }
-  absl::StatusOr<model::SampleBatch> batch = DecodeSamples(body);
-  if (!batch.ok()) return FromStatus(batch.status());
-  size_t count = batch->SampleCount();
-  if (count > 0) {
-    absl::Status put = backends_.samples->Put(*batch);
-    if (!put.ok()) return FromStatus(put);
-  }
+  // Each request thread decodes into its own batch, which keeps its series'
+  // keys and buffers for the thread's next body (agent_codec.h).
+  thread_local model::SampleBatch batch;
+  absl::Status decoded = DecodeSamplesBodyInto(body, options_.max_samples_per_request, &batch);
+  if (!decoded.ok()) return FromStatus(decoded);
+  size_t count = batch.SampleCount();
+  absl::Status put = count > 0 ? backends_.samples->Put(batch) : absl::OkStatus();
+  TrimDecodedSamples(&batch);
+  if (!put.ok()) return FromStatus(put);
   return Reply(200, Json{{"accepted", count}});
 }
 

@@ -39,13 +39,6 @@ class NativeApi {
   // 413 in this API's error shape.
   HttpResponse TooLarge(size_t limit_bytes) const;
 
-  // POST /api/v1/samples body -> batch (exposed for tests and benchmarks).
-  // Format (docs/api.md):
-  //   {"series": [{"namespace": "...", "metric": "...", "dimensions": {"k": "v"},
-  //                "unit": "None", "storage_resolution": 1,
-  //                "t_ms": [...], "values": [...], "counts": [...]}]}
-  absl::StatusOr<model::SampleBatch> DecodeSamples(std::string_view body) const;
-
  private:
   HttpResponse Health() const;
   HttpResponse IngestSamples(const HttpRequest& request) const;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "api/gzip.h"
 #include "api/testing/fake_backend.h"
 #include "gmock/gmock.h"
@@ -221,6 +222,123 @@ TEST(SamplesBodyTest, KeysStayRightPastTheDecodersMemory) {
             *model::MakeSeriesKey("T", "m", {{"Host", host}, {"Job", job}}));
   EXPECT_EQ(batch->canonical_keys.at(0), batch->series[0].key.Canonical());
   EXPECT_EQ(DecodedSeriesKeysKeptForTest(), kept);
+}
+
+// A batch decoded into again and again (what each request thread does) holds
+// exactly the last body: kept keys only where the series at that position is
+// the same, no samples, counts or statistic sets left from an earlier body,
+// the resolution given or the default, and no series past the body's.
+TEST(SamplesBodyTest, ABatchDecodedIntoAgainHoldsOnlyTheLastBody) {
+  auto series = [](std::string_view host, std::string_view extra) {
+    return absl::StrFormat(R"({"namespace": "T", "metric": "m", "dimensions": {"Host": "%s"}, %s})",
+                           host, extra);
+  };
+  auto body = [](const std::vector<std::string>& parts) {
+    return absl::StrCat(R"({"series": [)", absl::StrJoin(parts, ","), "]}");
+  };
+  const std::string t = absl::StrFormat(R"("t_ms": [%d, %d])", kNow - 1, kNow);
+  const std::vector<std::string> bodies = {
+      body({series("a", t + R"(, "values": [1, 2], "storage_resolution": 60)"),
+            series("b", t + R"(, "values": [3, 4], "counts": [5, 6])"),
+            series("c", absl::StrFormat(
+                            R"("t_ms": [], "values": [], "statistic_sets": [{"t_ms": %d,)"
+                            R"( "sample_count": 2, "sum": 3, "minimum": 1, "maximum": 2}])",
+                            kNow))}),
+      // The same series in the same places, other samples.
+      body({series("a", t + R"(, "values": [7, 8])"), series("b", t + R"(, "values": [9, 10])"),
+            series("c", t + R"(, "values": [11, 12])")}),
+      // Other series in the same places, and fewer of them.
+      body({series("c", t + R"(, "values": [13, 14])"), series("a", t + R"(, "values": [15, 16])")}),
+      // More again.
+      body({series("a", t + R"(, "values": [17, 18])"), series("d", t + R"(, "values": [19, 20])"),
+            series("c", t + R"(, "values": [21, 22])")}),
+  };
+  model::SampleBatch reused;
+  for (int round = 0; round < 2; ++round) {
+    for (size_t b = 0; b < bodies.size(); ++b) {
+      SCOPED_TRACE(absl::StrFormat("round %d, body %d", round, b));
+      absl::StatusOr<model::SampleBatch> fresh = DecodeSamplesBody(bodies[b], 100);
+      ASSERT_TRUE(fresh.ok()) << fresh.status();
+      ASSERT_TRUE(DecodeSamplesBodyInto(bodies[b], 100, &reused).ok());
+      ASSERT_EQ(reused.series.size(), fresh->series.size());
+      EXPECT_EQ(reused.canonical_keys, fresh->canonical_keys);
+      for (size_t i = 0; i < fresh->series.size(); ++i) {
+        const model::SeriesSamples& got = reused.series[i];
+        const model::SeriesSamples& want = fresh->series[i];
+        EXPECT_EQ(got.key, want.key) << i;
+        EXPECT_EQ(reused.canonical_keys[i], got.key.Canonical()) << i;
+        EXPECT_EQ(got.storage_resolution_s, want.storage_resolution_s) << i;
+        EXPECT_EQ(got.samples, want.samples) << i;
+        EXPECT_EQ(got.weighted, want.weighted) << i;
+        EXPECT_EQ(got.statistic_sets, want.statistic_sets) << i;
+      }
+    }
+    // A refused body leaves part of itself; the next body decodes right.
+    const std::string bad = body({series("z", t + R"(, "values": [1, 2])"),
+                                  series("y", t + R"(, "values": [1])")});
+    EXPECT_FALSE(DecodeSamplesBodyInto(bad, 100, &reused).ok());
+    // A batch whose canonical keys someone cleared has no key to keep.
+    if (round == 1) reused.canonical_keys.clear();
+  }
+  ASSERT_TRUE(DecodeSamplesBodyInto(bodies[0], 100, &reused).ok());
+  EXPECT_EQ(reused.series[0].key, *model::MakeSeriesKey("T", "m", {{"Host", "a"}}));
+  EXPECT_EQ(reused.series[0].samples, (std::vector<model::Sample>{{kNow - 1, 1}, {kNow, 2}}));
+
+  // A slot's key is kept for the same dimensions in another order, and never
+  // for a body that repeats one of them or names another part wrong.
+  auto with = [&](std::string_view parts) {
+    return absl::StrFormat(R"({"series": [{%s, "t_ms": [%d], "values": [1]}]})", parts, kNow);
+  };
+  const model::SeriesKey two = *model::MakeSeriesKey("T", "m", {{"Host", "a"}, {"Job", "x"}});
+  ASSERT_TRUE(DecodeSamplesBodyInto(
+                  with(R"("namespace": "T", "metric": "m", "dimensions": {"Host": "a", "Job": "x"})"),
+                  100, &reused)
+                  .ok());
+  ASSERT_TRUE(DecodeSamplesBodyInto(
+                  with(R"("namespace": "T", "metric": "m", "dimensions": {"Job": "x", "Host": "a"})"),
+                  100, &reused)
+                  .ok());
+  EXPECT_EQ(reused.series.at(0).key, two);
+  EXPECT_EQ(reused.canonical_keys.at(0), two.Canonical());
+  for (std::string_view parts :
+       {R"("namespace": "T", "metric": "m", "dimensions": {"Host": "a", "Host": "a"})",
+        R"("namespace": "T", "metric": "m", "dimensions": {"Host": "a", "Job": ""})",
+        R"("namespace": "", "metric": "m", "dimensions": {"Host": "a", "Job": "x"})"}) {
+    SCOPED_TRACE(parts);
+    EXPECT_FALSE(DecodeSamplesBodyInto(with(parts), 100, &reused).ok());
+    // Put the two-dimension key back into the slot for the next case.
+    ASSERT_TRUE(DecodeSamplesBodyInto(
+                    with(R"("namespace": "T", "metric": "m", "dimensions": {"Job": "x", "Host": "a"})"),
+                    100, &reused)
+                    .ok());
+  }
+  // A new slot holds no key: a body naming an empty key is refused there too.
+  model::SampleBatch unused;
+  EXPECT_FALSE(DecodeSamplesBodyInto(with(R"("namespace": "", "metric": "")"), 100, &unused).ok());
+  ASSERT_TRUE(DecodeSamplesBodyInto(
+                  with(R"("namespace": "T", "metric": "m", "unit": "Count", "dimensions": {"Job": "x", "Host": "a"})"),
+                  100, &reused)
+                  .ok());
+  EXPECT_EQ(reused.series.at(0).key.unit, "Count");
+}
+
+TEST(SamplesBodyTest, TrimmingABatchFreesLargeBuffersAndKeepsSmallOnes) {
+  model::SampleBatch batch;
+  batch.series.resize(2);
+  batch.canonical_keys.resize(2);
+  batch.series[0].samples.resize(5000);
+  batch.series[1].samples.resize(100);
+  batch.series[1].weighted.resize(5000);
+  TrimDecodedSamples(&batch);
+  EXPECT_EQ(batch.series.size(), 2u);
+  EXPECT_EQ(batch.series[0].samples.capacity(), 0u);
+  EXPECT_GE(batch.series[1].samples.capacity(), 100u);
+  EXPECT_EQ(batch.series[1].weighted.capacity(), 0u);
+  batch.series.resize(9000);
+  batch.canonical_keys.resize(9000);
+  TrimDecodedSamples(&batch);
+  EXPECT_EQ(batch.series.capacity(), 0u);
+  EXPECT_TRUE(batch.canonical_keys.empty());
 }
 
 TEST_F(NativeApiTest, LogsAndJobs) {
