@@ -9,7 +9,8 @@
 #
 # Prerequisites (installs nothing): a release build with trainwatch and
 # tw_query_bench (cmake --build --preset release --target trainwatch
-# tw_query_bench); GNU time, python3, curl. Run through bench/peers.sh.
+# tw_query_bench); GNU time, python3, curl, and python3-snappy for the
+# compressed bodies (as the peer's encoder). Run through bench/peers.sh.
 #
 # Each run: a fresh data folder, `trainwatch server` on a free port (it takes
 # the folder as writer), the requests, then every sample is counted back.
@@ -22,16 +23,33 @@
 need_query_bench
 ENC="$TW_ROOT/bench/trainwatch/native_ingest.py"
 
-# encode SCALE PROTOCOL: the request files, re-made when older than an hour.
-# Their newest sample is a minute old when they are made, and the count after
-# each run must find every sample in the raw tier: the namespace keeps raw
-# chunks 3 hours (compaction drops older ones), and `small` spans 3 hours.
+# The native bodies are snappy-compressed, as remote write's are, when an
+# interpreter with python3-snappy is found (the one the peer's encoder uses);
+# otherwise they go uncompressed and the log says so.
+find_rw_python
+NATIVE_ENCODING=identity
+if [ -n "$RW_PYTHON" ]; then
+  NATIVE_ENCODING=snappy
+else
+  log "no python3 with python3-snappy found: the native bodies go uncompressed"
+fi
+
+# encode SCALE PROTOCOL: the request files, re-made when older than an hour
+# or encoded otherwise. Their newest sample is a minute old when they are
+# made, and the count after each run must find every sample in the raw tier:
+# the namespace keeps raw chunks 3 hours (compaction drops older ones), and
+# `small` spans 3 hours.
 encode() {
-  local scale=$1 protocol=$2 prefix="$BENCH_WORK/tw-$2.$1"
-  if [ ! -s "$prefix.json" ] || ! "$PY" -c 'import json,sys,time; m=json.load(open(sys.argv[1])); sys.exit(0 if time.time()*1000 - m["encoded_at_ms"] < 3600000 else 1)' "$prefix.json"; then
-    log "encoding $protocol requests for $scale"
-    "$PY" "$ENC" encode --vmimport "$BENCH_DATA/$scale.vmimport" \
-      --manifest "$BENCH_DATA/$scale.manifest.json" --out-prefix "$prefix" --protocol "$protocol"
+  local scale=$1 protocol=$2 prefix="$BENCH_WORK/tw-$2.$1" encoding=identity py=$PY
+  local args=()
+  if [ "$protocol" = native ] && [ "$NATIVE_ENCODING" = snappy ]; then
+    encoding=snappy py=$RW_PYTHON args=(--compress snappy)
+  fi
+  if [ ! -s "$prefix.json" ] || ! "$PY" -c 'import json,sys,time; m=json.load(open(sys.argv[1])); sys.exit(0 if time.time()*1000 - m["encoded_at_ms"] < 3600000 and m.get("content_encoding", "identity") == sys.argv[2] else 1)' "$prefix.json" "$encoding"; then
+    log "encoding $protocol requests for $scale (Content-Encoding: $encoding)"
+    "$py" "$ENC" encode --vmimport "$BENCH_DATA/$scale.vmimport" \
+      --manifest "$BENCH_DATA/$scale.manifest.json" --out-prefix "$prefix" --protocol "$protocol" \
+      "${args[@]}"
   fi
   echo "$prefix"
 }
@@ -65,7 +83,7 @@ for scale in $BENCH_SCALES; do
     done
     if [ "$protocol" = native ]; then
       emit "$SYS" "$VER" ingest_remote_write "$scale" samples/s higher \
-        "native_ingest.py send (2 connections, 2000 samples/request, time order) to POST /api/v1/samples; durable on answer" "${RATE[@]}"
+        "native_ingest.py send (2 connections, 2000 samples/request, time order) to POST /api/v1/samples, Content-Encoding: $NATIVE_ENCODING; durable on answer" "${RATE[@]}"
       emit "$SYS" "$VER" rss_remote_write_run "$scale" MiB lower \
         "GNU time -v max RSS of trainwatch server during HTTP ingest" "${RSS[@]}"
     else

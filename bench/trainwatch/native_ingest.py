@@ -6,8 +6,12 @@ a barrier every 10 requests.
 
   native_ingest.py encode --vmimport DATA/small.vmimport --manifest DATA/small.manifest.json
                           --out-prefix WORK/small.tw [--protocol native|putmetricdata]
+                          [--compress snappy]
       builds the request bodies and stores them as WORK/small.tw.0, .1: a sequence of
       [4-byte big-endian length][body] records, and WORK/small.tw.json.
+      --compress snappy (native only; needs python3-snappy, as tools/remote_write.py
+      does) compresses each body as one snappy block, as remote write compresses its
+      protobuf, and the sender sends it with Content-Encoding: snappy.
       native: POST /api/v1/samples bodies ({"series": [...]}, each series a column
       of timestamps and values). putmetricdata: CloudWatch PutMetricData in AWS JSON
       1.0, 1000 MetricData (one value each) per request, the API's own limit.
@@ -97,6 +101,15 @@ def put_metric_data_requests(shard, shift):
 
 
 def cmd_encode(a):
+    compress = None
+    if a.compress == "snappy":
+        if a.protocol != "native":
+            sys.exit("--compress snappy is for --protocol native (PutMetricData takes gzip only)")
+        try:
+            import snappy
+        except ImportError:
+            sys.exit("--compress snappy needs python3-snappy (Debian package), in this interpreter")
+        compress = snappy.compress
     man = json.load(open(a.manifest))
     series = load_series(a.vmimport)
     shift = int(time.time() * 1000) - 60000 - man["end_ms"]
@@ -108,12 +121,15 @@ def cmd_encode(a):
         n = 0
         with open("%s.%d" % (a.out_prefix, k), "wb") as out:
             for body in gen:
+                if compress:
+                    body = compress(body)
                 out.write(struct.pack(">I", len(body)))
                 out.write(body)
                 n += 1
         counts.append(n)
     meta = {"shards": a.shards, "samples": sum(len(s[3]) for s in series),
-            "protocol": a.protocol, "encoded_at_ms": int(time.time() * 1000), "requests": counts}
+            "protocol": a.protocol, "content_encoding": a.compress or "identity",
+            "encoded_at_ms": int(time.time() * 1000), "requests": counts}
     json.dump(meta, open(a.out_prefix + ".json", "w"))
 
 
@@ -135,6 +151,8 @@ def cmd_send(a):
     errors = []
     if meta["protocol"] == "native":
         path, headers = "/api/v1/samples", {"Content-Type": "application/json"}
+        if meta.get("content_encoding", "identity") != "identity":
+            headers["Content-Encoding"] = meta["content_encoding"]
     else:
         path, headers = "/", {"Content-Type": "application/x-amz-json-1.0",
                               "X-Amz-Target": "GraniteServiceVersion20100801.PutMetricData",
@@ -178,6 +196,7 @@ def main():
     e.add_argument("--out-prefix", required=True)
     e.add_argument("--shards", type=int, default=2)
     e.add_argument("--protocol", choices=("native", "putmetricdata"), default="native")
+    e.add_argument("--compress", choices=("snappy",), default=None)
     s = sub.add_parser("send")
     s.add_argument("--port", type=int, required=True)
     s.add_argument("--in-prefix", required=True)

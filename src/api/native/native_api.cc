@@ -11,6 +11,7 @@
 #include "api/errors.h"
 #include "api/form.h"
 #include "api/gzip.h"
+#include "api/snappy_body.h"
 #include "api/logs/logs.h"
 #include "api/pagination.h"
 #include "api/wire_time.h"
@@ -202,15 +203,18 @@ HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
   std::string_view body = request.body;
   if (const std::string* enc = request.headers.Find("Content-Encoding")) {
     std::string e = absl::AsciiStrToLower(absl::StripAsciiWhitespace(*enc));
-    if (e == "gzip") {
-      absl::StatusOr<std::string> out = Gunzip(request.body, options_.max_decompressed_bytes);
+    if (e == "gzip" || e == "snappy") {
+      absl::StatusOr<std::string> out =
+          e == "gzip" ? Gunzip(request.body, options_.max_decompressed_bytes)
+                      : SnappyUncompress(request.body, options_.max_decompressed_bytes);
       if (absl::IsResourceExhausted(out.status())) return TooLarge(options_.max_decompressed_bytes);
       if (!out.ok()) return FromStatus(out.status());
       inflated = *std::move(out);
       body = inflated;
     } else if (!e.empty() && e != "identity") {
       return Error(415, "UnsupportedMediaType",
-                   absl::StrFormat("Content-Encoding %s is not supported; use gzip", e.substr(0, 64)));
+                   absl::StrFormat("Content-Encoding %s is not supported; use gzip or snappy",
+                                   e.substr(0, 64)));
     }
   }
   // Each request thread decodes into its own batch, which keeps its series'

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "api/gzip.h"
+#include "api/snappy_body.h"
 #include "api/testing/fake_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -67,6 +68,16 @@ TEST_F(NativeApiTest, IngestThenQuery) {
   gz.headers.Add("Content-Encoding", "gzip");
   gz.body = Gzip(batch.dump());
   EXPECT_EQ(api_.Handle(gz).status, 200);
+  // And snappy bodies (one block, as Prometheus remote write sends).
+  HttpRequest sn = gz;
+  sn.headers = {};
+  sn.headers.Add("Content-Encoding", "Snappy");
+  sn.body = SnappyCompress(batch.dump());
+  EXPECT_EQ(api_.Handle(sn).status, 200);
+  EXPECT_EQ(fake_.ObservationsForTest(
+                    *model::MakeSeriesKey("Train", "loss", {{"TrainingJobName", "j1"}}, "None"))
+                .size(),
+            9u);
 
   nlohmann::json j = Call("GET", "/api/v1/metrics?namespace=Train&dimension=TrainingJobName");
   ASSERT_EQ(j["metrics"].size(), 1u);
@@ -74,7 +85,7 @@ TEST_F(NativeApiTest, IngestThenQuery) {
   j = Call("GET", "/api/v1/metrics/statistics?namespace=Train&metric=gpu&unit=Percent"
                   "&start=now-1m&period=60s&stat=Average&stat=p50&stat=SampleCount");
   ASSERT_EQ(j["datapoints"].size(), 1u) << j;
-  EXPECT_EQ(j["datapoints"][0]["values"]["SampleCount"], 8.0);
+  EXPECT_EQ(j["datapoints"][0]["values"]["SampleCount"], 12.0);  // 4 values x 3 bodies
   EXPECT_EQ(j["datapoints"][0]["values"]["Average"], 82.5);
   EXPECT_EQ(j["datapoints"][0]["values"]["p50"], 80.0);
   j = Call("GET", "/api/v1/metrics/statistics?namespace=Train&metric=gpu&period=7s", "", 400);
@@ -129,6 +140,27 @@ TEST_F(NativeApiTest, IngestErrorsNameTheProblem) {
     nlohmann::json j = Call("POST", "/api/v1/samples", c.body, 400);
     EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr(c.text)) << c.body;
   }
+  // Compressed bodies that are damaged, too large once decompressed, or in
+  // an encoding the server does not know.
+  auto encoded = [&](std::string encoding, std::string body, int status) {
+    HttpRequest r;
+    r.method = "POST";
+    r.target = "/api/v1/samples";
+    r.headers.Add("Content-Encoding", std::move(encoding));
+    r.body = std::move(body);
+    HttpResponse out = api_.Handle(r);
+    EXPECT_EQ(out.status, status) << out.body;
+    return nlohmann::json::parse(out.body, nullptr, false)["error"]["message"].get<std::string>();
+  };
+  const std::string good = R"({"series": [{"namespace": "T", "metric": "m", "t_ms": [1], "values": [1]}]})";
+  std::string damaged = SnappyCompress(good);
+  damaged.resize(damaged.size() - 3);
+  EXPECT_THAT(encoded("snappy", damaged, 400), HasSubstr("not valid snappy"));
+  EXPECT_THAT(encoded("snappy", good, 400), HasSubstr("not valid snappy"));
+  const size_t limit = NativeOptions{}.max_decompressed_bytes;
+  EXPECT_THAT(encoded("snappy", SnappyCompress(std::string(limit + 1, ' ')), 413),
+              HasSubstr(absl::StrFormat("%d", limit)));
+  EXPECT_THAT(encoded("br", good, 415), HasSubstr("use gzip or snappy"));
   EXPECT_EQ(fake_.PutCallsForTest(), 0u);
   // A store that refuses (e.g. overloaded) gives 503 so agents retry.
   fake_.RejectMetric("busy", absl::UnavailableError("ingest queue full"));
