@@ -31,7 +31,7 @@ NATIVE_ENCODING=identity
 if [ -n "$RW_PYTHON" ]; then
   NATIVE_ENCODING=snappy
 else
-  log "no python3 with python3-snappy found: the native bodies go uncompressed"
+  log "no python3 with python3-snappy and python3-protobuf found: the native bodies go uncompressed"
 fi
 
 # encode SCALE PROTOCOL: the request files, re-made when older than an hour
@@ -47,9 +47,10 @@ encode() {
   fi
   if [ ! -s "$prefix.json" ] || ! "$PY" -c 'import json,sys,time; m=json.load(open(sys.argv[1])); sys.exit(0 if time.time()*1000 - m["encoded_at_ms"] < 3600000 and m.get("content_encoding", "identity") == sys.argv[2] else 1)' "$prefix.json" "$encoding"; then
     log "encoding $protocol requests for $scale (Content-Encoding: $encoding)"
+    # In $(encode ...) set -e does not stop the script: fail it here.
     "$py" "$ENC" encode --vmimport "$BENCH_DATA/$scale.vmimport" \
       --manifest "$BENCH_DATA/$scale.manifest.json" --out-prefix "$prefix" --protocol "$protocol" \
-      "${args[@]}"
+      ${args[@]+"${args[@]}"} || die "encoding the $protocol requests for $scale failed"
   fi
   echo "$prefix"
 }
@@ -83,7 +84,7 @@ for scale in $BENCH_SCALES; do
     done
     if [ "$protocol" = native ]; then
       emit "$SYS" "$VER" ingest_remote_write "$scale" samples/s higher \
-        "native_ingest.py send (2 connections, 2000 samples/request, time order) to POST /api/v1/samples, Content-Encoding: $NATIVE_ENCODING; durable on answer" "${RATE[@]}"
+        "native_ingest.py send (2 connections, 2000 samples/request, time order) to POST /api/v1/samples, Content-Encoding: $("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("content_encoding", "identity"))' "$prefix.json"); durable on answer" "${RATE[@]}"
       emit "$SYS" "$VER" rss_remote_write_run "$scale" MiB lower \
         "GNU time -v max RSS of trainwatch server during HTTP ingest" "${RSS[@]}"
     else

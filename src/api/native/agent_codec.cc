@@ -1,5 +1,6 @@
 #include "api/native/agent_codec.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/container/flat_hash_map.h"
@@ -487,8 +488,10 @@ absl::Status SamplesFromDom(element series, size_t max_samples, model::SampleBat
     slots.clear();
     canonical_keys.clear();
   }
-  slots.reserve(list.size());
-  canonical_keys.reserve(list.size());
+  // A body's count of series is what it claims (up to simdjson's 16.7
+  // million): reserve no more than a batch keeps.
+  slots.reserve(std::min<size_t>(list.size(), kMaxKeptDecodedSeries));
+  canonical_keys.reserve(std::min<size_t>(list.size(), kMaxKeptDecodedSeries));
   size_t total = 0;
   size_t i = 0;
   for (element item : list) {
@@ -693,13 +696,15 @@ absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size
 }
 
 void TrimDecodedSamples(model::SampleBatch* batch) {
-  constexpr size_t kKeptSeries = 8192;
   constexpr size_t kKeptSamplesPerSeries = 4096;
-  if (batch->series.size() > kKeptSeries) {
+  if (batch->series.capacity() > kMaxKeptDecodedSeries ||
+      batch->canonical_keys.capacity() > kMaxKeptDecodedSeries) {
     *batch = model::SampleBatch{};
     return;
   }
-  for (model::SeriesSamples& s : batch->series) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < batch->series.size(); ++i) {
+    model::SeriesSamples& s = batch->series[i];
     if (s.samples.capacity() > kKeptSamplesPerSeries) std::vector<model::Sample>().swap(s.samples);
     if (s.weighted.capacity() > kKeptSamplesPerSeries) {
       std::vector<model::WeightedSample>().swap(s.weighted);
@@ -707,7 +712,14 @@ void TrimDecodedSamples(model::SampleBatch* batch) {
     if (s.statistic_sets.capacity() > kKeptSamplesPerSeries) {
       std::vector<model::StatisticSet>().swap(s.statistic_sets);
     }
+    // The key's parts take about as many bytes as its canonical form.
+    const size_t key_bytes =
+        i < batch->canonical_keys.size() ? 2 * batch->canonical_keys[i].capacity() : 0;
+    bytes += sizeof(s) + key_bytes + s.samples.capacity() * sizeof(model::Sample) +
+             s.weighted.capacity() * sizeof(model::WeightedSample) +
+             s.statistic_sets.capacity() * sizeof(model::StatisticSet);
   }
+  if (bytes > kMaxKeptDecodedBytes) *batch = model::SampleBatch{};
 }
 
 size_t DecodedSeriesKeysKeptForTest() { return ThreadSeriesKeys().size(); }

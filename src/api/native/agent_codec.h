@@ -45,8 +45,12 @@ absl::StatusOr<model::SampleBatch> DecodeSamplesBody(std::string_view body, size
 absl::Status DecodeSamplesBodyInto(std::string_view body, size_t max_samples,
                                    model::SampleBatch* batch,
                                    std::string_view shape = "{\"series\": [...]}");
-// Frees what a reused batch should not keep until the next body: more than
-// 8,192 series, or buffers of more than 4,096 samples.
+// Frees what a reused batch should not keep until the next body (call it
+// after every body, decoded or refused): the whole batch when it has room for
+// more than kMaxKeptDecodedSeries series or holds more than
+// kMaxKeptDecodedBytes, and any buffer of more than 4,096 samples.
+inline constexpr size_t kMaxKeptDecodedSeries = 8192;
+inline constexpr size_t kMaxKeptDecodedBytes = size_t{8} << 20;
 void TrimDecodedSamples(model::SampleBatch* batch);
 // How many series keys the decoder keeps for this thread (it keeps those it
 // decoded lately, bounded; agent_codec.cc).

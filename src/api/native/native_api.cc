@@ -207,7 +207,10 @@ HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
       absl::StatusOr<std::string> out =
           e == "gzip" ? Gunzip(request.body, options_.max_decompressed_bytes)
                       : SnappyUncompress(request.body, options_.max_decompressed_bytes);
-      if (absl::IsResourceExhausted(out.status())) return TooLarge(options_.max_decompressed_bytes);
+      if (absl::IsResourceExhausted(out.status())) {
+        return Error(413, "RequestEntityTooLarge",
+                     absl::StrFormat("%s Send smaller batches.", out.status().message()));
+      }
       if (!out.ok()) return FromStatus(out.status());
       inflated = *std::move(out);
       body = inflated;
@@ -218,13 +221,16 @@ HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
     }
   }
   // Each request thread decodes into its own batch, which keeps its series'
-  // keys and buffers for the thread's next body (agent_codec.h).
+  // keys and buffers for the thread's next body (agent_codec.h), within a
+  // bound whatever the body held. Put() must not come back into this
+  // function on the same thread (it does not: the store writes synchronously
+  // and nothing subscribed calls the API).
   thread_local model::SampleBatch batch;
   absl::Status decoded = DecodeSamplesBodyInto(body, options_.max_samples_per_request, &batch);
-  if (!decoded.ok()) return FromStatus(decoded);
-  size_t count = batch.SampleCount();
-  absl::Status put = count > 0 ? backends_.samples->Put(batch) : absl::OkStatus();
+  size_t count = decoded.ok() ? batch.SampleCount() : 0;
+  absl::Status put = decoded.ok() && count > 0 ? backends_.samples->Put(batch) : absl::OkStatus();
   TrimDecodedSamples(&batch);
+  if (!decoded.ok()) return FromStatus(decoded);
   if (!put.ok()) return FromStatus(put);
   return Reply(200, Json{{"accepted", count}});
 }

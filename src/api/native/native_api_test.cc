@@ -159,7 +159,9 @@ TEST_F(NativeApiTest, IngestErrorsNameTheProblem) {
   EXPECT_THAT(encoded("snappy", good, 400), HasSubstr("not valid snappy"));
   const size_t limit = NativeOptions{}.max_decompressed_bytes;
   EXPECT_THAT(encoded("snappy", SnappyCompress(std::string(limit + 1, ' ')), 413),
-              HasSubstr(absl::StrFormat("%d", limit)));
+              HasSubstr(absl::StrFormat("The decompressed request body (%d bytes, as its snappy "
+                                        "header says) exceeds the limit of %d bytes.",
+                                        limit + 1, limit)));
   EXPECT_THAT(encoded("br", good, 415), HasSubstr("use gzip or snappy"));
   EXPECT_EQ(fake_.PutCallsForTest(), 0u);
   // A store that refuses (e.g. overloaded) gives 503 so agents retry.
@@ -366,11 +368,27 @@ TEST(SamplesBodyTest, TrimmingABatchFreesLargeBuffersAndKeepsSmallOnes) {
   EXPECT_EQ(batch.series[0].samples.capacity(), 0u);
   EXPECT_GE(batch.series[1].samples.capacity(), 100u);
   EXPECT_EQ(batch.series[1].weighted.capacity(), 0u);
-  batch.series.resize(9000);
-  batch.canonical_keys.resize(9000);
+  // Room for more series than a batch keeps, even when few are in use.
+  batch.series.reserve(kMaxKeptDecodedSeries + 1);
   TrimDecodedSamples(&batch);
   EXPECT_EQ(batch.series.capacity(), 0u);
   EXPECT_TRUE(batch.canonical_keys.empty());
+  // Buffers that each stay within their bound but add up to more than the
+  // batch keeps.
+  auto filled = [](size_t series) {
+    model::SampleBatch b;
+    b.series.resize(series);
+    b.canonical_keys.resize(series);
+    for (model::SeriesSamples& s : b.series) s.samples.reserve(4096);
+    return b;
+  };
+  const size_t per_series = 4096 * sizeof(model::Sample);
+  model::SampleBatch under = filled(kMaxKeptDecodedBytes / per_series - 2);
+  TrimDecodedSamples(&under);
+  EXPECT_EQ(under.series.size(), kMaxKeptDecodedBytes / per_series - 2);
+  model::SampleBatch over = filled(kMaxKeptDecodedBytes / per_series + 1);
+  TrimDecodedSamples(&over);
+  EXPECT_TRUE(over.series.empty());
 }
 
 TEST_F(NativeApiTest, LogsAndJobs) {
