@@ -7,6 +7,7 @@ query_bench.py times the peers: from sending each request to the end of its
 answer's body, summed over the pages; JSON encoding and parsing are not timed.
 
     query_http.py --port PORT --manifest SCALE.manifest.json [--n 20] [--warmup 2]
+                  [--expect-samples N]
 
 The series are those of query_bench.py: train_loss of job-0000/algo-1, and
 every metric of TrainingJobName job-0000..job-0004, Host algo-1 (100 series),
@@ -69,10 +70,30 @@ def dims(metric):
     return {d["Name"]: d["Value"] for d in metric.get("Dimensions", [])}
 
 
-def queries(metrics, stat):
+def queries(metrics, stat, period=60):
     return [{"Id": "q%d" % i, "ReturnData": True,
-             "MetricStat": {"Metric": m, "Period": 60, "Stat": stat}}
+             "MetricStat": {"Metric": m, "Period": period, "Stat": stat}}
             for i, m in enumerate(metrics)]
+
+
+def count_samples(conn, metrics, man):
+    """Every sample the server holds for `metrics`: GetMetricData SampleCount with hour-long
+    periods over the whole data, 500 series a request (the API's limit). Like the peers'
+    benchmark scripts, which count through their query API on the server they then time."""
+    start = man["start_ms"] // 1000 // 3600 * 3600
+    end = man["end_ms"] // 1000 + 3600
+    total = 0
+    for i in range(0, len(metrics), 500):
+        body = {"MetricDataQueries": queries(metrics[i:i + 500], "SampleCount", 3600),
+                "StartTime": start, "EndTime": end}
+        while True:
+            page = json.loads(post(conn, "GetMetricData", json.dumps(body).encode()))
+            total += sum(int(v) for r in page.get("MetricDataResults", [])
+                         for v in r.get("Values", []))
+            if not page.get("NextToken"):
+                break
+            body = dict(body, NextToken=page["NextToken"])
+    return total
 
 
 def main():
@@ -81,6 +102,9 @@ def main():
     ap.add_argument("--manifest", required=True)
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--expect-samples", type=int,
+                    help="first count every sample through the server (GetMetricData "
+                         "SampleCount) and fail unless there are this many")
     a = ap.parse_args()
     man = json.load(open(a.manifest))
     start = man["start_ms"] // 1000 + 60
@@ -88,6 +112,10 @@ def main():
     conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=300)
 
     every = [m for ns in NAMESPACES for m in list_metrics(conn, ns)]
+    if a.expect_samples is not None:
+        got = count_samples(conn, every, man)
+        if got != a.expect_samples:
+            sys.exit("the server holds %d samples, expected %d" % (got, a.expect_samples))
     one = [m for m in every if m["MetricName"] == "train_loss"
            and dims(m).get("TrainingJobName") == "job-0000" and dims(m).get("Host") == "algo-1"]
     hundred = [m for m in every if dims(m).get("Host") == "algo-1"

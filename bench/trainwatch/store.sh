@@ -18,8 +18,10 @@
 #      bottom) -> disk_bytes_per_sample (du -sb of the RocksDB folder) and
 #      disk_bytes_per_sample_data_only (without the series index)
 #   4. trainwatch server on the folder, and query_http.py beside this script:
-#      the four cases of tools/query_bench.py over HTTP (CloudWatch
-#      GetMetricData, AWS JSON 1.0, one keep-alive connection)
+#      every sample counted through the server (GetMetricData SampleCount), as
+#      the peers' scripts count through the server they then time, and the four
+#      cases of tools/query_bench.py over HTTP (CloudWatch GetMetricData, AWS
+#      JSON 1.0, one keep-alive connection)
 #   5. GNU time's max RSS of each process -> rss_bulk_run (the largest of
 #      import, compact and the server) and rss_query_server (the server)
 # Medians over the runs are appended to $BENCH_RESULTS as system "trainwatch".
@@ -61,7 +63,7 @@ for scale in $BENCH_SCALES; do
       "$TW_BIN" server --data "$data" --listen "127.0.0.1:$port"
     wait_http "http://127.0.0.1:$port/api/v1/health" || die "trainwatch server did not answer (see $tmp/server.log)"
     "$PY" "$TW_ROOT/bench/trainwatch/query_http.py" --port "$port" --manifest "$MAN" \
-      --n "$BENCH_QUERIES" > "$tmp/query.json" || die "query_http.py failed"
+      --n "$BENCH_QUERIES" --expect-samples "$SAMPLES" > "$tmp/query.json" || die "query_http.py failed"
     stop_server
     read -r a b c d < <("$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"]; print(*(c[k]["median_ms"] for k in ("one_avg","one_max","hundred_avg","hundred_max")))' "$tmp/query.json")
     Q1A+=("$a"); Q1M+=("$b"); QHA+=("$c"); QHM+=("$d")
