@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "store/coding.h"
 #include "store/rollup.h"
+#include "util/status_macros.h"
 
 namespace trainwatch::store {
 
@@ -229,24 +230,36 @@ void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
   record->insert(start, prefix);
 }
 
-absl::Status DecodeHeadLogRecord(
-    std::string_view value,
-    const std::function<void(uint64_t series_id, std::vector<LaneRows>&& lanes,
-                             std::optional<LastValue> last)>& fn) {
+absl::Status ForEachHeadLogEntry(
+    std::string_view value, const std::function<void(uint64_t series_id, std::string_view entry)>& fn) {
   while (!value.empty()) {
     uint64_t id, size;
     if (!coding::GetVarint64(&value, &id) || !coding::GetVarint64(&value, &size) ||
         size > value.size() || id == headkeys::kLogSeries) {
       return absl::DataLossError("a head log record is damaged");
     }
-    std::vector<LaneRows> lanes;
-    std::optional<LastValue> last;
-    absl::Status s = DecodeHeadRecord(value.substr(0, size), &lanes, &last);
-    if (!s.ok()) return absl::DataLossError("a head log record is damaged");
+    fn(id, value.substr(0, size));
     value.remove_prefix(size);
-    fn(id, std::move(lanes), last);
   }
   return absl::OkStatus();
+}
+
+absl::Status DecodeHeadLogRecord(
+    std::string_view value,
+    const std::function<void(uint64_t series_id, std::vector<LaneRows>&& lanes,
+                             std::optional<LastValue> last)>& fn) {
+  absl::Status damaged;
+  TW_RETURN_IF_ERROR(ForEachHeadLogEntry(value, [&](uint64_t id, std::string_view entry) {
+    if (!damaged.ok()) return;
+    std::vector<LaneRows> lanes;
+    std::optional<LastValue> last;
+    if (!DecodeHeadRecord(entry, &lanes, &last).ok()) {
+      damaged = absl::DataLossError("a head log record is damaged");
+      return;
+    }
+    fn(id, std::move(lanes), last);
+  }));
+  return damaged;
 }
 
 }  // namespace trainwatch::store

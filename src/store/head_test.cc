@@ -100,6 +100,29 @@ TEST(HeadLogRecordTest, DamagedRecordsAreDataLoss) {
   }
 }
 
+// Readers index the log by its framing and decode only the entries of the
+// series they read: each entry's bytes must be exactly one head record.
+TEST(HeadLogRecordTest, EntriesAreFramedWithoutDecodingThem) {
+  const LastValue last{1000, 0.5};
+  std::string record;
+  AppendHeadLogEntry(7, Lanes(), &last, &record);
+  AppendHeadLogEntry(3, {}, &last, &record);
+  std::vector<std::pair<uint64_t, std::string>> entries;
+  ASSERT_TRUE(ForEachHeadLogEntry(record, [&](uint64_t id, std::string_view entry) {
+                entries.emplace_back(id, entry);
+              }).ok());
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].first, 7u);
+  EXPECT_EQ(entries[0].second, EncodeHeadRecord(Lanes(), &last));
+  EXPECT_EQ(entries[1].first, 3u);
+  EXPECT_EQ(entries[1].second, EncodeHeadRecord({}, &last));
+  // Framing damage is DataLoss; an entry's own bytes are the decoder's to check.
+  for (const std::string& bad : {record.substr(0, record.size() - 1), record + "\x01"}) {
+    EXPECT_EQ(ForEachHeadLogEntry(bad, [](uint64_t, std::string_view) {}).code(),
+              absl::StatusCode::kDataLoss);
+  }
+}
+
 TEST(HeadLogRecordTest, LogKeysSortAfterEverySeriesAndInsideTheLogRange) {
   const std::string first = headkeys::LogKey(0), later = headkeys::LogKey(1ull << 50);
   EXPECT_LT(headkeys::Key(headkeys::kLogSeries - 1, UINT64_MAX), first);

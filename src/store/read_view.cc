@@ -32,9 +32,9 @@ ReadView::ReadView(const kv::Kv* kv, std::shared_ptr<const kv::Snapshot> snapsho
 
 ReadView ReadView::Fork() const {
   ReadView fork(kv_, snapshot_, CatchUpHold(), retention_, now_ms_, rollup_cache_);
-  // Decoded here once rather than by each fork (a failure is the fork's to
+  // Indexed here once rather than by each fork (a failure is the fork's to
   // meet and report when it reads the head).
-  if (DecodedHeadLog().ok()) fork.head_log_ = head_log_;
+  if (IndexedHeadLog().ok()) fork.head_log_ = head_log_;
   return fork;
 }
 

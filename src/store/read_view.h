@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <array>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -143,7 +144,7 @@ class ReadView {
       const std::function<bool(SeriesRef&&, std::string_view listing_key)>& fn) const;
   absl::StatusOr<std::optional<model::SeriesKey>> GetSeriesKey(SeriesId id) const;
   // The newest sample of a series: its "l" record, its newest head record
-  // and the head log (decoded once per view), see head.h; nullopt when it
+  // and its newest head log entry, see head.h; nullopt when it
   // has none.
   absl::StatusOr<std::optional<LastValue>> GetLastValue(SeriesId id) const;
   // Adds the series' data to `buckets` (sized by the caller; see
@@ -176,14 +177,15 @@ class ReadView {
   template <typename Fn>
   absl::Status ScanChunkRows(SeriesId id, int64_t start_ms, int64_t end_ms, Fn fn) const;
 
-  // The head log's rows and newest last value per series (head.h), decoded
-  // once per view on first use and shared with its forks.
-  struct HeadLogSeries {
-    std::vector<LaneRows> lanes;
-    std::optional<LastValue> last;
+  // The head log (head.h), indexed once per view on first use and shared
+  // with its forks: a copy of its records, and each series' entries in them
+  // in write order. An entry is decoded only when its series is read: a
+  // view that reads a few series of a log of many pays for their rows only.
+  struct HeadLog {
+    std::deque<std::string> records;  // a deque: the entries point into them
+    absl::flat_hash_map<SeriesId, std::vector<std::string_view>> entries;
   };
-  using HeadLog = absl::flat_hash_map<SeriesId, HeadLogSeries>;
-  absl::StatusOr<const HeadLog*> DecodedHeadLog() const;
+  absl::StatusOr<const HeadLog*> IndexedHeadLog() const;
 
   std::shared_ptr<const kv::Snapshot> snapshot_;
   mutable std::shared_ptr<const HeadLog> head_log_;

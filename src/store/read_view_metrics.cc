@@ -101,28 +101,37 @@ absl::StatusOr<std::optional<LastValue>> ReadView::GetLastValue(SeriesId id) con
     if (head_last && (!last || head_last->t_ms >= last->t_ms)) last = head_last;
   }
   TW_RETURN_IF_ERROR(it->status());
-  // The head log is newer still.
-  TW_ASSIGN_OR_RETURN(const HeadLog* log, DecodedHeadLog());
-  if (auto found = log->find(id); found != log->end() && found->second.last &&
-                                  (!last || found->second.last->t_ms >= last->t_ms)) {
-    last = found->second.last;
+  // The head log is newer still: its newest entry of the series that has one
+  // (entries come in write order).
+  TW_ASSIGN_OR_RETURN(const HeadLog* log, IndexedHeadLog());
+  if (auto found = log->entries.find(id); found != log->entries.end()) {
+    std::vector<LaneRows> rows;
+    for (auto entry = found->second.rbegin(); entry != found->second.rend(); ++entry) {
+      std::optional<LastValue> log_last;
+      rows.clear();
+      if (!DecodeHeadRecord(*entry, &rows, &log_last).ok()) {
+        return absl::DataLossError(
+            absl::StrFormat("the head log's entry of series %d is damaged", id));
+      }
+      if (!log_last) continue;
+      if (!last || log_last->t_ms >= last->t_ms) last = log_last;
+      break;
+    }
   }
   return last;
 }
 
-absl::StatusOr<const ReadView::HeadLog*> ReadView::DecodedHeadLog() const {
+absl::StatusOr<const ReadView::HeadLog*> ReadView::IndexedHeadLog() const {
   if (head_log_) return head_log_.get();
   auto log = std::make_shared<HeadLog>();
-  TW_RETURN_IF_ERROR(Range(
-      kv::Cf::kHead, headkeys::LogPrefix(), headkeys::LogEnd(),
-      [&](std::string_view, std::string_view value) {
-        return DecodeHeadLogRecord(value, [&](uint64_t id, std::vector<LaneRows>&& lanes,
-                                              std::optional<LastValue> last) {
-          HeadLogSeries& s = (*log)[id];
-          for (LaneRows& l : lanes) s.lanes.push_back(std::move(l));
-          if (last) s.last = last;  // records and entries come in write order
-        });
-      }));
+  TW_RETURN_IF_ERROR(Range(kv::Cf::kHead, headkeys::LogPrefix(), headkeys::LogEnd(),
+                           [&](std::string_view, std::string_view value) {
+                             const std::string& record = log->records.emplace_back(value);
+                             return ForEachHeadLogEntry(
+                                 record, [&](uint64_t id, std::string_view entry) {
+                                   log->entries[id].push_back(entry);
+                                 });
+                           }));
   head_log_ = std::move(log);
   return head_log_.get();
 }
@@ -144,8 +153,17 @@ absl::Status ReadView::ScanHeadRows(SeriesId id, int64_t start_ms, int64_t end_m
                              visit(lanes);
                              return absl::OkStatus();
                            }));
-  TW_ASSIGN_OR_RETURN(const HeadLog* log, DecodedHeadLog());
-  if (auto found = log->find(id); found != log->end()) visit(found->second.lanes);
+  TW_ASSIGN_OR_RETURN(const HeadLog* log, IndexedHeadLog());
+  if (auto found = log->entries.find(id); found != log->entries.end()) {
+    for (std::string_view entry : found->second) {
+      lanes.clear();
+      if (!DecodeHeadRecord(entry, &lanes).ok()) {
+        return absl::DataLossError(
+            absl::StrFormat("the head log's entry of series %d is damaged", id));
+      }
+      visit(lanes);
+    }
+  }
   return absl::OkStatus();
 }
 
