@@ -16,13 +16,10 @@ bool SeriesHead::Fits(const LaneChunk& c, const Row& row, const HeadOptions& o) 
 
 bool SeriesHead::TryAppend(uint8_t lane, const Row& row, const HeadOptions& options) {
   LaneState* st = nullptr;
-  for (auto& l : lanes_) {
-    if (l->main.lane() == lane) st = l.get();
+  for (LaneState& l : lanes_) {
+    if (l.main.lane() == lane) st = &l;
   }
-  if (st == nullptr) {
-    lanes_.push_back(std::make_unique<LaneState>(lane));
-    st = lanes_.back().get();
-  }
+  if (st == nullptr) st = &lanes_.emplace_back(lane);
   if (st->main.empty() || row.t_ms >= st->main.last_t_ms()) {
     if (!Fits(st->main, row, options)) return false;
     st->main.Append(row);
@@ -34,34 +31,35 @@ bool SeriesHead::TryAppend(uint8_t lane, const Row& row, const HeadOptions& opti
 }
 
 bool SeriesHead::empty() const {
-  for (const auto& l : lanes_) {
-    if (!l->main.empty() || !l->late.empty()) return false;
+  for (const LaneState& l : lanes_) {
+    if (!l.main.empty() || !l.late.empty()) return false;
   }
   return true;
 }
 
 size_t SeriesHead::rows() const {
   size_t n = 0;
-  for (const auto& l : lanes_) n += l->main.size() + l->late.size();
+  for (const LaneState& l : lanes_) n += l.main.size() + l.late.size();
   return n;
 }
 
 size_t SeriesHead::EstimatedBytes() const {
   size_t n = 0;
-  for (const auto& l : lanes_) n += l->main.EstimatedBytes() + l->late.EstimatedBytes();
+  for (const LaneState& l : lanes_) n += l.main.EstimatedBytes() + l.late.EstimatedBytes();
   return n;
 }
 
 size_t SeriesHead::MemoryBytes() const {
-  size_t n = sizeof(*this) + lanes_.capacity() * sizeof(void*);
-  for (const auto& l : lanes_) n += sizeof(LaneState) + l->main.MemoryBytes() + l->late.MemoryBytes();
+  // Lanes past the first are on the heap.
+  size_t n = sizeof(*this) + (lanes_.capacity() > 1 ? lanes_.capacity() * sizeof(LaneState) : 0);
+  for (const LaneState& l : lanes_) n += l.main.MemoryBytes() + l.late.MemoryBytes();
   return n;
 }
 
 void SeriesHead::ForEachChunk(const std::function<void(const LaneChunk&)>& fn) const {
-  for (const auto& l : lanes_) {
-    if (!l->main.empty()) fn(l->main);
-    if (!l->late.empty()) fn(l->late);
+  for (const LaneState& l : lanes_) {
+    if (!l.main.empty()) fn(l.main);
+    if (!l.late.empty()) fn(l.late);
   }
 }
 
@@ -77,13 +75,11 @@ SealedRecords EncodeSeal(const TierRetention& retention, const SeriesHead& head)
   RollupBuilder rollups(retention);
   head.ForEachChunk([&](const LaneChunk& chunk) {
     std::string record = chunk.EncodeRecord();
-    if (!rollups.wants_sketches()) {
-      for (const auto& [minute, agg] : chunk.minute_buckets()) rollups.AddMinute(minute, agg);
-    } else {
-      // Distributions need the values: the head still holds them unencoded
-      // (the codec is lossless, so they are the values the record holds).
-      for (size_t i = 0; i < chunk.size(); ++i) rollups.Add(chunk.lane(), chunk.RowAt(i));
-    }
+    // The head holds the rows unencoded (the codec is lossless, so they are
+    // the values the record holds). Aggregating them here rather than as
+    // they arrive keeps that work off the write path and the minutes out
+    // of the head's memory.
+    for (size_t i = 0; i < chunk.size(); ++i) rollups.Add(chunk.lane(), chunk.RowAt(i));
     out.records.push_back({kv::Cf::kRaw, chunk.first_t_ms(), std::move(record)});
   });
   rollups.Finish([&](Tier tier, int64_t window_start, std::string value) {

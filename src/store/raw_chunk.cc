@@ -14,20 +14,14 @@ size_t LaneChunk::EstimatedBytes() const {
 }
 
 size_t LaneChunk::MemoryBytes() const {
-  size_t n = cols_.capacity() * sizeof(codec::ChunkBuilder) +
-             minutes_.capacity() * sizeof(minutes_[0]);
+  // Columns past the first are on the heap.
+  size_t n = cols_.capacity() > 1 ? cols_.capacity() * sizeof(codec::ChunkBuilder) : 0;
   for (const auto& c : cols_) n += c.MemoryBytes();
   return n;
 }
 
 void LaneChunk::Append(const Row& row) {
   for (size_t i = 0; i < cols_.size(); ++i) cols_[i].Append(row.t_ms, row.c[i]);
-  // Rows come in time order, so the open minute is the last one.
-  constexpr int64_t kMinute = 60'000;
-  const int64_t r = row.t_ms % kMinute;
-  const int64_t minute = r < 0 ? row.t_ms - r - kMinute : row.t_ms - r;
-  if (minutes_.empty() || minutes_.back().first != minute) minutes_.emplace_back(minute, Aggregate());
-  minutes_.back().second.AddRow(lane_, row, Distribution::kNone);
 }
 
 Row LaneChunk::RowAt(size_t i) const {
@@ -50,7 +44,6 @@ std::string LaneChunk::EncodeRecord() const {
 
 void LaneChunk::Clear() {
   for (auto& c : cols_) c.Clear();
-  minutes_.clear();
 }
 
 namespace rawkeys {

@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "codec/chunk.h"
-#include "store/aggregate.h"
 #include "store/lane.h"
 
 namespace trainwatch::store {
@@ -46,15 +46,12 @@ class LaneChunk {
   // The record value (see above).
   std::string EncodeRecord() const;
   void Clear();
-  // The chunk's rows aggregated per 60 s bucket (count, sum, min, max; no
-  // distribution), kept up to date by Append: rollups of a sealed chunk
-  // need not decode it again when no sketches are wanted.
-  const std::vector<std::pair<int64_t, Aggregate>>& minute_buckets() const { return minutes_; }
 
  private:
   uint8_t lane_;
-  std::vector<codec::ChunkBuilder> cols_;
-  std::vector<std::pair<int64_t, Aggregate>> minutes_;
+  // One column for plain values, the most common lane: inside the chunk, so
+  // an append does not go through another pointer to reach it.
+  absl::InlinedVector<codec::ChunkBuilder, 1> cols_;
 };
 
 namespace rawkeys {

@@ -218,10 +218,6 @@ void RollupBuilder::Add(uint8_t lane, const Row& row) {
   last_->second.AddRow(lane, row, track_ ? Distribution::kSketch : Distribution::kNone);
 }
 
-void RollupBuilder::AddMinute(int64_t minute_start_ms, const Aggregate& agg) {
-  m1_[minute_start_ms].Merge(agg);
-}
-
 void RollupBuilder::Finish(const std::function<void(Tier, int64_t, std::string)>& emit) {
   // Coarser tiers from the 60 s buckets (every period divides the next).
   std::map<int64_t, Aggregate> coarse[kTierCount];

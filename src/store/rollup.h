@@ -136,10 +136,6 @@ class RollupBuilder {
   RollupBuilder(const RollupBuilder&) = delete;  // last_ points into m1_
   RollupBuilder& operator=(const RollupBuilder&) = delete;
   void Add(uint8_t lane, const Row& row);
-  // Adds a 60 s bucket aggregated elsewhere (without a distribution).
-  void AddMinute(int64_t minute_start_ms, const Aggregate& agg);
-  // Whether the tiers want distributions (then rows must come through Add).
-  bool wants_sketches() const { return track_; }
   bool empty() const { return m1_.empty(); }
   // Calls emit(tier, window start, record value) for every window of every
   // tier, then clears.
