@@ -463,7 +463,6 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
         if (!e->head.empty()) ++st.open_series;
         st.rows += e->head.rows();
         st.head_bytes += sizeof(HeadEntry) + e->head.MemoryBytes();
-        for (const LaneRows& l : e->unckpt) st.head_bytes += l.rows.capacity() * sizeof(Row);
       }
       return absl::OkStatus();
     }

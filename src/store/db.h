@@ -228,10 +228,11 @@ class Db {
     // none); last_unindexed: newer than its "l" record, which Seal updates.
     LastValue last{INT64_MIN, 0};
     bool last_unindexed = false;
-    // Rows in the head log (or in this commit's log record), not yet in a
-    // head record of the series: the next checkpoint writes them there.
-    std::vector<LaneRows> unckpt;
-    bool listed_unckpt = false;  // in Db::unckpt_series_
+    // In Db::unckpt_series_: the head has rows in the head log (or in this
+    // commit's log record), or appended in this commit before a seal, that
+    // are in no head record of the series yet. The next checkpoint writes
+    // them there (SeriesHead::TakeRowsSinceCheckpoint).
+    bool listed_unckpt = false;
   };
   // A seal off the commit path. The leader detaches the series' open chunks
   // into a job, after putting every row of them into head records with
@@ -284,8 +285,8 @@ class Db {
   // log record.
   void AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
                   kv::WriteBatch* batch, int64_t now_ms);
-  // Moves `rows` (emptied) to the series' unckpt rows, listing the series.
-  void AddUnckpt(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* rows);
+  // Lists the series for the next checkpoint (once until then).
+  void ListUnckpt(SeriesId id, HeadEntry* entry);
   // Checkpoints the head log first (head.h: log rows are never sealed).
   void Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch);
   // Moves every series' log rows to a head record of its own and deletes the
@@ -353,6 +354,7 @@ class Db {
   size_t head_log_bytes_ = 0;
   bool head_log_written_ = false;
   std::vector<SeriesId> unckpt_series_;
+  std::string checkpoint_record_;  // CheckpointHeadLog's scratch
   // Scratch of the commit path (the leader, or Open before any writer): one
   // series' rows by lane, and the part of them appended since the last seal.
   // Kept between series so that their buffers are reused.

@@ -103,8 +103,9 @@ Db::HeadEntry* Db::HeadFor(SeriesId id, std::string_view ns) {
 
 void Db::Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
   // Replay takes every log row as open, so none may be sealed: they move to
-  // head records first (AppendRows put this call's rows in unckpt), which
-  // the range delete then covers for `id`: below the job's boundary, or here.
+  // head records first (with this call's rows so far: AppendRows listed the
+  // series), which the range delete then covers for `id`: below the job's
+  // boundary, or here.
   if (!unckpt_series_.empty() || head_log_written_) CheckpointHeadLog(batch);
   if (async_seal_) {
     DetachForSeal(id, entry, batch);
@@ -222,8 +223,8 @@ void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
     for (const Row& row : (*lanes)[i].rows) {
       if (!entry->head.TryAppend(lane, row, options_.head)) {
         // Off the commit path, this call's rows so far go to the sealed
-        // head's records: Seal checkpoints unckpt rows before it detaches.
-        if (async_seal_) AddUnckpt(id, entry, &open);
+        // head's records: Seal checkpoints listed series before it detaches.
+        if (async_seal_) ListUnckpt(id, entry);
         Seal(id, entry, batch);
         for (LaneRows& o : open) o.rows.clear();
         const bool appended = entry->head.TryAppend(lane, row, options_.head);
@@ -239,24 +240,13 @@ void Db::AppendRows(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* lanes,
   if (!any) return;
   AppendHeadLogEntry(id, open, entry->last.t_ms == INT64_MIN ? nullptr : &entry->last,
                      &head_log_record_);
-  AddUnckpt(id, entry, &open);
+  ListUnckpt(id, entry);
 }
 
-void Db::AddUnckpt(SeriesId id, HeadEntry* entry, std::vector<LaneRows>* rows) {
+void Db::ListUnckpt(SeriesId id, HeadEntry* entry) {
   if (!entry->listed_unckpt) {
     entry->listed_unckpt = true;
     unckpt_series_.push_back(id);
-  }
-  for (LaneRows& o : *rows) {
-    if (o.rows.empty()) continue;
-    auto it = std::find_if(entry->unckpt.begin(), entry->unckpt.end(),
-                           [&](const LaneRows& u) { return u.lane == o.lane; });
-    if (it == entry->unckpt.end()) {
-      entry->unckpt.push_back(std::move(o));
-      o.rows.clear();  // moved-from: empty for the caller's reuse
-    } else {
-      it->rows.insert(it->rows.end(), o.rows.begin(), o.rows.end());
-    }
   }
 }
 
@@ -268,10 +258,12 @@ void Db::CheckpointHeadLog(kv::WriteBatch* batch) {
     TW_CHECK(it != heads_.end());
     HeadEntry* e = it->second.get();
     e->listed_unckpt = false;
-    if (e->unckpt.empty()) continue;
-    batch->Put(kv::Cf::kHead, headkeys::Key(id, chunk_seq_->Next(batch)),
-               EncodeHeadRecord(e->unckpt, e->last.t_ms == INT64_MIN ? nullptr : &e->last));
-    e->unckpt.clear();
+    std::string& record = checkpoint_record_;
+    record.clear();
+    e->head.TakeRowsSinceCheckpoint(&record);
+    if (record.empty()) continue;
+    if (e->last.t_ms != INT64_MIN) AppendHeadRecordLast(e->last, &record);
+    batch->Put(kv::Cf::kHead, headkeys::Key(id, chunk_seq_->Next(batch)), record);
   }
   unckpt_series_.clear();
   if (head_log_written_) {

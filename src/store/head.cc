@@ -6,6 +6,29 @@
 #include "util/status_macros.h"
 
 namespace trainwatch::store {
+namespace {
+
+// Not a lane: the record's last section (the series' last value) follows.
+constexpr uint8_t kLastValueMarker = 0xff;
+static_assert(!IsValidLane(kLastValueMarker));
+
+// One lane section of a head record: n rows, row_at(i) giving each.
+template <typename RowAt>
+void AppendLaneSection(uint8_t lane, size_t n, RowAt row_at, std::string* out) {
+  if (n == 0) return;
+  const int cols = LaneColumns(lane);
+  out->push_back(static_cast<char>(lane));
+  coding::PutVarint64(out, n);
+  int64_t prev = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Row r = row_at(i);
+    coding::PutVarintSigned(out, r.t_ms - prev);
+    prev = r.t_ms;
+    for (int c = 0; c < cols; ++c) coding::PutDouble(out, r.c[c]);
+  }
+}
+
+}  // namespace
 
 bool SeriesHead::Fits(const LaneChunk& c, const Row& row, const HeadOptions& o) {
   if (c.empty()) return true;
@@ -60,6 +83,17 @@ void SeriesHead::ForEachChunk(const std::function<void(const LaneChunk&)>& fn) c
   for (const LaneState& l : lanes_) {
     if (!l.main.empty()) fn(l.main);
     if (!l.late.empty()) fn(l.late);
+  }
+}
+
+void SeriesHead::TakeRowsSinceCheckpoint(std::string* out) {
+  for (LaneState& l : lanes_) {
+    for (auto [chunk, taken] : {std::pair{&l.main, &l.main_taken}, std::pair{&l.late, &l.late_taken}}) {
+      const size_t from = *taken;
+      AppendLaneSection(chunk->lane(), chunk->size() - from,
+                        [&](size_t i) { return chunk->RowAt(from + i); }, out);
+      *taken = chunk->size();
+    }
   }
 }
 
@@ -140,35 +174,21 @@ std::string LogEnd() { return std::string(9, '\xff'); }
 }  // namespace headkeys
 
 namespace {
-// Not a lane: the record's last section (the series' last value) follows.
-constexpr uint8_t kLastValueMarker = 0xff;
-static_assert(!IsValidLane(kLastValueMarker));
-}  // namespace
-
-namespace {
 
 void AppendHeadRecord(const std::vector<LaneRows>& lanes, const LastValue* last,
                       std::string* out) {
-  std::string& v = *out;
   for (const LaneRows& l : lanes) {
-    if (l.rows.empty()) continue;
-    const int cols = LaneColumns(l.lane);
-    v.push_back(static_cast<char>(l.lane));
-    coding::PutVarint64(&v, l.rows.size());
-    int64_t prev = 0;
-    for (const Row& r : l.rows) {
-      coding::PutVarintSigned(&v, r.t_ms - prev);
-      prev = r.t_ms;
-      for (int c = 0; c < cols; ++c) coding::PutDouble(&v, r.c[c]);
-    }
+    AppendLaneSection(l.lane, l.rows.size(), [&](size_t i) { return l.rows[i]; }, out);
   }
-  if (last != nullptr) {
-    v.push_back(static_cast<char>(kLastValueMarker));
-    v += indexkeys::EncodeLast(*last);
-  }
+  if (last != nullptr) AppendHeadRecordLast(*last, out);
 }
 
 }  // namespace
+
+void AppendHeadRecordLast(const LastValue& last, std::string* out) {
+  out->push_back(static_cast<char>(kLastValueMarker));
+  *out += indexkeys::EncodeLast(last);
+}
 
 std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue* last) {
   std::string v;

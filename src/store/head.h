@@ -13,7 +13,8 @@
 // flushes and compacts until the series seals, were half of the write path's
 // cost with many series per request. A checkpoint moves the log's rows to
 // per-series head records (one per series, with everything it got since the
-// previous checkpoint) and deletes the log, in one atomic batch; it runs when
+// previous checkpoint, read from its open chunks: the writer keeps no other
+// copy) and deletes the log, in one atomic batch; it runs when
 // the log reaches HeadOptions::log_checkpoint_bytes, at every maintenance
 // tick (about a second), and before any seal, so that log rows are never
 // sealed and replay can take every log row as open. Sealing a series writes
@@ -96,6 +97,12 @@ class SeriesHead {
   size_t MemoryBytes() const;
   // Every non-empty open chunk.
   void ForEachChunk(const std::function<void(const LaneChunk&)>& fn) const;
+  // Appends to *out the rows appended since the last call (or Clear) as the
+  // lane sections of a head record (a lane's main and late chunk give one
+  // each), and marks them taken: the rows a checkpoint writes to the
+  // series' next head record (see above), read from the open chunks rather
+  // than kept twice.
+  void TakeRowsSinceCheckpoint(std::string* out);
   void Clear();
 
   int64_t opened_ms = 0;       // wall clock of the first row since the last seal
@@ -106,6 +113,9 @@ class SeriesHead {
     explicit LaneState(uint8_t lane) : main(lane), late(lane) {}
     LaneChunk main;
     LaneChunk late;
+    // Rows of each chunk that TakeRowsSinceCheckpoint has taken.
+    size_t main_taken = 0;
+    size_t late_taken = 0;
   };
   static bool Fits(const LaneChunk& c, const Row& row, const HeadOptions& o);
   // At most kLaneCount, nearly always one: kept inside the head, an append
@@ -158,6 +168,8 @@ struct LaneRows {
 };
 // `last`: the series' newest sample as of this write (null: none known).
 std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue* last);
+// Ends a head record whose lane sections are in *out with the last value.
+void AppendHeadRecordLast(const LastValue& last, std::string* out);
 // DataLoss on damaged bytes. Appends to `lanes`; `last` (may be null) is set
 // when the record carries one (records written before it existed do not).
 absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes,

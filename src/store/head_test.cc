@@ -52,6 +52,42 @@ TEST(HeadRecordTest, RecordsWithoutALastValueStillRead) {
   EXPECT_FALSE(got.has_value());
 }
 
+// A checkpoint writes each series' rows since the last one, read from its
+// open chunks: every row exactly once, in-order and late ones alike, and a
+// head cleared by a seal starts over.
+TEST(SeriesHeadTest, RowsSinceCheckpointAreTakenOnce) {
+  const HeadOptions options;
+  const uint8_t plain = MakeLane(SampleKind::kPlain, false);
+  auto row = [](int64_t t, double v) { return Row{t, {v, 0, 0, 0}}; };
+  auto take = [plain](SeriesHead& head) {
+    std::string record;
+    head.TakeRowsSinceCheckpoint(&record);
+    std::vector<LaneRows> lanes;
+    EXPECT_TRUE(DecodeHeadRecord(record, &lanes).ok());
+    std::vector<std::pair<int64_t, double>> rows;
+    for (const LaneRows& l : lanes) {
+      EXPECT_EQ(l.lane, plain);
+      for (const Row& r : l.rows) rows.emplace_back(r.t_ms, r.c[0]);
+    }
+    return rows;
+  };
+  using Rows = std::vector<std::pair<int64_t, double>>;
+  SeriesHead head;
+  ASSERT_TRUE(head.TryAppend(plain, row(1000, 1), options));
+  ASSERT_TRUE(head.TryAppend(plain, row(2000, 2), options));
+  EXPECT_EQ(take(head), (Rows{{1000, 1}, {2000, 2}}));
+  EXPECT_EQ(take(head), Rows{});  // nothing new
+  ASSERT_TRUE(head.TryAppend(plain, row(3000, 3), options));
+  ASSERT_TRUE(head.TryAppend(plain, row(1500, 1.5), options));  // late
+  ASSERT_TRUE(head.TryAppend(plain, row(1600, 1.6), options));  // late
+  EXPECT_EQ(take(head), (Rows{{3000, 3}, {1500, 1.5}, {1600, 1.6}}));  // main, then late
+  ASSERT_TRUE(head.TryAppend(plain, row(1700, 1.7), options));
+  EXPECT_EQ(take(head), (Rows{{1700, 1.7}}));
+  head.Clear();
+  ASSERT_TRUE(head.TryAppend(plain, row(9000, 9), options));
+  EXPECT_EQ(take(head), (Rows{{9000, 9}}));
+}
+
 TEST(HeadRecordTest, DamagedRecordsAreDataLoss) {
   const LastValue last{1000, 1};
   const std::string good = EncodeHeadRecord(Lanes(), &last);
