@@ -1,5 +1,7 @@
 #include "store/head.h"
 
+#include <bit>
+
 #include "absl/strings/str_format.h"
 #include "store/coding.h"
 #include "store/rollup.h"
@@ -11,6 +13,16 @@ namespace {
 // Not a lane: the record's last section (the series' last value) follows.
 constexpr uint8_t kLastValueMarker = 0xff;
 static_assert(!IsValidLane(kLastValueMarker));
+// Not a lane either, and the record's end: the series' last value is the
+// record's last row (head log entries, where it nearly always is: most of an
+// entry of a few rows would otherwise be the last value again).
+constexpr uint8_t kLastIsLastRowMarker = 0xfe;
+static_assert(!IsValidLane(kLastIsLastRowMarker));
+
+// The value a row stands for as a series' last value.
+LastValue LastValueOfRow(uint8_t lane, const Row& r) {
+  return {r.t_ms, LaneKind(lane) == SampleKind::kStatSet ? r.c[1] / r.c[0] : r.c[0]};
+}
 
 // One lane section of a head record: n rows, row_at(i) giving each.
 template <typename RowAt>
@@ -198,10 +210,16 @@ std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue
 
 absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes,
                               std::optional<LastValue>* last) {
+  std::optional<LastValue> last_row;  // of this record
   while (!value.empty()) {
     LaneRows l;
     l.lane = static_cast<uint8_t>(value[0]);
     value.remove_prefix(1);
+    if (l.lane == kLastIsLastRowMarker) {
+      if (!value.empty() || !last_row) return absl::DataLossError("a head record is damaged");
+      if (last != nullptr) *last = last_row;
+      return absl::OkStatus();
+    }
     if (l.lane == kLastValueMarker) {  // the last section ends the record
       LastValue lv;
       if (!coding::GetVarintSigned(&value, &lv.t_ms) || !coding::GetDouble(&value, &lv.value) ||
@@ -229,6 +247,7 @@ absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lan
         }
       }
     }
+    if (n > 0) last_row = LastValueOfRow(l.lane, l.rows.back());
     lanes->push_back(std::move(l));
   }
   return absl::OkStatus();
@@ -239,7 +258,22 @@ void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
   // Encoded straight onto the record, then its id and length put in front
   // of it: no buffer of its own (this runs for every series of every write).
   const size_t start = record->size();
-  AppendHeadRecord(lanes, last, record);
+  const LaneRows* last_section = nullptr;
+  for (const LaneRows& l : lanes) {
+    if (!l.rows.empty()) last_section = &l;
+  }
+  bool last_is_last_row = false;
+  if (last != nullptr && last_section != nullptr) {
+    const LastValue row = LastValueOfRow(last_section->lane, last_section->rows.back());
+    last_is_last_row = row.t_ms == last->t_ms &&
+                       std::bit_cast<uint64_t>(row.value) == std::bit_cast<uint64_t>(last->value);
+  }
+  if (last_is_last_row) {
+    AppendHeadRecord(lanes, nullptr, record);
+    record->push_back(static_cast<char>(kLastIsLastRowMarker));
+  } else {
+    AppendHeadRecord(lanes, last, record);
+  }
   std::string prefix;
   coding::PutVarint64(&prefix, series_id);
   coding::PutVarint64(&prefix, record->size() - start);

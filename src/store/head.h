@@ -176,7 +176,8 @@ absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lan
                               std::optional<LastValue>* last = nullptr);
 
 // A head log record: one entry per series, each a varint series id, a varint
-// length and a head record (EncodeHeadRecord) of that length.
+// length and a head record (EncodeHeadRecord) of that length, except that a
+// last value that is the entry's last row is written as one byte saying so.
 void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
                         const LastValue* last, std::string* record);
 // Calls `fn` with each entry's series id and head record bytes, in order,

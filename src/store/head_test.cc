@@ -1,6 +1,8 @@
 // Head records: what a writer of any version left behind must read back.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "store/head.h"
 
 namespace trainwatch::store {
@@ -86,6 +88,44 @@ TEST(SeriesHeadTest, RowsSinceCheckpointAreTakenOnce) {
   head.Clear();
   ASSERT_TRUE(head.TryAppend(plain, row(9000, 9), options));
   EXPECT_EQ(take(head), (Rows{{9000, 9}}));
+}
+
+// Most log entries' last value is their last row: one byte says so instead
+// of repeating it, for every lane kind.
+TEST(HeadLogRecordTest, ALastValueThatIsTheLastRowTakesOneByte) {
+  const LastValue is_last_row{60'000, 2};  // Lanes()' last row: Sum 6 / SampleCount 3
+  const LastValue other{60'000, 2.5};
+  std::string short_entry, long_entry;
+  AppendHeadLogEntry(7, Lanes(), &is_last_row, &short_entry);
+  AppendHeadLogEntry(7, Lanes(), &other, &long_entry);
+  EXPECT_EQ(long_entry.size() - short_entry.size(), EncodeHeadRecord({}, &other).size() - 1);
+  std::vector<std::optional<LastValue>> lasts;
+  for (const std::string& entry : {short_entry, long_entry}) {
+    ASSERT_TRUE(DecodeHeadLogRecord(entry, [&](uint64_t, std::vector<LaneRows>&& lanes,
+                                               std::optional<LastValue> l) {
+                  ExpectSameRows(lanes, Lanes());
+                  lasts.push_back(l);
+                }).ok());
+  }
+  EXPECT_EQ(lasts, (std::vector<std::optional<LastValue>>{is_last_row, other}));
+  // A plain value's last row, and a row whose value is -0.0 where the last is
+  // 0.0 (not the same value: written out).
+  LaneRows plain{MakeLane(SampleKind::kPlain, true), {{5, {-0.0, 0, 0, 0}}}};
+  for (const LastValue& last : {LastValue{5, -0.0}, LastValue{5, 0.0}}) {
+    std::string entry;
+    AppendHeadLogEntry(1, {plain}, &last, &entry);
+    std::optional<LastValue> got;
+    ASSERT_TRUE(DecodeHeadLogRecord(entry, [&](uint64_t, std::vector<LaneRows>&&,
+                                               std::optional<LastValue> l) { got = l; }).ok());
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(std::signbit(got->value), std::signbit(last.value));
+  }
+  // The byte needs a row before it, and ends the record.
+  std::vector<LaneRows> rows;
+  EXPECT_EQ(DecodeHeadRecord(std::string(1, '\xfe'), &rows).code(), absl::StatusCode::kDataLoss);
+  std::string record = EncodeHeadRecord(Lanes(), nullptr) + "\xfe";
+  EXPECT_TRUE(DecodeHeadRecord(record, &rows).ok());
+  EXPECT_EQ(DecodeHeadRecord(record + "\x01", &rows).code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(HeadRecordTest, DamagedRecordsAreDataLoss) {
