@@ -462,7 +462,8 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
       for (const auto& [id, e] : heads_) {
         if (!e->head.empty()) ++st.open_series;
         st.rows += e->head.rows();
-        st.head_bytes += sizeof(HeadEntry) + e->head.MemoryBytes();
+        // MemoryBytes counts the SeriesHead inside the entry already.
+        st.head_bytes += sizeof(HeadEntry) - sizeof(SeriesHead) + e->head.MemoryBytes();
       }
       return absl::OkStatus();
     }

@@ -349,7 +349,8 @@ class Db {
   std::atomic<int64_t> last_wal_sync_ms_{0};
   // The head log (head.h): this commit's record being built, the bytes of
   // the log since its last checkpoint (this record included), whether a log
-  // record was written since, and the series with unckpt rows.
+  // record was written since, and the series listed for the next checkpoint
+  // (HeadEntry::listed_unckpt).
   std::string head_log_record_;
   size_t head_log_bytes_ = 0;
   bool head_log_written_ = false;

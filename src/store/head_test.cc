@@ -85,6 +85,28 @@ TEST(SeriesHeadTest, RowsSinceCheckpointAreTakenOnce) {
   EXPECT_EQ(take(head), (Rows{{3000, 3}, {1500, 1.5}, {1600, 1.6}}));  // main, then late
   ASSERT_TRUE(head.TryAppend(plain, row(1700, 1.7), options));
   EXPECT_EQ(take(head), (Rows{{1700, 1.7}}));
+  // A second lane takes the first out of the head's inline room: the
+  // counts go with it.
+  const uint8_t standard = MakeLane(SampleKind::kPlain, true);
+  ASSERT_TRUE(head.TryAppend(standard, row(60'000, 6), options));
+  ASSERT_TRUE(head.TryAppend(plain, row(4000, 4), options));
+  std::string record;
+  head.TakeRowsSinceCheckpoint(&record);
+  std::vector<LaneRows> lanes;
+  ASSERT_TRUE(DecodeHeadRecord(record, &lanes).ok());
+  ASSERT_EQ(lanes.size(), 2u);
+  EXPECT_EQ(lanes[0].lane, plain);
+  ASSERT_EQ(lanes[0].rows.size(), 1u);
+  EXPECT_EQ(lanes[0].rows[0].t_ms, 4000);
+  EXPECT_EQ(lanes[1].lane, standard);
+  ASSERT_EQ(lanes[1].rows.size(), 1u);
+  EXPECT_EQ(lanes[1].rows[0].t_ms, 60'000);
+  EXPECT_EQ(take(head), Rows{});
+  // A head moved away (a seal detaches it) leaves a fresh one behind.
+  SeriesHead detached = std::move(head);
+  head = SeriesHead();
+  ASSERT_TRUE(head.TryAppend(plain, row(5000, 5), options));
+  EXPECT_EQ(take(head), (Rows{{5000, 5}}));
   head.Clear();
   ASSERT_TRUE(head.TryAppend(plain, row(9000, 9), options));
   EXPECT_EQ(take(head), (Rows{{9000, 9}}));
@@ -108,17 +130,25 @@ TEST(HeadLogRecordTest, ALastValueThatIsTheLastRowTakesOneByte) {
                 }).ok());
   }
   EXPECT_EQ(lasts, (std::vector<std::optional<LastValue>>{is_last_row, other}));
-  // A plain value's last row, and a row whose value is -0.0 where the last is
-  // 0.0 (not the same value: written out).
-  LaneRows plain{MakeLane(SampleKind::kPlain, true), {{5, {-0.0, 0, 0, 0}}}};
-  for (const LastValue& last : {LastValue{5, -0.0}, LastValue{5, 0.0}}) {
-    std::string entry;
-    AppendHeadLogEntry(1, {plain}, &last, &entry);
-    std::optional<LastValue> got;
-    ASSERT_TRUE(DecodeHeadLogRecord(entry, [&](uint64_t, std::vector<LaneRows>&&,
-                                               std::optional<LastValue> l) { got = l; }).ok());
-    ASSERT_TRUE(got.has_value());
-    EXPECT_EQ(std::signbit(got->value), std::signbit(last.value));
+  // A plain and a weighted value's last row (the value, not the count), and
+  // a row whose value is -0.0 where the last is 0.0 (not the same value:
+  // written out).
+  const LaneRows plain{MakeLane(SampleKind::kPlain, true), {{5, {-0.0, 0, 0, 0}}}};
+  const LaneRows weighted{MakeLane(SampleKind::kWeighted, false), {{5, {-0.0, 4, 0, 0}}}};
+  for (const LaneRows& lane : {plain, weighted}) {
+    for (const LastValue& last : {LastValue{5, -0.0}, LastValue{5, 0.0}}) {
+      std::string entry;
+      AppendHeadLogEntry(1, {lane}, &last, &entry);
+      const bool one_byte = std::signbit(last.value);
+      EXPECT_EQ(entry.back() == '\xfe', one_byte) << static_cast<int>(lane.lane);
+      std::optional<LastValue> got;
+      ASSERT_TRUE(DecodeHeadLogRecord(entry, [&](uint64_t, std::vector<LaneRows>&&,
+                                                 std::optional<LastValue> l) { got = l; }).ok());
+      ASSERT_TRUE(got.has_value());
+      EXPECT_EQ(got->t_ms, 5);
+      EXPECT_EQ(got->value, 0.0);
+      EXPECT_EQ(std::signbit(got->value), std::signbit(last.value));
+    }
   }
   // The byte needs a row before it, and ends the record.
   std::vector<LaneRows> rows;

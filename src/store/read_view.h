@@ -182,6 +182,9 @@ class ReadView {
   // in write order. An entry is decoded only when its series is read: a
   // view that reads a few series of a log of many pays for their rows only.
   struct HeadLog {
+    HeadLog() = default;
+    HeadLog(const HeadLog&) = delete;  // a copy's entries would point into this one
+    HeadLog& operator=(const HeadLog&) = delete;
     std::deque<std::string> records;  // a deque: the entries point into them
     absl::flat_hash_map<SeriesId, std::vector<std::string_view>> entries;
   };
