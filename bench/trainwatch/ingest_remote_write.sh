@@ -28,8 +28,15 @@ ENC="$TW_ROOT/bench/trainwatch/native_ingest.py"
 # otherwise they go uncompressed and the log says so.
 find_rw_python
 NATIVE_ENCODING=identity
+# The requests are sent by the interpreter that sends the peer's
+# (peers/victoria_metrics.sh runs tools/remote_write.py under RW_PYTHON). On
+# 2 cores the sender's CPU is taken from the server, and interpreters differ:
+# a python3 built without optimizations (pyenv's default) took a quarter more CPU
+# than Debian's for the same requests, and the measured rate fell by 15 %.
+SEND_PY=$PY
 if [ -n "$RW_PYTHON" ]; then
   NATIVE_ENCODING=snappy
+  SEND_PY=$RW_PYTHON
 else
   log "no python3 with python3-snappy and python3-protobuf found: the native bodies go uncompressed"
 fi
@@ -71,7 +78,7 @@ for scale in $BENCH_SCALES; do
         "$TW_BIN" server --data "$tmp/data" --listen "127.0.0.1:$port"
       wait_http "http://127.0.0.1:$port/api/v1/health" || die "trainwatch server did not answer (see $tmp/server.log)"
       t0=$(now_ns)
-      "$PY" "$ENC" send --port "$port" --in-prefix "$prefix" > "$tmp/send.json" \
+      "$SEND_PY" "$ENC" send --port "$port" --in-prefix "$prefix" > "$tmp/send.json" \
         || die "sending failed: $(cat "$tmp/send.json")"
       secs=$(secs_since "$t0")
       got=$("$TW_QUERY_BENCH" --data "$tmp/data" --count-only --manifest "$MAN")
