@@ -18,16 +18,13 @@
 #include "app/remote_sink.h"
 #include "app/server_discovery.h"
 #include "ingest/ingest.h"
+#include "cli/build_info.h"
 #include "cli/commands.h"
 #include "server/listen_address.h"
 #include "server/router.h"
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/time_parse.h"
-
-#ifndef TW_VERSION
-#define TW_VERSION "unknown"
-#endif
 
 namespace trainwatch::cli {
 namespace {
@@ -114,7 +111,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
 
   util::SystemClock& clock = util::SystemClock::Get();
   api::Api aws(api_options, backends, clock);
-  api::NativeApi native(api::NativeOptions{.version = TW_VERSION}, backends, clock);
+  api::NativeApi native(api::NativeOptions{.version = VersionString()}, backends, clock);
   server::ServerMetrics metrics;
   server::Router router(&aws, &native, &metrics);
   server::ServerOptions server_options;

@@ -1,11 +1,8 @@
 #include <cstdio>
 
 #include "cli/allocator.h"
+#include "cli/build_info.h"
 #include "cli/commands.h"
-
-#ifndef TW_VERSION
-#define TW_VERSION "unknown"
-#endif
 
 namespace trainwatch::cli {
 
@@ -17,7 +14,7 @@ void ReturnFreedMemoryPromptly() {}
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* /*options*/, int* exit_code) {
   CLI::App* cmd = root.add_subcommand("version", "print trainwatch's version");
   cmd->callback([exit_code] {
-    std::printf("trainwatch %s\n", TW_VERSION);
+    std::printf("trainwatch %s\n", VersionString());
     std::printf("allocator: %s\n", AllocatorName().c_str());
     *exit_code = 0;
   });

@@ -53,6 +53,17 @@ class ServerCommand(unittest.TestCase):
                 health = json.load(r)
             self.assertEqual(health["status"], "ok")
             self.assertEqual(health["backends"], {"samples": True, "metrics": True, "logs": True, "jobs": True, "agents": True})
+            # The health answer names the build as `trainwatch version` does: the
+            # release and, built from a git checkout (as this tree is when git
+            # knows it), the commit.
+            version = subprocess.run([TRAINWATCH, "version"], capture_output=True, text=True,
+                                     check=True).stdout.splitlines()[0]
+            self.assertRegex(version, r"^trainwatch \d+\.\d+\.\d+"
+                                      r"( \(commit [0-9a-f]{12}(, with uncommitted changes)?\))?$")
+            self.assertEqual(health["version"], version[len("trainwatch "):])
+            source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            if subprocess.run(["git", "-C", source, "rev-parse", "HEAD"], capture_output=True).returncode == 0:
+                self.assertIn("(commit ", version)
             with urllib.request.urlopen(url + "/metrics", timeout=30) as r:
                 self.assertIn(b"trainwatch_http_requests_total", r.read())
             if has_boto3():
