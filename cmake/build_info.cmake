@@ -1,22 +1,39 @@
 # Writes OUT, a C++ source that defines trainwatch::cli::VersionString():
-# VERSION and, in a git checkout, the commit the source tree is at and
-# whether tracked files differ from it. Run at every build (src/cli), so that
-# two development builds can be told apart; the file is rewritten, and the
-# binary relinked, only when that text changes.
+# VERSION and, when SOURCE_DIR is the top of a git checkout, the commit it is
+# at and whether tracked files differ from it. Run at every build (src/cli),
+# so that two development builds can be told apart; the file is rewritten,
+# and the binary relinked, only when that text changes (a first edit of any
+# tracked file after a commit changes it once).
 #   cmake -DSOURCE_DIR=... -DVERSION=... -DOUT=... -P build_info.cmake
 set(text "${VERSION}")
 find_program(GIT_EXECUTABLE git)
 if(GIT_EXECUTABLE)
-  execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
-                  OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE
+  # --no-optional-locks: a build must not take the index lock from a user's
+  # `git commit` running at the same time.
+  set(git "${GIT_EXECUTABLE}" --no-optional-locks -C "${SOURCE_DIR}")
+  execute_process(COMMAND ${git} rev-parse --show-toplevel
+                  OUTPUT_VARIABLE toplevel OUTPUT_STRIP_TRAILING_WHITESPACE
                   RESULT_VARIABLE rc ERROR_QUIET)
-  if(rc EQUAL 0 AND NOT commit STREQUAL "")
-    execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SOURCE_DIR}" diff --quiet HEAD --
-                    RESULT_VARIABLE modified ERROR_QUIET)
-    if(modified EQUAL 0)
-      set(text "${VERSION} (commit ${commit})")
-    else()
-      set(text "${VERSION} (commit ${commit}, with uncommitted changes)")
+  file(REAL_PATH "${SOURCE_DIR}" source_real)
+  if(rc EQUAL 0 AND NOT toplevel STREQUAL "")
+    file(REAL_PATH "${toplevel}" toplevel_real)
+  else()
+    set(toplevel_real "")
+  endif()
+  # Only the project's own checkout: sources unpacked inside another
+  # repository would otherwise name that repository's commit.
+  if(toplevel_real STREQUAL source_real)
+    execute_process(COMMAND ${git} rev-parse --short=12 HEAD
+                    OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE
+                    RESULT_VARIABLE rc ERROR_QUIET)
+    if(rc EQUAL 0 AND NOT commit STREQUAL "")
+      execute_process(COMMAND ${git} diff --quiet HEAD --
+                      RESULT_VARIABLE modified ERROR_QUIET)
+      if(modified EQUAL 0)
+        set(text "${VERSION} (commit ${commit})")
+      else()
+        set(text "${VERSION} (commit ${commit}, with uncommitted changes)")
+      endif()
     endif()
   endif()
 endif()
