@@ -63,9 +63,10 @@ class ServerCommand(unittest.TestCase):
                                       r"( \(commit [0-9a-f]{12,}(, with uncommitted changes)?\))?$")
             self.assertEqual(health["version"], version[len("trainwatch "):])
             source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-            top = subprocess.run(["git", "-C", source, "rev-parse", "--show-toplevel"],
-                                 capture_output=True, text=True)
-            if top.returncode == 0 and os.path.realpath(top.stdout.strip()) == os.path.realpath(source):
+            top = (subprocess.run(["git", "-C", source, "rev-parse", "--show-toplevel"],
+                                  capture_output=True, text=True)
+                   if shutil.which("git") else None)
+            if top and top.returncode == 0 and os.path.realpath(top.stdout.strip()) == os.path.realpath(source):
                 self.assertIn("(commit ", version)
             with urllib.request.urlopen(url + "/metrics", timeout=30) as r:
                 self.assertIn(b"trainwatch_http_requests_total", r.read())
