@@ -18,6 +18,7 @@
 #include "app/remote_sink.h"
 #include "app/server_discovery.h"
 #include "ingest/ingest.h"
+#include "cli/allocator.h"
 #include "cli/build_info.h"
 #include "cli/commands.h"
 #include "server/listen_address.h"
@@ -59,6 +60,7 @@ void DeliverLeftoverSpools(const std::string& data_dir, app::StoreAgentBackend& 
 }
 
 int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
+  PrepareAllocatorForServing();
   absl::StatusOr<server::ListenAddress> address = server::ParseListenAddress(flags.listen);
   if (!address.ok()) return ReportError(address.status());
   absl::StatusOr<int64_t> runner_timeout_ms = util::ParseDurationMs(flags.runner_timeout);

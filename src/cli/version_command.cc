@@ -9,6 +9,7 @@ namespace trainwatch::cli {
 #ifndef TW_ALLOCATOR_JEMALLOC
 std::string AllocatorName() { return "system"; }
 void ReturnFreedMemoryPromptly() {}
+void PrepareAllocatorForServing() {}
 #endif
 
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* /*options*/, int* exit_code) {
