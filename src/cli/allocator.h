@@ -7,12 +7,6 @@ namespace trainwatch::cli {
 
 std::string AllocatorName();
 
-// From now on, memory freed goes back to the system within about 50 ms
-// instead of a second (jemalloc's dirty_decay_ms, whatever MALLOC_CONF
-// says; the system allocator keeps its own policy). For batch commands,
-// whose peak resident memory matters more than serving bursts of requests.
-void ReturnFreedMemoryPromptly();
-
 // For `trainwatch server`: jemalloc's new memory advised for transparent huge
 // pages (every other command keeps small pages and its small footprint) and
 // freed memory kept about 10 s instead of 1 s, so that the buffers of a stream

@@ -1,7 +1,6 @@
 // jemalloc's settings for the trainwatch binary. jemalloc reads them when the
 // first allocation starts it; MALLOC_CONF in the environment overrides them
-// (but `trainwatch import` and `trainwatch server` set their decay times
-// themselves: ReturnFreedMemoryPromptly, PrepareAllocatorForServing).
+// (but `trainwatch server` sets its decay time itself: PrepareAllocatorForServing).
 //
 // - narenas:2: two arenas, as the runner had with glibc (M_ARENA_MAX 2 in
 //   run_command.cc). jemalloc's default, four per CPU, left `trainwatch run`
@@ -11,7 +10,11 @@
 // - dirty_decay_ms:1000, muzzy_decay_ms:0: freed pages go back to the system
 //   after about a second, directly. jemalloc purges as it allocates (there is
 //   no background thread), so an arena that goes quiet keeps its pages until
-//   it is used again.
+//   it is used again. `import` used 50 ms until 2026-12-02: on the 2-core
+//   reference machine, where a page fault is dear, a second made it 15-20 %
+//   faster (three alternating pairs: `small` 0.35-0.36 s against 0.42-0.44 s,
+//   `big` 0.84-0.85 s against 0.98-1.06 s) for about 5 MiB more at its peak
+//   (62-64 and 72-73 MiB).
 // - No thp:always: with it every command, `import` and the runner too, took
 //   huge pages from its first allocations on (`import` of the benchmark's
 //   `small` set peaked at 82 MiB instead of 60, and turning them off from
@@ -55,16 +58,6 @@ void SetDirtyDecay(ssize_t decay_ms) {
     mallctl(name.c_str(), nullptr, nullptr, &decay_ms, sizeof(decay_ms));
   }
 }
-
-}  // namespace
-
-void ReturnFreedMemoryPromptly() {
-  // 50 ms: measured on `trainwatch import` of the benchmark sets, as fast as
-  // with 1 s (0 was a fifth slower) and below glibc's peak.
-  SetDirtyDecay(50);
-}
-
-namespace {
 
 // jemalloc's own extent hooks, and ours: the same but for alloc, which also
 // advises the new memory for transparent huge pages (the system's THP mode

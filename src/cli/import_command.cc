@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_format.h"
 #include "app/data_dir.h"
-#include "cli/allocator.h"
 #include "cli/commands.h"
 #include "ingest/importer.h"
 #include "store/db.h"
@@ -53,10 +52,6 @@ int ExitCodeFor(const absl::Status& s) {
 }
 
 int RunImport(const ImportFlags& flags, const GlobalOptions& global) {
-  // A batch job: the benchmark's `big` set peaked at 80-81 MiB this way (as
-  // with glibc), at the same speed as with 87-88 MiB (`small`: 61-65 MiB
-  // against 70-75); returning memory at once made the import a fifth slower.
-  ReturnFreedMemoryPromptly();
   ingest::ImportOptions options;
   if (flags.format == "jsonl") {
     options.format = ingest::ImportFormat::kJsonl;

@@ -8,7 +8,6 @@ namespace trainwatch::cli {
 
 #ifndef TW_ALLOCATOR_JEMALLOC
 std::string AllocatorName() { return "system"; }
-void ReturnFreedMemoryPromptly() {}
 void PrepareAllocatorForServing() {}
 #endif
 
