@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <random>
+#include <type_traits>
 
 #include "absl/strings/str_format.h"
 #include "api/native/agent_codec.h"

@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 
 extern "C" {
 // NOLINTNEXTLINE: the name is jemalloc's.
@@ -75,17 +76,31 @@ void* AllocAdvisingHugePages(extent_hooks_t* /*hooks*/, void* new_addr, size_t s
   return memory;
 }
 
-// Gives every arena made so far the hooks above, unless an arena has hooks
-// other than jemalloc's (someone else's business then).
+// Gives the hooks above to every arena: the automatic ones (setting an
+// arena's hooks creates it if it is not in use yet) and the one jemalloc keeps
+// for allocations of opt.oversize_threshold (8 MiB) and more, made here by
+// such an allocation first. Not when MALLOC_CONF says thp:never. An arena
+// whose hooks differ from the first one's keeps them.
 void AdviseHugePages() {
+  const char* thp = nullptr;
+  size_t size = sizeof(thp);
+  if (mallctl("opt.thp", &thp, &size, nullptr, 0) == 0 && thp != nullptr &&
+      std::string_view(thp) == "never") {
+    return;
+  }
+  size_t oversize = 0;
+  size = sizeof(oversize);
+  if (mallctl("opt.oversize_threshold", &oversize, &size, nullptr, 0) == 0 && oversize > 0) {
+    if (void* p = mallocx(oversize, 0); p != nullptr) dallocx(p, 0);
+  }
   unsigned arenas = 0;
-  size_t size = sizeof(arenas);
+  size = sizeof(arenas);
   if (mallctl("arenas.narenas", &arenas, &size, nullptr, 0) != 0) return;
   for (unsigned i = 0; i < arenas; ++i) {
     const std::string name = "arena." + std::to_string(i) + ".extent_hooks";
     extent_hooks_t* hooks = nullptr;
     size = sizeof(hooks);
-    if (mallctl(name.c_str(), &hooks, &size, nullptr, 0) != 0) continue;  // not in use yet
+    if (mallctl(name.c_str(), &hooks, &size, nullptr, 0) != 0) continue;
     if (system_hooks == nullptr) {
       system_hooks = hooks;
       huge_page_hooks = *hooks;
@@ -100,8 +115,8 @@ void AdviseHugePages() {
 }  // namespace
 
 void PrepareAllocatorForServing() {
-  AdviseHugePages();
-  SetDirtyDecay(10'000);
+  AdviseHugePages();         // first: it may make the oversize arena,
+  SetDirtyDecay(10'000);     // whose decay is then set too
 }
 
 }  // namespace trainwatch::cli
