@@ -11,10 +11,10 @@ std::string AllocatorName();
 // pages (every other command keeps small pages and its small footprint) and
 // freed memory kept about 10 s instead of 1 s, so that the buffers of a stream
 // of requests are not handed back to the system and faulted in again. HTTP
-// ingest of the benchmark's `big` set on the 2-core reference machine, three
-// alternating pairs: 7,300-11,500 page faults instead of 89,600-94,200,
-// 1.35-1.68 M samples/s instead of 1.15-1.34 M, peak RSS 227-246 MiB instead
-// of 186-191 (BENCHMARKS.md, "HTTP ingest"). Nothing with the system allocator.
+// ingest of the benchmark's `big` set on the 2-core reference machine, five
+// alternating pairs: 6,500-11,500 page faults instead of 85,000-96,000,
+// 1.35-2.10 M samples/s instead of 1.15-1.70 M, peak RSS 222-240 MiB instead
+// of 168-187 (BENCHMARKS.md, "HTTP ingest"). Nothing with the system allocator.
 void PrepareAllocatorForServing();
 
 }  // namespace trainwatch::cli
