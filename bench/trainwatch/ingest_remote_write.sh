@@ -9,8 +9,11 @@
 #
 # Prerequisites (installs nothing): a release build with trainwatch and
 # tw_query_bench (cmake --build --preset release --target trainwatch
-# tw_query_bench); GNU time, python3, curl, and python3-snappy for the
-# compressed bodies (as the peer's encoder). Run through bench/peers.sh.
+# tw_query_bench); GNU time, python3, curl, and Debian's python3-snappy and
+# python3-protobuf: the shared helper looks for an interpreter with both (the
+# peer's encoder needs both), and without one our bodies go uncompressed and
+# are sent by the first python3 on PATH (on a fresh machine: 0.85 M samples/s
+# for `big` against 1.43 M). Run through bench/peers.sh.
 #
 # Each run: a fresh data folder, `trainwatch server` on a free port (it takes
 # the folder as writer), the requests, then every sample is counted back.
