@@ -48,12 +48,12 @@ absl::Status RefusalStatus(const HttpResult& r) {
   }
 }
 
-// libcurl, loaded the first time a request is made rather than linked: with
-// its two dozen dependencies (TLS, Kerberos, LDAP, IDN...) it cost every
-// trainwatch command about 30 ms and 440 page faults at start, more than the
-// rest of the binary (an empty program starts in 10 ms without it and 40 with
-// it on the 2-core reference machine), and only runs that talk to a server
-// use it.
+// libcurl, loaded the first time a request is made rather than linked: it and
+// its two dozen dependencies (TLS, Kerberos, LDAP, IDN...) were 27 of the
+// binary's 75 shared libraries, and every trainwatch command paid for them at
+// start (`trainwatch version` on the 2-core reference machine: 44 ms and 1,250
+// page faults linked, 32 ms and 940 loaded on use; BENCHMARKS.md), while only
+// runs that talk to a server use it.
 struct Curl {
   CURLcode (*global_init)(long flags) = nullptr;
   CURL* (*easy_init)() = nullptr;
