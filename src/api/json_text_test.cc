@@ -65,6 +65,42 @@ TEST(JsonText, RandomDoublesRoundTripAndMatch) {
   EXPECT_LT(differ, 1000);  // of ~200,000: the layout is the same
 }
 
+TEST(JsonText, FixedNotationRangeMatchesTheLayout) {
+  // Values from 1e-4 to 1e15 take std::to_chars' fixed notation directly;
+  // its edges, and values near them, must keep nlohmann's layout.
+  for (double v : {1e-4, std::nextafter(1e-4, 0.0), std::nextafter(1e-4, 1.0), 0.00012345,
+                   0.000123456789012345, 0.0009999, 0.001, 1e15 - 0.5, 999999999999999.9,
+                   std::nextafter(1e15, 0.0), 1e15 + 0.5, 0.5, -0.5, -0.000123, 123.456,
+                   0.6050331899544783, 366.3, 0.9565}) {
+    EXPECT_EQ(Ours(v), Theirs(v)) << v;
+    EXPECT_EQ(std::strtod(Ours(v).c_str(), nullptr), v) << v;
+  }
+  // Random values in every decade of the range, and averages of them (the
+  // full-precision values statistics produce).
+  std::mt19937_64 rng(20261202);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int differ = 0;
+  int checked = 0;
+  for (int decade = -4; decade < 15; ++decade) {
+    for (int i = 0; i < 2000; ++i) {
+      double v = std::pow(10.0, decade) * (1.0 + 9.0 * unit(rng));
+      if (i % 3 == 0) v = std::round(v * 1000.0) / 1000.0;  // few decimals
+      if (i % 2 == 0) v = -v;
+      const std::string s = Ours(v);
+      ++checked;
+      EXPECT_EQ(std::strtod(s.c_str(), nullptr), v) << s;
+      EXPECT_EQ(s.find('e'), std::string::npos) << s;
+      const std::string t = Theirs(v);
+      if (s != t) {
+        ++differ;  // Grisu2 not shortest: same layout, a digit more
+        EXPECT_LE(s.size(), t.size()) << s << " vs " << t;
+        EXPECT_EQ(s.find('.') == std::string::npos, t.find('.') == std::string::npos) << s;
+      }
+    }
+  }
+  EXPECT_LT(differ, checked / 100);
+}
+
 TEST(JsonText, StringsAreEscaped) {
   std::string s;
   AppendJsonString(&s, "a\"b\\c\n\x01");
