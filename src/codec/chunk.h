@@ -12,7 +12,9 @@
 //
 // Recommended chunk size: 1024 samples (1.303 bytes/sample on gen_metrics data,
 // 1.335 at 512, 1.287 at 2048; BENCHMARKS.md). A builder holds 16 bytes per
-// sample until Finish().
+// sample until Finish(): the first kBlockRows in two vectors that grow as
+// vectors do, the rest in blocks of kBlockRows that never move, so appending
+// to a long chunk copies nothing and leaves at most a block unused.
 // Byte layout: docs/format/chunk.md.
 //
 // Thread safety: a ChunkBuilder is one writer's; const methods may run
@@ -64,12 +66,16 @@ class ChunkBuilder {
   // Every double bit pattern is kept exactly.
   void Append(int64_t t_ms, double value);
 
-  size_t size() const { return t_ms_.size(); }          // samples appended
+  size_t size() const { return size_; }                 // samples appended
   int64_t first_t_ms() const { return t_ms_.front(); }  // valid when size() > 0
-  int64_t last_t_ms() const { return t_ms_.back(); }
-  // The samples appended so far, unencoded.
-  int64_t t_ms(size_t i) const { return t_ms_[i]; }
-  double value(size_t i) const { return values_[i]; }
+  int64_t last_t_ms() const { return t_ms(size_ - 1); }
+  // The samples appended so far, unencoded (i < size()).
+  int64_t t_ms(size_t i) const {
+    return i < kBlockRows ? t_ms_[i] : blocks_[i / kBlockRows - 1]->t_ms[i % kBlockRows];
+  }
+  double value(size_t i) const {
+    return i < kBlockRows ? values_[i] : blocks_[i / kBlockRows - 1]->values[i % kBlockRows];
+  }
   // Cheap running estimate of Finish().size(), to decide when to cut a chunk:
   // within about 15 % for series whose values change every sample; it may
   // underestimate rarely changing ones by half, whose chunks are small anyway,
@@ -91,19 +97,31 @@ class ChunkBuilder {
   // Heap bytes held (16 per sample of capacity).
   size_t MemoryBytes() const;
 
+  // Samples per block (see the top of this file): 8 KiB a block.
+  static constexpr size_t kBlockRows = 512;
+
   // The chunk with its values in `encoding`, or nullopt where that encoding
   // cannot hold them (kConstant for varying values, kDecimal for non-decimals).
   std::optional<std::string> FinishWithValueEncodingForTest(ValueEncoding encoding) const;
 
  private:
-  bool EncodeChunk(std::optional<ValueEncoding> forced, std::string* out) const;
-  void EncodeValues(std::string* out, ValueEncoding* encoding) const;
-  bool EncodeValuesAs(ValueEncoding encoding, std::string* out) const;
-  // The stepped section, unless a trial says it takes size_to_beat bytes or more.
-  bool EncodeSteppedAs(size_t size_to_beat, std::string* out) const;
+  struct Block {
+    int64_t t_ms[kBlockRows];
+    double values[kBlockRows];
+  };
 
-  std::vector<int64_t> t_ms_;
+  bool EncodeChunk(std::optional<ValueEncoding> forced, std::string* out) const;
+  // The encoders take the values as one array: values_ itself while it holds
+  // every sample, else a copy (Finish runs off the write path: the sealer's).
+  void EncodeValues(const double* values, std::string* out, ValueEncoding* encoding) const;
+  bool EncodeValuesAs(const double* values, ValueEncoding encoding, std::string* out) const;
+  // The stepped section, unless a trial says it takes size_to_beat bytes or more.
+  bool EncodeSteppedAs(const double* values, size_t size_to_beat, std::string* out) const;
+
+  size_t size_ = 0;
+  std::vector<int64_t> t_ms_;  // samples [0, kBlockRows)
   std::vector<double> values_;
+  std::vector<std::unique_ptr<Block>> blocks_;  // samples kBlockRows on; kept by Clear()
   // Running state behind EstimatedBytes() and the decimal choice.
   int decimal_scale_ = 0;  // smallest scale every value so far is decimal at; -1: none
   int64_t last_decimal_ = 0;

@@ -52,7 +52,7 @@ uint64_t Magnitude(int64_t v) {
 }  // namespace
 
 void ChunkBuilder::Append(int64_t t_ms, double value) {
-  const size_t n = t_ms_.size();
+  const size_t n = size_;
   TW_CHECK(n < kMaxChunkSamples);
   if (n == 0) {
     decimal_scale_ = DecimalScale(value, 0);
@@ -61,17 +61,19 @@ void ChunkBuilder::Append(int64_t t_ms, double value) {
       max_abs_decimal_ = Magnitude(last_decimal_);
     }
   } else {
-    const int64_t last_t = t_ms_.back();
+    // this->: the accessors, which the parameters hide.
+    const int64_t last_t = this->t_ms(n - 1);
     TW_CHECK(t_ms >= last_t);  // the caller sorts
     if (n >= 2) {
       const uint64_t delta = static_cast<uint64_t>(t_ms) - static_cast<uint64_t>(last_t);
-      const uint64_t previous = static_cast<uint64_t>(last_t) - static_cast<uint64_t>(t_ms_[n - 2]);
+      const uint64_t previous =
+          static_cast<uint64_t>(last_t) - static_cast<uint64_t>(this->t_ms(n - 2));
       if (delta != previous) {
         estimated_bits_ +=
             static_cast<uint64_t>(ZigZagBits(static_cast<int64_t>(delta - previous))) + 3;
       }
     }
-    const double last_value = values_.back();
+    const double last_value = this->value(n - 1);
     if (std::bit_cast<uint64_t>(value) != std::bit_cast<uint64_t>(last_value)) {
       all_same_ = false;
       ++changed_values_;
@@ -114,16 +116,26 @@ void ChunkBuilder::Append(int64_t t_ms, double value) {
       last_step_ = 0;
     }
   }
-  t_ms_.push_back(t_ms);
-  values_.push_back(value);
+  if (n < kBlockRows) {
+    t_ms_.push_back(t_ms);
+    values_.push_back(value);
+  } else {
+    const size_t block = n / kBlockRows - 1;
+    // Blocks fill in order; Clear() keeps them for the next samples.
+    if (block == blocks_.size()) blocks_.push_back(std::make_unique_for_overwrite<Block>());
+    blocks_[block]->t_ms[n % kBlockRows] = t_ms;
+    blocks_[block]->values[n % kBlockRows] = value;
+  }
+  ++size_;
 }
 
 size_t ChunkBuilder::EstimatedBytes() const {
-  if (t_ms_.empty()) return 3;
+  if (size_ == 0) return 3;
   return kEstimatedOverheadBytes + static_cast<size_t>(estimated_bits_ / 8);
 }
 
 void ChunkBuilder::Clear() {
+  size_ = 0;
   t_ms_.clear();
   values_.clear();
   decimal_scale_ = 0;
@@ -136,7 +148,8 @@ void ChunkBuilder::Clear() {
 }
 
 size_t ChunkBuilder::MemoryBytes() const {
-  return t_ms_.capacity() * sizeof(int64_t) + values_.capacity() * sizeof(double);
+  return t_ms_.capacity() * sizeof(int64_t) + values_.capacity() * sizeof(double) +
+         blocks_.size() * sizeof(Block) + blocks_.capacity() * sizeof(blocks_[0]);
 }
 
 std::string ChunkBuilder::Finish() const {
@@ -155,29 +168,47 @@ std::optional<std::string> ChunkBuilder::FinishWithValueEncodingForTest(
 }
 
 bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string* out) const {
-  const size_t n = t_ms_.size();
+  const size_t n = size_;
   const size_t header_at = out->size();
   out->push_back(static_cast<char>(kChunkFormatVersionPlain));  // set below
   out->push_back(0);  // encodings, set below
   PutVarint(n, out);
   if (n == 0) return !forced.has_value();
-  PutSignedVarint(t_ms_.front(), out);
-  PutVarint(static_cast<uint64_t>(t_ms_.back()) - static_cast<uint64_t>(t_ms_.front()), out);
+  // The samples as two arrays: the vectors, or copies when blocks hold some.
+  const int64_t* t_ms = t_ms_.data();
+  const double* values = values_.data();
+  std::vector<int64_t> t_ms_copy;
+  std::vector<double> values_copy;
+  if (n > kBlockRows) {
+    t_ms_copy.reserve(n);
+    values_copy.reserve(n);
+    t_ms_copy.assign(t_ms_.begin(), t_ms_.end());
+    values_copy.assign(values_.begin(), values_.end());
+    for (size_t at = kBlockRows, b = 0; at < n; at += kBlockRows, ++b) {
+      const size_t rows = std::min(kBlockRows, n - at);
+      t_ms_copy.insert(t_ms_copy.end(), blocks_[b]->t_ms, blocks_[b]->t_ms + rows);
+      values_copy.insert(values_copy.end(), blocks_[b]->values, blocks_[b]->values + rows);
+    }
+    t_ms = t_ms_copy.data();
+    values = values_copy.data();
+  }
+  PutSignedVarint(t_ms[0], out);
+  PutVarint(static_cast<uint64_t>(t_ms[n - 1]) - static_cast<uint64_t>(t_ms[0]), out);
 
   const TimestampEncoding ts_encoding =
-      IsRegular(t_ms_.data(), n) ? TimestampEncoding::kRegular : TimestampEncoding::kIntSequence;
+      IsRegular(t_ms, n) ? TimestampEncoding::kRegular : TimestampEncoding::kIntSequence;
   if (ts_encoding == TimestampEncoding::kIntSequence) {
     std::string section;
-    EncodeTimestamps(t_ms_.data(), n, ts_encoding, &section);
+    EncodeTimestamps(t_ms, n, ts_encoding, &section);
     PutVarint(section.size(), out);
     out->append(section);
   }
   ValueEncoding value_encoding;
   if (forced.has_value()) {
     value_encoding = *forced;
-    if (!EncodeValuesAs(value_encoding, out)) return false;
+    if (!EncodeValuesAs(values, value_encoding, out)) return false;
   } else {
-    EncodeValues(out, &value_encoding);
+    EncodeValues(values, out, &value_encoding);
   }
   // Version 1 readers know every encoding but stepped.
   (*out)[header_at] = static_cast<char>(value_encoding == ValueEncoding::kStepped
@@ -188,9 +219,9 @@ bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string*
   return true;
 }
 
-bool ChunkBuilder::EncodeValuesAs(ValueEncoding encoding, std::string* out) const {
-  const size_t n = values_.size();
-  const double* values = values_.data();
+bool ChunkBuilder::EncodeValuesAs(const double* values, ValueEncoding encoding,
+                                  std::string* out) const {
+  const size_t n = size_;
   switch (encoding) {
     case ValueEncoding::kConstant:
       if (!all_same_) return false;
@@ -229,16 +260,17 @@ bool ChunkBuilder::EncodeValuesAs(ValueEncoding encoding, std::string* out) cons
       for (size_t i = 0; i < n; ++i) PutFixed64(std::bit_cast<uint64_t>(values[i]), out);
       return true;
     case ValueEncoding::kStepped:
-      return EncodeSteppedAs(~size_t{0}, out);
+      return EncodeSteppedAs(values, ~size_t{0}, out);
   }
   return false;
 }
 
-bool ChunkBuilder::EncodeSteppedAs(size_t size_to_beat, std::string* out) const {
-  const size_t n = values_.size();
+bool ChunkBuilder::EncodeSteppedAs(const double* values, size_t size_to_beat,
+                                   std::string* out) const {
+  const size_t n = size_;
   if (n < 2) return false;
   int shift;
-  const std::vector<uint64_t> ordered = OrderedFloatBits(values_.data(), n, &shift);
+  const std::vector<uint64_t> ordered = OrderedFloatBits(values, n, &shift);
   const size_t at = out->size();
   out->push_back(static_cast<char>(shift));
   if (!EncodeSteppedValues(ordered.data(), n, size_to_beat - 1, out)) {
@@ -248,20 +280,21 @@ bool ChunkBuilder::EncodeSteppedAs(size_t size_to_beat, std::string* out) const 
   return true;
 }
 
-void ChunkBuilder::EncodeValues(std::string* out, ValueEncoding* encoding) const {
-  const size_t n = values_.size();
+void ChunkBuilder::EncodeValues(const double* values, std::string* out,
+                                ValueEncoding* encoding) const {
+  const size_t n = size_;
   // Decimal and float bits are coded to learn their size; the others are counted.
   // A constant also goes through IntSequence, which then writes just the value
   // (float bits shift out trailing zeros, so -12288.0 takes 2 bytes, not 8).
   std::string best;
   uint64_t best_size = ~uint64_t{0};
-  if (decimal_scale_ >= 0 && EncodeValuesAs(ValueEncoding::kDecimal, &best)) {
+  if (decimal_scale_ >= 0 && EncodeValuesAs(values, ValueEncoding::kDecimal, &best)) {
     *encoding = ValueEncoding::kDecimal;
     best_size = best.size();
   }
   if (best_size == ~uint64_t{0} || decimal_scale_ >= kTryFloatBitsFromScale || all_same_) {
     std::string candidate;
-    EncodeValuesAs(ValueEncoding::kFloatBits, &candidate);
+    EncodeValuesAs(values, ValueEncoding::kFloatBits, &candidate);
     if (candidate.size() < best_size) {
       best.swap(candidate);
       best_size = best.size();
@@ -275,7 +308,7 @@ void ChunkBuilder::EncodeValues(std::string* out, ValueEncoding* encoding) const
       best_size >= kTrySteppedFromBytesPerValue * n &&
       best_size < kTrySteppedBelowBytesPerValue * n) {
     std::string candidate;
-    if (EncodeSteppedAs(best_size, &candidate) && candidate.size() < best_size) {
+    if (EncodeSteppedAs(values, best_size, &candidate) && candidate.size() < best_size) {
       best.swap(candidate);
       best_size = best.size();
       *encoding = ValueEncoding::kStepped;
@@ -287,7 +320,7 @@ void ChunkBuilder::EncodeValues(std::string* out, ValueEncoding* encoding) const
   }
   // XOR needs at least 64 + (n - 1) bits: only sized when that could win.
   if (best_size * 8 > 64 + (n - 1)) {
-    const uint64_t xor_size = (XorEncodedBits(values_.data(), n) + 7) / 8;
+    const uint64_t xor_size = (XorEncodedBits(values, n) + 7) / 8;
     if (xor_size < best_size) {
       best_size = xor_size;
       *encoding = ValueEncoding::kXor;
@@ -300,7 +333,7 @@ void ChunkBuilder::EncodeValues(std::string* out, ValueEncoding* encoding) const
       *encoding == ValueEncoding::kStepped) {
     out->append(best);
   } else {
-    EncodeValuesAs(*encoding, out);
+    EncodeValuesAs(values, *encoding, out);
   }
 }
 

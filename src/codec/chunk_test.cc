@@ -587,6 +587,38 @@ TEST(ChunkBuilder, ClearStartsAfreshAndKeepsCapacity) {
   EXPECT_EQ(b.EstimatedBytes(), Build(s).EstimatedBytes());
 }
 
+TEST(ChunkBuilder, SamplesReadBackAcrossBlocksAndBlocksAreReused) {
+  constexpr size_t kBlock = ChunkBuilder::kBlockRows;
+  for (size_t n : {kBlock - 1, kBlock, kBlock + 1, 2 * kBlock, 2 * kBlock + 1, 4 * kBlock + 7}) {
+    SCOPED_TRACE(n);
+    const Samples s = Regular(FullPrecisionLoss(n, 24), 997);
+    ChunkBuilder b = Build(s);
+    ASSERT_EQ(b.size(), n);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(b.t_ms(i), s.t[i]) << i;
+      ASSERT_EQ(Bits(b.value(i)), Bits(s.v[i])) << i;
+    }
+    EXPECT_EQ(b.first_t_ms(), s.t.front());
+    EXPECT_EQ(b.last_t_ms(), s.t.back());
+    ExpectDecodesTo(b.Finish(), s);
+    // Past the first block, memory grows a block at a time: at most a block
+    // (and the block list) more than the samples take, where a vector that
+    // doubles holds up to twice them.
+    if (n > kBlock) {
+      EXPECT_LE(b.MemoryBytes(), (n + kBlock) * 16 + 256);
+    }
+
+    // Cleared, it refills the blocks it has, to the same chunk as a new builder.
+    const size_t memory = b.MemoryBytes();
+    b.Clear();
+    const Samples again = Regular(Percent1Decimal(n, 25), 1000, kStart + 7);
+    for (size_t i = 0; i < n; ++i) b.Append(again.t[i], again.v[i]);
+    EXPECT_EQ(b.MemoryBytes(), memory);
+    EXPECT_EQ(b.Finish(), Build(again).Finish());
+    EXPECT_EQ(b.EstimatedBytes(), Build(again).EstimatedBytes());
+  }
+}
+
 TEST(ChunkBuilderDeathTest, RefusesOutOfOrderTimestamps) {
   ChunkBuilder b;
   b.Append(1000, 1.0);
