@@ -84,7 +84,10 @@ TEST(JsonText, FixedNotationRangeMatchesTheLayout) {
   for (int decade = -4; decade < 15; ++decade) {
     for (int i = 0; i < 2000; ++i) {
       double v = std::pow(10.0, decade) * (1.0 + 9.0 * unit(rng));
-      if (i % 3 == 0) v = std::round(v * 1000.0) / 1000.0;  // few decimals
+      if (i % 3 == 0) {  // four significant digits
+        const double scale = std::pow(10.0, 3 - decade);
+        v = std::round(v * scale) / scale;
+      }
       if (i % 2 == 0) v = -v;
       const std::string s = Ours(v);
       ++checked;

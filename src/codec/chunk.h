@@ -14,7 +14,8 @@
 // 1.335 at 512, 1.287 at 2048; BENCHMARKS.md). A builder holds 16 bytes per
 // sample until Finish(): the first kBlockRows in two vectors that grow as
 // vectors do, the rest in blocks of kBlockRows that never move, so appending
-// to a long chunk copies nothing and leaves at most a block unused.
+// to a long chunk copies nothing and leaves at most a block unused (Clear()
+// keeps the blocks for the next samples).
 // Byte layout: docs/format/chunk.md.
 //
 // Thread safety: a ChunkBuilder is one writer's; const methods may run
@@ -61,6 +62,11 @@ enum class ValueEncoding : uint8_t {
 // Builds one compressed chunk of one series' samples, in timestamp order.
 class ChunkBuilder {
  public:
+  ChunkBuilder() = default;
+  // The samples move with the builder; the one moved from is empty.
+  ChunkBuilder(ChunkBuilder&& other) noexcept;
+  ChunkBuilder& operator=(ChunkBuilder&& other) noexcept;
+
   // t_ms must be >= the previous t_ms (equal allowed: several samples in one ms);
   // the caller sorts (TW_CHECK on violation, and on more than kMaxChunkSamples).
   // Every double bit pattern is kept exactly.

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "codec/chunk.h"
 #include "codec/decimal.h"
@@ -150,6 +151,25 @@ void ChunkBuilder::Clear() {
 size_t ChunkBuilder::MemoryBytes() const {
   return t_ms_.capacity() * sizeof(int64_t) + values_.capacity() * sizeof(double) +
          blocks_.size() * sizeof(Block) + blocks_.capacity() * sizeof(blocks_[0]);
+}
+
+ChunkBuilder::ChunkBuilder(ChunkBuilder&& other) noexcept { *this = std::move(other); }
+
+ChunkBuilder& ChunkBuilder::operator=(ChunkBuilder&& other) noexcept {
+  if (this == &other) return *this;
+  size_ = other.size_;
+  t_ms_ = std::move(other.t_ms_);
+  values_ = std::move(other.values_);
+  blocks_ = std::move(other.blocks_);
+  decimal_scale_ = other.decimal_scale_;
+  last_decimal_ = other.last_decimal_;
+  max_abs_decimal_ = other.max_abs_decimal_;
+  last_step_ = other.last_step_;
+  all_same_ = other.all_same_;
+  changed_values_ = other.changed_values_;
+  estimated_bits_ = other.estimated_bits_;
+  other.Clear();  // its size, and its vectors left in a valid but unspecified state
+  return *this;
 }
 
 std::string ChunkBuilder::Finish() const {

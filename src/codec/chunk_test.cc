@@ -608,14 +608,31 @@ TEST(ChunkBuilder, SamplesReadBackAcrossBlocksAndBlocksAreReused) {
       EXPECT_LE(b.MemoryBytes(), (n + kBlock) * 16 + 256);
     }
 
-    // Cleared, it refills the blocks it has, to the same chunk as a new builder.
+    // Cleared, it keeps its blocks and refills them, fewer or more samples than
+    // before, to the same chunk as a new builder.
     const size_t memory = b.MemoryBytes();
-    b.Clear();
-    const Samples again = Regular(Percent1Decimal(n, 25), 1000, kStart + 7);
-    for (size_t i = 0; i < n; ++i) b.Append(again.t[i], again.v[i]);
-    EXPECT_EQ(b.MemoryBytes(), memory);
-    EXPECT_EQ(b.Finish(), Build(again).Finish());
-    EXPECT_EQ(b.EstimatedBytes(), Build(again).EstimatedBytes());
+    for (size_t refill : {n / 2, 2 * n}) {
+      SCOPED_TRACE(refill);
+      b.Clear();
+      EXPECT_EQ(b.size(), 0u);
+      EXPECT_EQ(b.MemoryBytes(), memory);
+      const Samples again = Regular(Percent1Decimal(refill, 25), 1000, kStart + 7);
+      for (size_t i = 0; i < refill; ++i) b.Append(again.t[i], again.v[i]);
+      EXPECT_EQ(b.size(), refill);
+      for (size_t i = 0; i < refill; ++i) {
+        ASSERT_EQ(b.t_ms(i), again.t[i]) << i;
+      }
+      EXPECT_EQ(b.Finish(), Build(again).Finish());
+      EXPECT_EQ(b.EstimatedBytes(), Build(again).EstimatedBytes());
+    }
+
+    // Moved, the samples go along and the builder left behind is empty.
+    const std::string chunk = b.Finish();
+    ChunkBuilder moved = std::move(b);
+    EXPECT_EQ(moved.Finish(), chunk);
+    EXPECT_EQ(b.size(), 0u);  // NOLINT(bugprone-use-after-move): what a move leaves
+    b.Append(kStart, 1.5);
+    EXPECT_EQ(b.Finish(), Build(Regular({1.5})).Finish());
   }
 }
 
