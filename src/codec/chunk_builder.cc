@@ -56,25 +56,21 @@ void ChunkBuilder::Append(int64_t t_ms, double value) {
   const size_t n = size_;
   TW_CHECK(n < kMaxChunkSamples);
   if (n == 0) {
+    first_t_ms_ = t_ms;
     decimal_scale_ = DecimalScale(value, 0);
     if (decimal_scale_ >= 0) {
       ToDecimal(value, decimal_scale_, &last_decimal_);
       max_abs_decimal_ = Magnitude(last_decimal_);
     }
   } else {
-    // this->: the accessors, which the parameters hide.
-    const int64_t last_t = this->t_ms(n - 1);
-    TW_CHECK(t_ms >= last_t);  // the caller sorts
-    if (n >= 2) {
-      const uint64_t delta = static_cast<uint64_t>(t_ms) - static_cast<uint64_t>(last_t);
-      const uint64_t previous =
-          static_cast<uint64_t>(last_t) - static_cast<uint64_t>(this->t_ms(n - 2));
-      if (delta != previous) {
-        estimated_bits_ +=
-            static_cast<uint64_t>(ZigZagBits(static_cast<int64_t>(delta - previous))) + 3;
-      }
+    TW_CHECK(t_ms >= last_t_ms_);  // the caller sorts
+    const uint64_t delta = static_cast<uint64_t>(t_ms) - static_cast<uint64_t>(last_t_ms_);
+    if (n >= 2 && delta != last_t_delta_) {
+      estimated_bits_ +=
+          static_cast<uint64_t>(ZigZagBits(static_cast<int64_t>(delta - last_t_delta_))) + 3;
     }
-    const double last_value = this->value(n - 1);
+    last_t_delta_ = delta;
+    const double last_value = last_value_;
     if (std::bit_cast<uint64_t>(value) != std::bit_cast<uint64_t>(last_value)) {
       all_same_ = false;
       ++changed_values_;
@@ -121,12 +117,17 @@ void ChunkBuilder::Append(int64_t t_ms, double value) {
     t_ms_.push_back(t_ms);
     values_.push_back(value);
   } else {
-    const size_t block = n / kBlockRows - 1;
-    // Blocks fill in order; Clear() keeps them for the next samples.
-    if (block == blocks_.size()) blocks_.push_back(std::make_unique_for_overwrite<Block>());
-    blocks_[block]->t_ms[n % kBlockRows] = t_ms;
-    blocks_[block]->values[n % kBlockRows] = value;
+    if (n % kBlockRows == 0) {
+      const size_t block = n / kBlockRows - 1;
+      // Blocks fill in order; Clear() keeps them for the next samples.
+      if (block == blocks_.size()) blocks_.push_back(std::make_unique_for_overwrite<Block>());
+      tail_block_ = blocks_[block].get();
+    }
+    tail_block_->t_ms[n % kBlockRows] = t_ms;
+    tail_block_->values[n % kBlockRows] = value;
   }
+  last_t_ms_ = t_ms;
+  last_value_ = value;
   ++size_;
 }
 
@@ -139,6 +140,11 @@ void ChunkBuilder::Clear() {
   size_ = 0;
   t_ms_.clear();
   values_.clear();
+  tail_block_ = nullptr;
+  first_t_ms_ = 0;
+  last_t_ms_ = 0;
+  last_t_delta_ = 0;
+  last_value_ = 0;
   decimal_scale_ = 0;
   last_decimal_ = 0;
   max_abs_decimal_ = 0;
@@ -146,6 +152,19 @@ void ChunkBuilder::Clear() {
   all_same_ = true;
   changed_values_ = 0;
   estimated_bits_ = 0;
+}
+
+void ChunkBuilder::PrefetchNextAppend() const {
+  const size_t n = size_;
+  if (n < kBlockRows) {
+    if (n < t_ms_.capacity()) {
+      __builtin_prefetch(t_ms_.data() + n, 1);
+      __builtin_prefetch(values_.data() + n, 1);
+    }
+  } else if (n % kBlockRows != 0) {
+    __builtin_prefetch(&tail_block_->t_ms[n % kBlockRows], 1);
+    __builtin_prefetch(&tail_block_->values[n % kBlockRows], 1);
+  }
 }
 
 size_t ChunkBuilder::MemoryBytes() const {
@@ -161,6 +180,11 @@ ChunkBuilder& ChunkBuilder::operator=(ChunkBuilder&& other) noexcept {
   t_ms_ = std::move(other.t_ms_);
   values_ = std::move(other.values_);
   blocks_ = std::move(other.blocks_);
+  tail_block_ = other.tail_block_;  // the block itself does not move
+  first_t_ms_ = other.first_t_ms_;
+  last_t_ms_ = other.last_t_ms_;
+  last_t_delta_ = other.last_t_delta_;
+  last_value_ = other.last_value_;
   decimal_scale_ = other.decimal_scale_;
   last_decimal_ = other.last_decimal_;
   max_abs_decimal_ = other.max_abs_decimal_;
@@ -191,7 +215,7 @@ bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string*
   const size_t n = size_;
   const size_t header_at = out->size();
   out->push_back(static_cast<char>(kChunkFormatVersionPlain));  // set below
-  out->push_back(0);  // encodings, set below
+  out->push_back(0);                                            // encodings, set below
   PutVarint(n, out);
   if (n == 0) return !forced.has_value();
   // The samples as two arrays: the vectors, or copies when blocks hold some.
@@ -231,9 +255,9 @@ bool ChunkBuilder::EncodeChunk(std::optional<ValueEncoding> forced, std::string*
     EncodeValues(values, out, &value_encoding);
   }
   // Version 1 readers know every encoding but stepped.
-  (*out)[header_at] = static_cast<char>(value_encoding == ValueEncoding::kStepped
-                                            ? kChunkFormatVersionStepped
-                                            : kChunkFormatVersionPlain);
+  (*out)[header_at] =
+      static_cast<char>(value_encoding == ValueEncoding::kStepped ? kChunkFormatVersionStepped
+                                                                  : kChunkFormatVersionPlain);
   (*out)[header_at + 1] = static_cast<char>(static_cast<uint8_t>(ts_encoding) |
                                             (static_cast<uint8_t>(value_encoding) << 2));
   return true;

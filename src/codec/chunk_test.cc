@@ -617,8 +617,13 @@ TEST(ChunkBuilder, SamplesReadBackAcrossBlocksAndBlocksAreReused) {
       EXPECT_EQ(b.size(), 0u);
       EXPECT_EQ(b.MemoryBytes(), memory);
       const Samples again = Regular(Percent1Decimal(refill, 25), 1000, kStart + 7);
-      for (size_t i = 0; i < refill; ++i) b.Append(again.t[i], again.v[i]);
+      for (size_t i = 0; i < refill; ++i) {
+        b.PrefetchNextAppend();  // a hint: it must change nothing
+        b.Append(again.t[i], again.v[i]);
+      }
       EXPECT_EQ(b.size(), refill);
+      EXPECT_EQ(b.first_t_ms(), again.t.front());
+      EXPECT_EQ(b.last_t_ms(), again.t.back());
       for (size_t i = 0; i < refill; ++i) {
         ASSERT_EQ(b.t_ms(i), again.t[i]) << i;
       }
@@ -626,10 +631,16 @@ TEST(ChunkBuilder, SamplesReadBackAcrossBlocksAndBlocksAreReused) {
       EXPECT_EQ(b.EstimatedBytes(), Build(again).EstimatedBytes());
     }
 
-    // Moved, the samples go along and the builder left behind is empty.
+    // Moved, the samples go along, appends continue where they stopped, and
+    // the builder left behind is empty.
     const std::string chunk = b.Finish();
     ChunkBuilder moved = std::move(b);
     EXPECT_EQ(moved.Finish(), chunk);
+    const Samples longer = Regular(Percent1Decimal(2 * n + 1, 25), 1000, kStart + 7);
+    moved.PrefetchNextAppend();
+    moved.Append(longer.t.back(), longer.v.back());
+    EXPECT_EQ(moved.last_t_ms(), longer.t.back());
+    EXPECT_EQ(moved.Finish(), Build(longer).Finish());
     EXPECT_EQ(b.size(), 0u);  // NOLINT(bugprone-use-after-move): what a move leaves
     b.Append(kStart, 1.5);
     EXPECT_EQ(b.Finish(), Build(Regular({1.5})).Finish());

@@ -43,12 +43,12 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "model/job_record.h"
 #include "model/log_event.h"
 #include "model/series.h"
-#include "absl/container/flat_hash_map.h"
 #include "store/data_folder.h"
 #include "store/head.h"
 #include "store/kv/kv.h"
@@ -234,17 +234,22 @@ class Db {
     // them there (SeriesHead::TakeRowsSinceCheckpoint).
     bool listed_unckpt = false;
   };
+  struct ResolvedSeries {
+    SeriesRegistry::Entry* entry = nullptr;  // null: the series has no samples
+    SeriesId id = 0;
+    HeadEntry* head = nullptr;
+  };
+  static constexpr size_t kPrefetchAhead = 8;  // series; see ResolveSeries
   // A seal off the commit path. The leader detaches the series' open chunks
   // into a job, after putting every row of them into head records with
   // sequence numbers below `boundary` (rows that arrive later get records
   // above it). The sealer thread (or the leader, see HelpSeal) encodes the
-  // job; the leader of the same or a later commit writes its records and deletes the series' head records below
-  // `boundary`, in one batch. Jobs are written in the order they were
-  // detached: a series' later job deletes the records of its earlier ones
-  // too, which must be written by then. (The range cannot start at the
-  // earlier boundary: a range delete's start key must be the bare series id,
-  // see kv::WriteBatch::DeleteRange.) Until then readers and a restart find
-  // the rows in the head records, as before the seal.
+  // job; the leader of the same or a later commit writes its records and deletes the series' head
+  // records below `boundary`, in one batch. Jobs are written in the order they were detached: a
+  // series' later job deletes the records of its earlier ones too, which must be written by then.
+  // (The range cannot start at the earlier boundary: a range delete's start key must be the bare
+  // series id, see kv::WriteBatch::DeleteRange.) Until then readers and a restart find the rows in
+  // the head records, as before the seal.
   struct SealJob {
     SeriesId id = 0;
     uint64_t boundary = 0;
@@ -311,6 +316,12 @@ class Db {
   void SealerLoop();
   void StopSealer();
   HeadEntry* HeadFor(SeriesId id, std::string_view ns);
+  static void PrefetchHead(const HeadEntry* entry);
+  // The registry entry and head of each series of `samples` (creating new
+  // series' index records in `batch`), in order.
+  void ResolveSeries(const model::SampleBatch& samples,
+                     const std::vector<std::string>& canonical_keys, kv::WriteBatch* batch,
+                     std::vector<ResolvedSeries>* out);
   // Maintenance work done by the write leader: seal by age, idleness, memory.
   void PrepareMaintenance(bool seal_all, kv::WriteBatch* batch, int64_t now_ms);
   absl::Status ReplayHead();
@@ -324,8 +335,8 @@ class Db {
   util::Clock* clock_;
   mutable std::mutex retention_mu_;
   std::shared_ptr<const RetentionPolicy> retention_;  // guarded by retention_mu_
-  std::unique_ptr<WriterLock> lock_;  // null for a reader
-  std::string reader_scratch_;        // reader only
+  std::unique_ptr<WriterLock> lock_;                  // null for a reader
+  std::string reader_scratch_;                        // reader only
   std::unique_ptr<kv::Kv> kv_;
   std::unique_ptr<RollupRecordCache> rollup_cache_;  // null when turned off
 
@@ -360,6 +371,7 @@ class Db {
   // series' rows by lane, and the part of them appended since the last seal.
   // Kept between series so that their buffers are reused.
   std::vector<LaneRows> series_lanes_;
+  std::vector<ResolvedSeries> resolved_scratch_;  // PrepareSamples'
   std::vector<LaneRows> appended_lanes_;
 
   // Retention of each series, for the compaction filter (RocksDB threads).
@@ -371,12 +383,12 @@ class Db {
   // false while Open replays the head (those seals are written at once).
   bool async_seal_ = false;
   std::mutex seal_mu_;
-  std::condition_variable seal_cv_;  // a job queued, a job encoded, or stop
+  std::condition_variable seal_cv_;                 // a job queued, a job encoded, or stop
   std::deque<std::unique_ptr<SealJob>> seal_jobs_;  // detach order
   // Jobs are taken in queue order, so the taken ones are the first
   // seal_taken_ of seal_jobs_.
   size_t seal_taken_ = 0;
-  size_t seal_encoding_ = 0;  // taken, not yet encoded
+  size_t seal_encoding_ = 0;         // taken, not yet encoded
   size_t seal_unencoded_bytes_ = 0;  // of the jobs not yet encoded
   bool seal_stopping_ = false;
   std::thread seal_thread_;

@@ -164,6 +164,37 @@ TEST_F(DbMetricsTest, ABatchsOwnCanonicalKeysAreUsedWhenTheyAgreeWithItsKeys) {
   EXPECT_EQ(Rows(*db, b), (Want{{kT0, 2}, {kT0 + 1000, 4}}));
 }
 
+// A write looks all its series up before it appends (store/db.h,
+// ResolveSeries); the series it creates grow the registry, which moves the
+// entries of those looked up before them. Each series must still get exactly
+// its own rows and last value, a series named twice in one write both parts.
+TEST_F(DbMetricsTest, AWriteThatCreatesManySeriesKeepsEverySeriesItsOwnRows) {
+  auto job = [](int i) { return Key("loss", absl::StrFormat("job-%d", i)); };
+  auto db = Open();
+  model::SampleBatch first;
+  for (int i = 0; i < 10; ++i) first.series.push_back({job(i), 1, {{kT0, double(i)}}, {}, {}});
+  ASSERT_TRUE(db->PutSamples(first).ok());
+  // Known series first and last, 2,000 new ones between, and job-3 twice.
+  model::SampleBatch second;
+  for (int i = 0; i < 2010; ++i) {
+    second.series.push_back({job(i), 1, {{kT0 + 1000, 1000.0 + i}}, {}, {}});
+  }
+  second.series.push_back({job(3), 1, {{kT0 + 2000, 7.5}}, {}, {}});
+  second.series.push_back({job(4), 1, {{kT0 + 500, 4.5}}, {}, {}});
+  ASSERT_TRUE(db->PutSamples(second).ok());
+  for (int i : {0, 3, 4, 9, 10, 1000, 2009}) {
+    SCOPED_TRACE(i);
+    Want want;
+    if (i < 10) want.emplace_back(kT0, double(i));
+    if (i == 4) want.emplace_back(kT0 + 500, 4.5);
+    want.emplace_back(kT0 + 1000, 1000.0 + i);
+    if (i == 3) want.emplace_back(kT0 + 2000, 7.5);
+    EXPECT_EQ(Rows(*db, job(i)), want);
+    EXPECT_EQ(LastValueOf(*db, job(i)), (i == 3 ? LastValue{kT0 + 2000, 7.5}
+                                                : LastValue{kT0 + 1000, 1000.0 + i}));
+  }
+}
+
 // The last value lives in the head records between seals (no "l" record per
 // write); every reader must still see the newest sample, however it got there.
 TEST_F(DbMetricsTest, LastValueIsTheNewestSampleThroughLateWritesSealsRestartsAndFollowers) {

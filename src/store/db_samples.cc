@@ -36,9 +36,9 @@ absl::Status Db::CheckSamples(const model::SampleBatch& batch) {
           k.ToString()));
     }
     if (k.dimensions.size() > model::kMaxDimensions) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "series %s has %d dimensions; at most %d are allowed", k.ToString(),
-          k.dimensions.size(), model::kMaxDimensions));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("series %s has %d dimensions; at most %d are allowed", k.ToString(),
+                          k.dimensions.size(), model::kMaxDimensions));
     }
     for (size_t i = 0; i < k.dimensions.size(); ++i) {
       if (k.dimensions[i].name.empty() || k.dimensions[i].value.empty() ||
@@ -68,8 +68,8 @@ absl::Status Db::CheckSamples(const model::SampleBatch& batch) {
       }
     }
     for (const model::StatisticSet& x : s.statistic_sets) {
-      if (!Finite(x.sample_count) || !Finite(x.sum) || !Finite(x.minimum) ||
-          !Finite(x.maximum) || x.sample_count <= 0 || x.minimum > x.maximum) {
+      if (!Finite(x.sample_count) || !Finite(x.sum) || !Finite(x.minimum) || !Finite(x.maximum) ||
+          x.sample_count <= 0 || x.minimum > x.maximum) {
         return BadSample(k, x.t_ms,
                          absl::StrFormat("statistic set {SampleCount %g, Sum %g, Minimum %g, "
                                          "Maximum %g}: want finite numbers, SampleCount > 0 and "
@@ -88,6 +88,16 @@ TierRetention Db::RetentionFor(std::string_view ns) {
   TierRetention r = retention()->For(ns);
   retention_by_ns_.emplace(std::move(key), r);
   return r;
+}
+
+void Db::PrefetchHead(const HeadEntry* entry) {
+  if (entry == nullptr) return;
+  // An append reads the lane's state and the chunk builder's, at the start
+  // of the entry.
+  const char* p = reinterpret_cast<const char*>(entry);
+  for (size_t at = 0; at < std::min<size_t>(sizeof(SeriesHead), 256); at += 64) {
+    __builtin_prefetch(p + at);
+  }
 }
 
 Db::HeadEntry* Db::HeadFor(SeriesId id, std::string_view ns) {
@@ -111,8 +121,8 @@ void Db::Seal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
     DetachForSeal(id, entry, batch);
   } else {
     if (!entry->head.empty()) {
-      SealChunks(id, entry->retention, &entry->head, [&] { return chunk_seq_->Next(batch); },
-                 batch);
+      SealChunks(
+          id, entry->retention, &entry->head, [&] { return chunk_seq_->Next(batch); }, batch);
     }
     batch->DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(id), headkeys::SeriesEnd(id));
     entry->head.Clear();
@@ -182,7 +192,8 @@ void Db::CommitSealJobs(bool all, kv::WriteBatch* batch) {
     }
   }
   for (std::unique_ptr<SealJob>& job : ready) {
-    PutSealed(job->id, std::move(job->sealed), [&] { return chunk_seq_->Next(batch); }, batch);
+    PutSealed(
+        job->id, std::move(job->sealed), [&] { return chunk_seq_->Next(batch); }, batch);
     batch->DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(job->id),
                        headkeys::Key(job->id, job->boundary));
   }
@@ -286,8 +297,8 @@ void Db::FinishHeadLog(kv::WriteBatch* batch) {
   head_log_record_.clear();
 }
 
-absl::StatusOr<const std::vector<std::string>*> Db::CanonicalKeys(
-    const model::SampleBatch& samples, std::vector<std::string>* made) {
+absl::StatusOr<const std::vector<std::string>*> Db::CanonicalKeys(const model::SampleBatch& samples,
+                                                                  std::vector<std::string>* made) {
   if (samples.canonical_keys.size() == samples.series.size()) {
     // Cheaper than building them, and a wrong one would file the samples
     // (and, for a new series, its index records) under another series.
@@ -307,23 +318,76 @@ absl::StatusOr<const std::vector<std::string>*> Db::CanonicalKeys(
   return made;
 }
 
+// With thousands of series in a write, each series' registry entry, head and
+// next row's memory are cache misses of their own, which depend on each
+// other only within a series: looking every series up first, with the
+// lookups kPrefetchAhead series ahead prefetched, and then prefetching each
+// head and its next row's place ahead of its append, overlaps them.
+void Db::ResolveSeries(const model::SampleBatch& samples,
+                       const std::vector<std::string>& canonical_keys, kv::WriteBatch* batch,
+                       std::vector<ResolvedSeries>* out) {
+  const size_t count = samples.series.size();
+  std::vector<ResolvedSeries>& resolved = *out;
+  resolved.assign(count, ResolvedSeries{});
+  bool any_created = false;
+  for (size_t i = 0; i < std::min(kPrefetchAhead, count); ++i)
+    registry_->Prefetch(canonical_keys[i]);
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kPrefetchAhead < count) registry_->Prefetch(canonical_keys[i + kPrefetchAhead]);
+    const model::SeriesSamples& s = samples.series[i];
+    if (s.size() == 0) continue;
+    bool created = false;
+    SeriesRegistry::Entry* entry = registry_->Resolve(s.key, canonical_keys[i], batch, &created);
+    if (created) {
+      any_created = true;
+      TierRetention r = RetentionFor(s.key.ns);
+      std::lock_guard<std::mutex> lock(drop_mu_);
+      retention_by_id_[entry->id] = r;
+    }
+    resolved[i].entry = entry;
+    resolved[i].id = entry->id;
+  }
+  // A series created above may have moved the registry's entries.
+  if (any_created) {
+    for (size_t i = 0; i < count; ++i) {
+      if (resolved[i].entry != nullptr) resolved[i].entry = registry_->Find(canonical_keys[i]);
+    }
+  }
+  auto prefetch_head_slot = [&](size_t i) {
+    if (resolved[i].entry != nullptr) heads_.prefetch(resolved[i].id);
+  };
+  for (size_t i = 0; i < std::min(kPrefetchAhead, count); ++i) prefetch_head_slot(i);
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kPrefetchAhead < count) prefetch_head_slot(i + kPrefetchAhead);
+    if (resolved[i].entry != nullptr) {
+      resolved[i].head = HeadFor(resolved[i].id, samples.series[i].key.ns);
+    }
+  }
+}
+
 absl::Status Db::PrepareSamples(const model::SampleBatch& samples,
                                 const std::vector<std::string>& canonical_keys,
                                 kv::WriteBatch* batch, int64_t now_ms) {
   TW_CHECK(canonical_keys.size() == samples.series.size());
-  for (size_t i = 0; i < samples.series.size(); ++i) {
+  const size_t count = samples.series.size();
+  std::vector<ResolvedSeries>& resolved = resolved_scratch_;
+  ResolveSeries(samples, canonical_keys, batch, &resolved);
+  // Two steps ahead (see ResolveSeries): a head, then, once it is in the
+  // cache, where its next row goes.
+  for (size_t i = 0; i < std::min(kPrefetchAhead, count); ++i) PrefetchHead(resolved[i].head);
+  for (size_t i = 0; i < std::min(kPrefetchAhead / 2, count); ++i) {
+    if (resolved[i].head != nullptr) resolved[i].head->head.PrefetchNextAppend();
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (i + kPrefetchAhead < count) PrefetchHead(resolved[i + kPrefetchAhead].head);
+    if (i + kPrefetchAhead / 2 < count && resolved[i + kPrefetchAhead / 2].head != nullptr) {
+      resolved[i + kPrefetchAhead / 2].head->head.PrefetchNextAppend();
+    }
     const model::SeriesSamples& s = samples.series[i];
     if (s.size() == 0) continue;
-    const std::string& canonical = canonical_keys[i];
-    bool created = false;
-    SeriesRegistry::Entry* entry = registry_->Resolve(s.key, canonical, batch, &created);
+    SeriesRegistry::Entry* entry = resolved[i].entry;
     const SeriesId id = entry->id;
-    if (created) {
-      TierRetention r = RetentionFor(s.key.ns);
-      std::lock_guard<std::mutex> lock(drop_mu_);
-      retention_by_id_[id] = r;
-    }
-    HeadEntry* head = HeadFor(id, s.key.ns);
+    HeadEntry* head = resolved[i].head;
     const bool standard = s.storage_resolution_s == 60;
 
     std::vector<LaneRows>& lanes = series_lanes_;
@@ -456,8 +520,8 @@ absl::Status Db::ReplayHead() {
         // The log sorts last, in write order: its values are the newest.
         head_log_written_ = true;
         TW_RETURN_IF_ERROR(DecodeHeadLogRecord(
-            it->value(), [&](uint64_t sid, std::vector<LaneRows>&& lanes,
-                             std::optional<LastValue> last) {
+            it->value(),
+            [&](uint64_t sid, std::vector<LaneRows>&& lanes, std::optional<LastValue> last) {
               std::vector<LaneRows>& rows = by_series[sid];
               for (LaneRows& l : lanes) rows.push_back(std::move(l));
               if (last) head_last[sid] = *last;

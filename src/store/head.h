@@ -104,6 +104,11 @@ class SeriesHead {
   // than kept twice.
   void TakeRowsSinceCheckpoint(std::string* out);
   void Clear();
+  // Starts loading the memory the next in-order append to the first lane
+  // writes to (see codec::ChunkBuilder::PrefetchNextAppend).
+  void PrefetchNextAppend() const {
+    if (!lanes_.empty()) lanes_[0].main.PrefetchNextAppend();
+  }
 
   int64_t opened_ms = 0;       // wall clock of the first row since the last seal
   int64_t last_append_ms = 0;  // wall clock of the last row
@@ -129,8 +134,8 @@ class SeriesHead {
 // the head, so it can run on another thread than the one that keys and writes.
 struct SealedRecords {
   struct Record {
-    kv::Cf cf;       // kRaw or a rollup tier's
-    int64_t t_ms;    // raw: the chunk's first row; rollup: the window's start
+    kv::Cf cf;     // kRaw or a rollup tier's
+    int64_t t_ms;  // raw: the chunk's first row; rollup: the window's start
     std::string value;
   };
   std::vector<Record> records;
@@ -184,7 +189,8 @@ void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
 // without decoding them; DataLoss on damaged framing (the entries' own bytes
 // are checked when DecodeHeadRecord reads them).
 absl::Status ForEachHeadLogEntry(
-    std::string_view value, const std::function<void(uint64_t series_id, std::string_view entry)>& fn);
+    std::string_view value,
+    const std::function<void(uint64_t series_id, std::string_view entry)>& fn);
 // Calls `fn` for each entry in order, decoded; DataLoss on damaged bytes.
 absl::Status DecodeHeadLogRecord(
     std::string_view value,

@@ -41,6 +41,10 @@ class LaneChunk {
   // (16 bytes per sample and column) until Finish().
   size_t MemoryBytes() const;
   void Append(const Row& row);
+  // See codec::ChunkBuilder::PrefetchNextAppend.
+  void PrefetchNextAppend() const {
+    for (const codec::ChunkBuilder& c : cols_) c.PrefetchNextAppend();
+  }
   // Row i as appended (i < size()).
   Row RowAt(size_t i) const;
   // The record value (see above).

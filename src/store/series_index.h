@@ -75,6 +75,9 @@ class SeriesRegistry {
   Entry* Resolve(const model::SeriesKey& key, const std::string& canonical, kv::WriteBatch* batch,
                  bool* created);
   Entry* Find(const std::string& canonical);
+  // Starts loading what looking `canonical` up will read (a hint, no effect
+  // on the map).
+  void Prefetch(const std::string& canonical) const { map_.prefetch(canonical); }
   size_t size() const { return map_.size(); }
   // Approximate heap bytes of the map (docs/store.md's per-series cost).
   size_t MemoryBytes() const;
