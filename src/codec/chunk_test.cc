@@ -639,8 +639,10 @@ TEST(ChunkBuilder, SamplesReadBackAcrossBlocksAndBlocksAreReused) {
     const Samples longer = Regular(Percent1Decimal(2 * n + 1, 25), 1000, kStart + 7);
     moved.PrefetchNextAppend();
     moved.Append(longer.t.back(), longer.v.back());
+    EXPECT_EQ(moved.first_t_ms(), longer.t.front());
     EXPECT_EQ(moved.last_t_ms(), longer.t.back());
     EXPECT_EQ(moved.Finish(), Build(longer).Finish());
+    EXPECT_EQ(moved.EstimatedBytes(), Build(longer).EstimatedBytes());
     EXPECT_EQ(b.size(), 0u);  // NOLINT(bugprone-use-after-move): what a move leaves
     b.Append(kStart, 1.5);
     EXPECT_EQ(b.Finish(), Build(Regular({1.5})).Finish());

@@ -239,7 +239,7 @@ class Db {
     SeriesId id = 0;
     HeadEntry* head = nullptr;
   };
-  static constexpr size_t kPrefetchAhead = 8;  // series; see ResolveSeries
+  static constexpr size_t kPrefetchAhead = 8;  // series; see ResolveBatch
   // A seal off the commit path. The leader detaches the series' open chunks
   // into a job, after putting every row of them into head records with
   // sequence numbers below `boundary` (rows that arrive later get records
@@ -319,9 +319,9 @@ class Db {
   static void PrefetchHead(const HeadEntry* entry);
   // The registry entry and head of each series of `samples` (creating new
   // series' index records in `batch`), in order.
-  void ResolveSeries(const model::SampleBatch& samples,
-                     const std::vector<std::string>& canonical_keys, kv::WriteBatch* batch,
-                     std::vector<ResolvedSeries>* out);
+  void ResolveBatch(const model::SampleBatch& samples,
+                    const std::vector<std::string>& canonical_keys, kv::WriteBatch* batch,
+                    std::vector<ResolvedSeries>* out);
   // Maintenance work done by the write leader: seal by age, idleness, memory.
   void PrepareMaintenance(bool seal_all, kv::WriteBatch* batch, int64_t now_ms);
   absl::Status ReplayHead();

@@ -165,7 +165,7 @@ TEST_F(DbMetricsTest, ABatchsOwnCanonicalKeysAreUsedWhenTheyAgreeWithItsKeys) {
 }
 
 // A write looks all its series up before it appends (store/db.h,
-// ResolveSeries); the series it creates grow the registry, which moves the
+// ResolveBatch); the series it creates grow the registry, which moves the
 // entries of those looked up before them. Each series must still get exactly
 // its own rows and last value, a series named twice in one write both parts.
 TEST_F(DbMetricsTest, AWriteThatCreatesManySeriesKeepsEverySeriesItsOwnRows) {
@@ -193,6 +193,10 @@ TEST_F(DbMetricsTest, AWriteThatCreatesManySeriesKeepsEverySeriesItsOwnRows) {
     EXPECT_EQ(LastValueOf(*db, job(i)), (i == 3 ? LastValue{kT0 + 2000, 7.5}
                                                 : LastValue{kT0 + 1000, 1000.0 + i}));
   }
+  // The writer's own idea of each last value went to the right series too:
+  // an older sample does not take over.
+  ASSERT_TRUE(db->PutSamples(Plain(job(0), {{kT0 + 900, -1}})).ok());
+  EXPECT_EQ(LastValueOf(*db, job(0)), (LastValue{kT0 + 1000, 1000.0}));
 }
 
 // The last value lives in the head records between seals (no "l" record per

@@ -92,12 +92,13 @@ TierRetention Db::RetentionFor(std::string_view ns) {
 
 void Db::PrefetchHead(const HeadEntry* entry) {
   if (entry == nullptr) return;
-  // An append reads the lane's state and the chunk builder's, at the start
-  // of the entry.
+  // An append reads and writes the first lane's state and its main chunk's
+  // builder, at the start of the entry, and the entry's last value and flags.
   const char* p = reinterpret_cast<const char*>(entry);
   for (size_t at = 0; at < std::min<size_t>(sizeof(SeriesHead), 256); at += 64) {
-    __builtin_prefetch(p + at);
+    __builtin_prefetch(p + at, 1);
   }
+  __builtin_prefetch(&entry->last, 1);
 }
 
 Db::HeadEntry* Db::HeadFor(SeriesId id, std::string_view ns) {
@@ -323,15 +324,16 @@ absl::StatusOr<const std::vector<std::string>*> Db::CanonicalKeys(const model::S
 // other only within a series: looking every series up first, with the
 // lookups kPrefetchAhead series ahead prefetched, and then prefetching each
 // head and its next row's place ahead of its append, overlaps them.
-void Db::ResolveSeries(const model::SampleBatch& samples,
-                       const std::vector<std::string>& canonical_keys, kv::WriteBatch* batch,
-                       std::vector<ResolvedSeries>* out) {
+void Db::ResolveBatch(const model::SampleBatch& samples,
+                      const std::vector<std::string>& canonical_keys, kv::WriteBatch* batch,
+                      std::vector<ResolvedSeries>* out) {
   const size_t count = samples.series.size();
   std::vector<ResolvedSeries>& resolved = *out;
   resolved.assign(count, ResolvedSeries{});
-  bool any_created = false;
-  for (size_t i = 0; i < std::min(kPrefetchAhead, count); ++i)
+  size_t created_up_to = 0;  // entries looked up before the last creation may have moved
+  for (size_t i = 0; i < std::min(kPrefetchAhead, count); ++i) {
     registry_->Prefetch(canonical_keys[i]);
+  }
   for (size_t i = 0; i < count; ++i) {
     if (i + kPrefetchAhead < count) registry_->Prefetch(canonical_keys[i + kPrefetchAhead]);
     const model::SeriesSamples& s = samples.series[i];
@@ -339,7 +341,7 @@ void Db::ResolveSeries(const model::SampleBatch& samples,
     bool created = false;
     SeriesRegistry::Entry* entry = registry_->Resolve(s.key, canonical_keys[i], batch, &created);
     if (created) {
-      any_created = true;
+      created_up_to = i;
       TierRetention r = RetentionFor(s.key.ns);
       std::lock_guard<std::mutex> lock(drop_mu_);
       retention_by_id_[entry->id] = r;
@@ -347,11 +349,9 @@ void Db::ResolveSeries(const model::SampleBatch& samples,
     resolved[i].entry = entry;
     resolved[i].id = entry->id;
   }
-  // A series created above may have moved the registry's entries.
-  if (any_created) {
-    for (size_t i = 0; i < count; ++i) {
-      if (resolved[i].entry != nullptr) resolved[i].entry = registry_->Find(canonical_keys[i]);
-    }
+  // A series created above may have moved the entries looked up before it.
+  for (size_t i = 0; i < created_up_to; ++i) {
+    if (resolved[i].entry != nullptr) resolved[i].entry = registry_->Find(canonical_keys[i]);
   }
   auto prefetch_head_slot = [&](size_t i) {
     if (resolved[i].entry != nullptr) heads_.prefetch(resolved[i].id);
@@ -371,8 +371,8 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples,
   TW_CHECK(canonical_keys.size() == samples.series.size());
   const size_t count = samples.series.size();
   std::vector<ResolvedSeries>& resolved = resolved_scratch_;
-  ResolveSeries(samples, canonical_keys, batch, &resolved);
-  // Two steps ahead (see ResolveSeries): a head, then, once it is in the
+  ResolveBatch(samples, canonical_keys, batch, &resolved);
+  // Two steps ahead (see ResolveBatch): a head, then, once it is in the
   // cache, where its next row goes.
   for (size_t i = 0; i < std::min(kPrefetchAhead, count); ++i) PrefetchHead(resolved[i].head);
   for (size_t i = 0; i < std::min(kPrefetchAhead / 2, count); ++i) {
@@ -462,6 +462,8 @@ absl::Status Db::PrepareSamples(const model::SampleBatch& samples,
       if (l.rows.capacity() > kKeptScratchRows) std::vector<Row>().swap(l.rows);
     }
   }
+  constexpr size_t kKeptScratchSeries = 4096;
+  if (resolved.capacity() > kKeptScratchSeries) std::vector<ResolvedSeries>().swap(resolved);
   return absl::OkStatus();
 }
 
