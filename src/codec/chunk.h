@@ -141,7 +141,7 @@ class ChunkBuilder {
   double last_value_ = 0;
   // Running state behind EstimatedBytes() and the decimal choice.
   int decimal_scale_ = 0;  // smallest scale every value so far is decimal at; -1: none
-  bool all_same_ = true;   // (next to the int: a builder is in every open chunk)
+  bool all_same_ = true;   // beside the int, in its padding (a builder per open chunk)
   int64_t last_decimal_ = 0;
   uint64_t max_abs_decimal_ = 0;  // at decimal_scale_, saturating
   uint64_t last_step_ = 0;        // last value delta, as decimal integers or float bits
