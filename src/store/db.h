@@ -245,13 +245,17 @@ class Db {
   // sequence numbers below `boundary` (rows that arrive later get records
   // above it). The sealer thread (or the leader, see HelpSeal) encodes the
   // job; the leader of the same or a later commit writes its records and deletes the series' head
-  // records below `boundary`, in one batch. Jobs are written in the order they were detached: a
-  // series' later job deletes the records of its earlier ones too, which must be written by then.
-  // (The range cannot start at the earlier boundary: a range delete's start key must be the bare
-  // series id, see kv::WriteBatch::DeleteRange.) Until then readers and a restart find the rows in
-  // the head records, as before the seal.
+  // records from `delete_from` to below `boundary`, in one batch. Until then readers and a restart
+  // find the rows in the head records, as before the seal.
+  //
+  // Jobs are written in the order they were detached, so a series' earlier jobs have deleted its
+  // records below `delete_from` by then. The ranges of one series must not nest: RocksDB 7.8
+  // fragments overlapping range deletes into a list that keeps, per fragment, every delete that
+  // covers it, so n nested ones cost n^2 / 2 entries at each memtable switch, flush and reopen
+  // (docs/store.md: a reopen took 30 s instead of 0.5 s).
   struct SealJob {
     SeriesId id = 0;
+    uint64_t delete_from = 0;  // 0: from the series' first record
     uint64_t boundary = 0;
     TierRetention retention;
     SeriesHead head;
@@ -365,6 +369,15 @@ class Db {
   std::string head_log_record_;
   size_t head_log_bytes_ = 0;
   bool head_log_written_ = false;
+  // Head log records below this sequence number are deleted (0: no
+  // checkpoint since the store opened). Checkpoints delete from here, so that
+  // their range deletes do not nest (see SealJob).
+  uint64_t head_log_deleted_below_ = 0;
+  uint64_t head_log_last_seq_ = 0;  // of the newest head log record
+  // Per series sealed since the store opened: its head records below this
+  // sequence number are deleted, or will be when its seal jobs are written.
+  // Kept apart from heads_, whose entries go when their series idles.
+  absl::flat_hash_map<SeriesId, uint64_t> head_sealed_below_;
   std::vector<SeriesId> unckpt_series_;
   std::string checkpoint_record_;  // CheckpointHeadLog's scratch
   // Scratch of the commit path (the leader, or Open before any writer): one

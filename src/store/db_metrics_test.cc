@@ -11,6 +11,7 @@
 #include <limits>
 #include <thread>
 
+#include "absl/strings/str_format.h"
 #include "store/bulk_loader.h"
 #include "store/db.h"
 #include "store/test_util.h"
@@ -365,6 +366,55 @@ TEST_F(DbMetricsTest, ASealedHeadIsReadOnceBeforeAndAfterItsSealIsWritten) {
   EXPECT_EQ(Rows(*db, b), want_b);
   EXPECT_EQ(LastValueOf(*db, a), (LastValue{kT0 + 31'000, 15.5}));
   ExpectRowsAfterACrash("written", {{a, want_a}, {b, want_b}});
+}
+
+// A series sealed again and again (heads full, sealed by maintenance, dropped
+// while idle, all sealed at once), with the head log checkpointed in
+// between: each seal deletes exactly the head records of its own rows, from
+// where the series' previous seal stopped (so that RocksDB's range deletes do
+// not nest), and a crash at any point replays every open row once.
+TEST_F(DbMetricsTest, EachSealOfASeriesDeletesExactlyItsOwnHeadRecords) {
+  head_.max_chunk_rows = 5;
+  head_.idle_ms = 10'000;
+  head_.log_checkpoint_bytes = 64;
+  const model::SeriesKey a = Key("a"), b = Key("b");
+  Want want_a, want_b;
+  auto db = Open();
+  for (int i = 0; i < 240; ++i) {
+    const int64_t t = kT0 + i * 1000;
+    model::SampleBatch batch = Plain(a, {{t, 1.0 * i}, {t + 500, 0.5 + i}});
+    want_a.emplace_back(t, 1.0 * i);
+    want_a.emplace_back(t + 500, 0.5 + i);
+    if (i % 3 == 0) {
+      batch.series.push_back({b, 1, {{t, -1.0 * i}}, {}, {}});
+      want_b.emplace_back(t, -1.0 * i);
+    }
+    ASSERT_TRUE(db->PutSamples(batch).ok());
+    if (i % 7 == 6) {
+      ASSERT_TRUE(db->Maintain().ok());
+    }
+    if (i % 50 == 49) {
+      ASSERT_TRUE(db->SealAll().ok());
+    }
+    if (i % 60 == 59) {
+      clock_.AdvanceMs(20'000);  // both idle: maintenance seals and drops their heads
+      ASSERT_TRUE(db->Maintain().ok());
+      EXPECT_EQ(db->GetHeadStats().open_series, 0u) << "round " << i;
+    }
+    if (i % 40 == 20) {
+      ExpectRowsAfterACrash(absl::StrFormat("crash-%d", i), {{a, want_a}, {b, want_b}});
+    }
+  }
+  EXPECT_EQ(Rows(*db, a), want_a);
+  EXPECT_EQ(Rows(*db, b), want_b);
+  ExpectRowsAfterACrash("crash-end", {{a, want_a}, {b, want_b}});
+  ASSERT_TRUE(db->SealAll().ok());
+  EXPECT_EQ(Records(*db, kv::Cf::kHead), 0);  // every head record and the log deleted
+  db.reset();
+  db = Open();
+  EXPECT_EQ(Rows(*db, a), want_a);
+  EXPECT_EQ(Rows(*db, b), want_b);
+  EXPECT_EQ(Records(*db, kv::Cf::kHead), 0);
 }
 
 // Past HeadOptions::max_sealing_bytes of waiting jobs the write leader

@@ -141,6 +141,9 @@ void Db::DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
     auto job = std::make_unique<SealJob>();
     job->id = id;
     job->boundary = chunk_seq_->Next(batch);  // above every record of the head's rows
+    uint64_t& sealed_below = head_sealed_below_[id];
+    job->delete_from = sealed_below;
+    sealed_below = job->boundary;
     job->retention = entry->retention;
     job->bytes = entry->head.MemoryBytes();
     job->head = std::move(entry->head);
@@ -195,7 +198,9 @@ void Db::CommitSealJobs(bool all, kv::WriteBatch* batch) {
   for (std::unique_ptr<SealJob>& job : ready) {
     PutSealed(
         job->id, std::move(job->sealed), [&] { return chunk_seq_->Next(batch); }, batch);
-    batch->DeleteRange(kv::Cf::kHead, headkeys::SeriesPrefix(job->id),
+    batch->DeleteRange(kv::Cf::kHead,
+                       job->delete_from == 0 ? headkeys::SeriesPrefix(job->id)
+                                             : headkeys::RangeStart(job->id, job->delete_from),
                        headkeys::Key(job->id, job->boundary));
   }
 }
@@ -279,7 +284,17 @@ void Db::CheckpointHeadLog(kv::WriteBatch* batch) {
   }
   unckpt_series_.clear();
   if (head_log_written_) {
-    batch->DeleteRange(kv::Cf::kHead, headkeys::LogPrefix(), headkeys::LogEnd());
+    // The first checkpoint since the store opened deletes the whole log
+    // (records replayed from before included); later ones go on from where
+    // the last one ended, as ranges that must not nest (see SealJob).
+    if (head_log_deleted_below_ == 0) {
+      batch->DeleteRange(kv::Cf::kHead, headkeys::LogPrefix(), headkeys::LogEnd());
+    } else {
+      batch->DeleteRange(kv::Cf::kHead,
+                         headkeys::RangeStart(headkeys::kLogSeries, head_log_deleted_below_),
+                         headkeys::LogKey(head_log_last_seq_ + 1));
+    }
+    head_log_deleted_below_ = head_log_last_seq_ + 1;
     head_log_written_ = false;
   }
   head_log_record_.clear();
@@ -293,7 +308,8 @@ void Db::FinishHeadLog(kv::WriteBatch* batch) {
     CheckpointHeadLog(batch);
     return;
   }
-  batch->Put(kv::Cf::kHead, headkeys::LogKey(chunk_seq_->Next(batch)), head_log_record_);
+  head_log_last_seq_ = chunk_seq_->Next(batch);
+  batch->Put(kv::Cf::kHead, headkeys::LogKey(head_log_last_seq_), head_log_record_);
   head_log_written_ = true;
   head_log_record_.clear();
 }

@@ -168,6 +168,12 @@ std::string Key(uint64_t series_id, uint64_t seq) {
   return k;
 }
 
+std::string RangeStart(uint64_t series_id, uint64_t seq) {
+  std::string k = Key(series_id, seq);
+  k.pop_back();
+  return k;
+}
+
 bool DecodeKey(std::string_view key, uint64_t* series_id, uint64_t* seq) {
   if (key.size() != 16) return false;
   *series_id = coding::GetBig64(key.data());

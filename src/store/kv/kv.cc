@@ -179,8 +179,9 @@ class WarningLogger final : public rocksdb::Logger {
 // series id (8 bytes), or the index's type byte and id (9). Keys shorter than
 // min_key are out of its domain: RocksDB 7.8 keeps one hint per prefix for
 // the point and the range-deletion skiplists alike, so a range tombstone's
-// start key must never share a prefix with point keys (the head's range
-// deletes start at the bare 8-byte series id; WriteBatch::DeleteRange checks).
+// start key must never share a prefix with point keys (the head's point keys
+// are 16 bytes and its range deletes start at 8 or 15; WriteBatch::DeleteRange
+// checks).
 class InsertHintPrefix final : public rocksdb::SliceTransform {
  public:
   InsertHintPrefix(size_t prefix, size_t min_key)
@@ -200,7 +201,7 @@ class InsertHintPrefix final : public rocksdb::SliceTransform {
 // Prefix and shortest hinted key per column family.
 std::pair<size_t, size_t> InsertHintShape(Cf cf) {
   if (cf == Cf::kIndex) return {9, 9};
-  if (cf == Cf::kHead) return {8, 9};  // range deletes start at 8-byte keys
+  if (cf == Cf::kHead) return {8, 16};  // range deletes start at shorter keys
   return {8, 8};
 }
 
