@@ -454,7 +454,8 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
       st.head_log_bytes = head_log_bytes_;
       st.open_series = 0;
       st.rows = 0;
-      st.head_bytes = heads_.capacity() * (sizeof(SeriesId) + sizeof(void*));
+      st.head_bytes = heads_.capacity() * (sizeof(SeriesId) + sizeof(void*)) +
+                      head_sealed_below_.capacity() * (sizeof(SeriesId) + sizeof(uint64_t) + 1);
       {
         std::lock_guard<std::mutex> lock(seal_mu_);
         st.head_bytes += seal_unencoded_bytes_;  // sealed heads not yet encoded

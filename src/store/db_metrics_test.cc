@@ -372,15 +372,17 @@ TEST_F(DbMetricsTest, ASealedHeadIsReadOnceBeforeAndAfterItsSealIsWritten) {
 // while idle, all sealed at once), with the head log checkpointed in
 // between: each seal deletes exactly the head records of its own rows, from
 // where the series' previous seal stopped (so that RocksDB's range deletes do
-// not nest), and a crash at any point replays every open row once.
+// not nest), and a crash at any point replays every open row once; so does
+// a writer restarted after a crash, whose first seals and checkpoint delete
+// what its replay left.
 TEST_F(DbMetricsTest, EachSealOfASeriesDeletesExactlyItsOwnHeadRecords) {
   head_.max_chunk_rows = 5;
   head_.idle_ms = 10'000;
   head_.log_checkpoint_bytes = 64;
   const model::SeriesKey a = Key("a"), b = Key("b");
   Want want_a, want_b;
-  auto db = Open();
-  for (int i = 0; i < 240; ++i) {
+  // Round i's writes, seals and maintenance.
+  auto round = [&](Db& db, int i) {
     const int64_t t = kT0 + i * 1000;
     model::SampleBatch batch = Plain(a, {{t, 1.0 * i}, {t + 500, 0.5 + i}});
     want_a.emplace_back(t, 1.0 * i);
@@ -389,25 +391,48 @@ TEST_F(DbMetricsTest, EachSealOfASeriesDeletesExactlyItsOwnHeadRecords) {
       batch.series.push_back({b, 1, {{t, -1.0 * i}}, {}, {}});
       want_b.emplace_back(t, -1.0 * i);
     }
-    ASSERT_TRUE(db->PutSamples(batch).ok());
+    ASSERT_TRUE(db.PutSamples(batch).ok());
     if (i % 7 == 6) {
-      ASSERT_TRUE(db->Maintain().ok());
+      ASSERT_TRUE(db.Maintain().ok());
     }
     if (i % 50 == 49) {
-      ASSERT_TRUE(db->SealAll().ok());
+      ASSERT_TRUE(db.SealAll().ok());
     }
     if (i % 60 == 59) {
       clock_.AdvanceMs(20'000);  // both idle: maintenance seals and drops their heads
-      ASSERT_TRUE(db->Maintain().ok());
-      EXPECT_EQ(db->GetHeadStats().open_series, 0u) << "round " << i;
+      ASSERT_TRUE(db.Maintain().ok());
+      EXPECT_EQ(db.GetHeadStats().open_series, 0u) << "round " << i;
     }
+  };
+  auto db = Open();
+  for (int i = 0; i < 240; ++i) {
+    round(*db, i);
     if (i % 40 == 20) {
       ExpectRowsAfterACrash(absl::StrFormat("crash-%d", i), {{a, want_a}, {b, want_b}});
     }
   }
   EXPECT_EQ(Rows(*db, a), want_a);
   EXPECT_EQ(Rows(*db, b), want_b);
-  ExpectRowsAfterACrash("crash-end", {{a, want_a}, {b, want_b}});
+
+  // A writer restarted on a crash image goes on, and crashes again.
+  {
+    auto restarted = OpenCrashImage("restarted");
+    ASSERT_TRUE(restarted.ok()) << restarted.status();
+    const Want kept_a = want_a, kept_b = want_b;
+    for (int i = 240; i < 300; ++i) round(**restarted, i);
+    EXPECT_EQ(Rows(**restarted, a), want_a);
+    std::filesystem::copy(dir_.Sub("restarted"), dir_.Sub("restarted-crash"),
+                          std::filesystem::copy_options::recursive);
+    DbOptions o = Options();
+    o.data_dir = dir_.Sub("restarted-crash");
+    auto crashed = Db::Open(o);
+    ASSERT_TRUE(crashed.ok()) << crashed.status();
+    EXPECT_EQ(Rows(**crashed, a), want_a);
+    EXPECT_EQ(Rows(**crashed, b), want_b);
+    want_a = kept_a;  // the first writer goes on from its own folder
+    want_b = kept_b;
+  }
+
   ASSERT_TRUE(db->SealAll().ok());
   EXPECT_EQ(Records(*db, kv::Cf::kHead), 0);  // every head record and the log deleted
   db.reset();

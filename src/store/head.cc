@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "store/coding.h"
 #include "store/rollup.h"
+#include "util/check.h"
 #include "util/status_macros.h"
 
 namespace trainwatch::store {
@@ -169,8 +170,9 @@ std::string Key(uint64_t series_id, uint64_t seq) {
 }
 
 std::string RangeStart(uint64_t series_id, uint64_t seq) {
-  std::string k = Key(series_id, seq);
-  k.pop_back();
+  TW_CHECK(seq >= 1);
+  std::string k = Key(series_id, seq - 1);
+  k.push_back('\0');
   return k;
 }
 

@@ -155,10 +155,10 @@ namespace headkeys {
 std::string Key(uint64_t series_id, uint64_t seq);
 std::string SeriesPrefix(uint64_t series_id);
 std::string SeriesEnd(uint64_t series_id);
-// A range delete's start at or just below Key(series_id, seq): that key
-// without its last byte, so at most 255 lower sequence numbers of the series
-// fall in the range too. 15 bytes, which store/kv's memtable insert hints
-// leave alone (a range delete's start must not share a hint with point keys).
+// A range delete's start just below Key(series_id, seq) and above every
+// lower record: Key(series_id, seq - 1) and a zero byte (seq >= 1). 17 bytes,
+// which store/kv's memtable insert hints leave alone (a range delete's start
+// must not share a hint with point keys).
 std::string RangeStart(uint64_t series_id, uint64_t seq);
 bool DecodeKey(std::string_view key, uint64_t* series_id, uint64_t* seq);
 // The head log's records are keyed as a series with this reserved id (no

@@ -239,23 +239,20 @@ TEST(HeadLogRecordTest, LogKeysSortAfterEverySeriesAndInsideTheLogRange) {
 }
 
 // Range deletes that go on from where a series' last one ended start here:
-// at or below the series' record at `seq` and above every other series'
-// records, short enough that no memtable insert hint applies to it.
-TEST(HeadKeysTest, ARangeStartSortsJustBelowItsRecordWithinItsSeries) {
-  for (uint64_t seq :
-       {uint64_t{1}, uint64_t{255}, uint64_t{256}, uint64_t{4097}, uint64_t{1} << 40}) {
+// between the series' records at `seq - 1` and `seq`, so that a delete that
+// ends at Key(series, seq) and the next one overlap where no key can be; and
+// long enough that no memtable insert hint applies to it.
+TEST(HeadKeysTest, ARangeStartSortsBetweenARecordAndTheOneBelow) {
+  for (uint64_t seq : {uint64_t{1}, uint64_t{255}, uint64_t{256}, uint64_t{1} << 40}) {
     const std::string start = headkeys::RangeStart(7, seq);
-    EXPECT_EQ(start.size(), 15u);
-    EXPECT_LE(start, headkeys::Key(7, seq)) << seq;
+    EXPECT_EQ(start.size(), 17u);
+    EXPECT_LT(start, headkeys::Key(7, seq)) << seq;
+    EXPECT_GT(start, headkeys::Key(7, seq - 1)) << seq;
     EXPECT_GT(start, headkeys::SeriesPrefix(7)) << seq;
-    EXPECT_GT(start, headkeys::Key(6, UINT64_MAX)) << seq;
-    // At most the 255 sequence numbers below `seq` fall in the range too.
-    if (seq >= 256) {
-      EXPECT_GT(start, headkeys::Key(7, seq - 256)) << seq;
-    }
-    EXPECT_LT(start, headkeys::Key(7, seq + 1)) << seq;
   }
-  EXPECT_GT(headkeys::RangeStart(headkeys::kLogSeries, 5), headkeys::LogPrefix());
+  EXPECT_LT(headkeys::RangeStart(7, UINT64_MAX), headkeys::SeriesEnd(7));
+  EXPECT_GT(headkeys::RangeStart(headkeys::kLogSeries, 5), headkeys::LogKey(4));
+  EXPECT_LT(headkeys::RangeStart(headkeys::kLogSeries, 5), headkeys::LogKey(5));
 }
 
 }  // namespace

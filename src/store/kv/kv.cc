@@ -2,9 +2,10 @@
 
 #include <array>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <filesystem>
+#include <mutex>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -177,31 +178,36 @@ class WarningLogger final : public rocksdb::Logger {
 
 // The memtable insert hint's key prefix per column family (see Open): the
 // series id (8 bytes), or the index's type byte and id (9). Keys shorter than
-// min_key are out of its domain: RocksDB 7.8 keeps one hint per prefix for
-// the point and the range-deletion skiplists alike, so a range tombstone's
-// start key must never share a prefix with point keys (the head's point keys
-// are 16 bytes and its range deletes start at 8 or 15; WriteBatch::DeleteRange
-// checks).
+// min_key or longer than max_key are out of its domain: RocksDB 7.8 keeps one
+// hint per prefix for the point and the range-deletion skiplists alike, so a
+// range tombstone's start key must never share a prefix with point keys (the
+// head's point keys are 16 bytes and its range deletes start at 8 or 17;
+// WriteBatch::DeleteRange checks).
+struct InsertHintShape {
+  size_t prefix;
+  size_t min_key;
+  size_t max_key = SIZE_MAX;
+  bool InDomain(size_t key_size) const { return key_size >= min_key && key_size <= max_key; }
+};
+
 class InsertHintPrefix final : public rocksdb::SliceTransform {
  public:
-  InsertHintPrefix(size_t prefix, size_t min_key)
-      : prefix_(prefix), min_key_(min_key), name_("trainwatch.InsertHintPrefix." + std::to_string(prefix)) {}
+  explicit InsertHintPrefix(InsertHintShape shape)
+      : shape_(shape), name_("trainwatch.InsertHintPrefix." + std::to_string(shape.prefix)) {}
   const char* Name() const override { return name_.c_str(); }
   rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
-    return rocksdb::Slice(key.data(), prefix_);
+    return rocksdb::Slice(key.data(), shape_.prefix);
   }
-  bool InDomain(const rocksdb::Slice& key) const override { return key.size() >= min_key_; }
+  bool InDomain(const rocksdb::Slice& key) const override { return shape_.InDomain(key.size()); }
 
  private:
-  size_t prefix_;
-  size_t min_key_;
+  InsertHintShape shape_;
   std::string name_;
 };
 
-// Prefix and shortest hinted key per column family.
-std::pair<size_t, size_t> InsertHintShape(Cf cf) {
+InsertHintShape HintShapeOf(Cf cf) {
   if (cf == Cf::kIndex) return {9, 9};
-  if (cf == Cf::kHead) return {8, 16};  // range deletes start at shorter keys
+  if (cf == Cf::kHead) return {8, 16, 16};  // range deletes start at other lengths
   return {8, 8};
 }
 
@@ -234,7 +240,7 @@ void WriteBatch::Delete(Cf cf, std::string_view key) {
 }
 void WriteBatch::DeleteRange(Cf cf, std::string_view begin, std::string_view end) {
   // See InsertHintPrefix: a hinted start key would corrupt the memtable.
-  TW_CHECK(begin.size() < InsertHintShape(cf).second);
+  TW_CHECK(!HintShapeOf(cf).InDomain(begin.size()));
   rep_->batch.DeleteRange(IdHandles()[static_cast<int>(cf)], ToSlice(begin), ToSlice(end));
 }
 void WriteBatch::SetSavePoint() { rep_->batch.SetSavePoint(); }
@@ -326,9 +332,8 @@ absl::StatusOr<std::unique_ptr<Kv>> Kv::Open(const KvOptions& options) {
     // type byte and an id); a memtable insert hint per such prefix makes each
     // insert start where the series' previous one went instead of searching
     // the whole skiplist, which otherwise dominates the write path.
-    const auto [hint_prefix, hint_min_key] = InsertHintShape(cf);
     cfo.memtable_insert_with_hint_prefix_extractor =
-        std::make_shared<InsertHintPrefix>(hint_prefix, hint_min_key);
+        std::make_shared<InsertHintPrefix>(HintShapeOf(cf));
     cfo.compression = chunks ? rocksdb::kNoCompression : rocksdb::kLZ4Compression;
     // Head records live until their series seals (an hour at most):
     // compressing them at every compaction was 4.5% of the server's CPU

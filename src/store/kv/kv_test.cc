@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,46 @@ TEST(Kv, HeadPatternOfRecordsAndRangeDeletes) {
   for (uint64_t k : kept) expected += k;
   EXPECT_EQ(Keys(*kv, Cf::kHead).size(), expected);
   EXPECT_EQ(kv->Get(Cf::kIndex, "l" + big(5)).value().value_or(""), "299");
+}
+
+// The head's seals (store/db_samples.cc) also delete from where a series' last
+// delete ended: from a 17-byte key between two of its 16-byte records, amid
+// puts of the same series that keep their insert hint.
+TEST(Kv, HeadRangeDeletesFromBetweenRecordsAmidPointPuts) {
+  testing::TempDir dir;
+  auto kv = OpenPrimary(dir.path());
+  auto key = [](uint64_t series, uint64_t seq) {
+    std::string k(16, '\0');
+    for (int i = 0; i < 8; ++i) {
+      k[i] = static_cast<char>(series >> (56 - 8 * i));
+      k[8 + i] = static_cast<char>(seq >> (56 - 8 * i));
+    }
+    return k;
+  };
+  constexpr uint64_t kSeries = 16;
+  uint64_t seq = 0;
+  std::vector<uint64_t> deleted_below(kSeries, 0);
+  std::set<std::string> want;
+  for (int round = 0; round < 400; ++round) {
+    WriteBatch b;
+    for (uint64_t s = 0; s < kSeries; ++s) {
+      b.Put(Cf::kHead, key(s, ++seq), "rows");
+      want.insert(key(s, seq));
+      if ((round + s) % 5 == 0) {
+        // Deletes every record of the series so far but the newest.
+        const uint64_t below = seq;
+        std::string start = key(s, deleted_below[s] == 0 ? 0 : deleted_below[s] - 1);
+        start.push_back('\0');
+        b.DeleteRange(Cf::kHead, start, key(s, below));
+        want.erase(want.lower_bound(start), want.lower_bound(key(s, below)));
+        deleted_below[s] = below;
+      }
+    }
+    ASSERT_TRUE(kv->Write(&b).ok());
+  }
+  std::vector<std::string> got = Keys(*kv, Cf::kHead);
+  EXPECT_EQ(std::set<std::string>(got.begin(), got.end()), want);
+  EXPECT_EQ(got.size(), want.size());
 }
 
 TEST(Kv, SnapshotSeesThePast) {
