@@ -655,32 +655,73 @@ absl::Status SamplesFromDom(element series, size_t max_samples, model::SampleBat
 
 }  // namespace
 
-absl::Status DecodeSamplesBodyInto(std::string_view body, size_t max_samples,
-                                   model::SampleBatch* batch, std::string_view shape) {
-  // One parser per thread: it keeps its buffers for the next body. The
-  // format nests 5 deep (statistic sets); deeper input is refused while
-  // parsing, before any of it is built.
+namespace {
+
+// Parses `body` with this thread's parser, which keeps its buffers for the
+// next body (and *top is valid until then): InvalidArgument naming `shape`
+// unless the body is a JSON object. The formats nest 5 deep at most
+// (statistic sets in an agent batch); deeper input is refused while parsing,
+// before any of it is built.
+absl::Status ParseObject(std::string_view body, std::string_view shape,
+                         simdjson::dom::object* top) {
   constexpr size_t kMaxDepth = 8;
   thread_local simdjson::dom::parser parser = [] {
     simdjson::dom::parser p;
     // Grows with larger bodies, keeping the depth. Should this first
     // allocation fail, parse() allocates again with simdjson's default depth
-    // (1024, still safe): the samples format's shape checks then refuse
-    // deep bodies with their own messages.
+    // (1024, still safe): the formats' shape checks then refuse deep bodies
+    // with their own messages.
     const simdjson::error_code allocated = p.allocate(64 << 10, kMaxDepth);
     (void)allocated;
     return p;
   }();
+  // Also keeps a null pointer (an empty view's) from simdjson's copy.
+  if (body.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the body must be a JSON object %s, and is empty; see docs/api.md", shape));
+  }
   element doc;
-  simdjson::dom::object top;
   const simdjson::error_code parsed = parser.parse(body.data(), body.size()).get(doc);
   if (parsed == simdjson::DEPTH_ERROR) {
-    return absl::InvalidArgumentError("the body nests JSON deeper than the samples format allows");
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the body nests JSON deeper than the format %s allows", shape));
   }
-  if (parsed != simdjson::SUCCESS || doc.get_object().get(top) != simdjson::SUCCESS) {
+  if (parsed != simdjson::SUCCESS || doc.get_object().get(*top) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
         absl::StrFormat("the body must be a JSON object %s; see docs/api.md", shape));
   }
+  return absl::OkStatus();
+}
+
+// Members of a parsed object, with the messages Fields gives.
+absl::Status StringMember(simdjson::dom::object o, std::string_view where, const char* key,
+                          std::string_view* out) {
+  element e;
+  if (o.at_key(key).get(e) != simdjson::SUCCESS) {
+    return Bad(where, absl::StrFormat("%s is missing", key));
+  }
+  if (e.get_string().get(*out) != simdjson::SUCCESS) {
+    return Bad(where, absl::StrFormat("%s must be a string", key));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status IntegerMember(simdjson::dom::object o, std::string_view where, const char* key,
+                           int64_t* out) {
+  element e;
+  if (o.at_key(key).get(e) != simdjson::SUCCESS) {
+    return Bad(where, absl::StrFormat("%s is missing", key));
+  }
+  if (!AsInt64(e, out)) return Bad(where, absl::StrFormat("%s must be an integer", key));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status DecodeSamplesBodyInto(std::string_view body, size_t max_samples,
+                                   model::SampleBatch* batch, std::string_view shape) {
+  simdjson::dom::object top;
+  TW_RETURN_IF_ERROR(ParseObject(body, shape, &top));
   element series;
   if (top.at_key("series").get(series) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError("member \"series\" must be a list of series");
@@ -754,57 +795,61 @@ std::string EncodeAgentBatch(const AgentBatch& batch) {
 }
 
 absl::StatusOr<AgentBatch> DecodeAgentBatch(std::string_view body, size_t max_samples) {
-  Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    return absl::InvalidArgumentError(
-        "the body must be a JSON object {\"agent\", \"seq\", \"kind\", ...}; see docs/api.md");
-  }
+  // One parse with the samples' parser: samples and log batches are what
+  // agents send all along (job records go through nlohmann::json, below).
+  constexpr std::string_view kWhere = "agent batch";
+  simdjson::dom::object top;
+  TW_RETURN_IF_ERROR(ParseObject(body, "{\"agent\", \"seq\", \"kind\", ...}", &top));
   AgentBatch batch;
-  Fields f(doc, "agent batch");
-  std::string kind;
-  absl::Status s;
-  if (!(s = f.String("agent", &batch.agent)).ok() || !(s = f.Integer("seq", &batch.seq)).ok() ||
-      !(s = f.String("kind", &kind)).ok()) {
-    return s;
+  std::string_view agent, kind;
+  TW_RETURN_IF_ERROR(StringMember(top, kWhere, "agent", &agent));
+  TW_RETURN_IF_ERROR(IntegerMember(top, kWhere, "seq", &batch.seq));
+  TW_RETURN_IF_ERROR(StringMember(top, kWhere, "kind", &kind));
+  if (agent.empty() || agent.size() > 200 || batch.seq <= 0) {
+    return Bad(kWhere, "agent must be 1-200 bytes and seq > 0");
   }
-  if (batch.agent.empty() || batch.agent.size() > 200 || batch.seq <= 0) {
-    return Bad("agent batch", "agent must be 1-200 bytes and seq > 0");
-  }
+  batch.agent = std::string(agent);
   if (kind == "samples") {
     batch.kind = AgentBatch::Kind::kSamples;
-    // The envelope was read above; the samples decoder reads its "series"
-    // from the same body (a second, fast parse of what is mostly samples).
-    if (doc.find("series") == doc.end()) return Bad("agent batch", "series is missing");
-    TW_RETURN_IF_ERROR(DecodeSamplesBodyInto(body, max_samples, &batch.samples,
-                                             "{\"agent\", \"seq\", \"kind\", ...}"));
+    element series;
+    if (top.at_key("series").get(series) != simdjson::SUCCESS) return Bad(kWhere, "series is missing");
+    TW_RETURN_IF_ERROR(SamplesFromDom(series, max_samples, &batch.samples));
   } else if (kind == "logs") {
     batch.kind = AgentBatch::Kind::kLogs;
-    if (!(s = f.String("group", &batch.logs.stream.group)).ok() ||
-        !(s = f.String("stream", &batch.logs.stream.stream)).ok()) {
-      return s;
+    std::string_view group, stream;
+    TW_RETURN_IF_ERROR(StringMember(top, kWhere, "group", &group));
+    TW_RETURN_IF_ERROR(StringMember(top, kWhere, "stream", &stream));
+    batch.logs.stream.group = std::string(group);
+    batch.logs.stream.stream = std::string(stream);
+    simdjson::dom::array events;
+    if (top.at_key("events").get_array().get(events) != simdjson::SUCCESS) {
+      return Bad(kWhere, "events must be a list");
     }
-    const Json* events = f.Array("events");
-    if (events == nullptr) return Bad("agent batch", "events must be a list");
-    for (const Json& e : *events) {
-      if (!e.is_object()) return Bad("agent batch", "events must be {t_ms, message} objects");
-      Fields ef(e, "agent batch event");
-      model::LogEvent event{0, ""};
-      if (!(s = ef.Integer("t_ms", &event.t_ms)).ok() || !(s = ef.String("message", &event.message)).ok()) {
-        return s;
+    batch.logs.events.reserve(events.size());
+    for (element e : events) {
+      simdjson::dom::object event;
+      if (e.get_object().get(event) != simdjson::SUCCESS) {
+        return Bad(kWhere, "events must be {t_ms, message} objects");
       }
-      batch.logs.events.push_back(std::move(event));
+      model::LogEvent out{0, ""};
+      std::string_view message;
+      TW_RETURN_IF_ERROR(IntegerMember(event, "agent batch event", "t_ms", &out.t_ms));
+      TW_RETURN_IF_ERROR(StringMember(event, "agent batch event", "message", &message));
+      out.message = std::string(message);
+      batch.logs.events.push_back(std::move(out));
     }
   } else if (kind == "create_job" || kind == "update_job") {
     batch.kind = kind == "create_job" ? AgentBatch::Kind::kCreateJob : AgentBatch::Kind::kUpdateJob;
-    auto it = doc.find("job");
-    if (it == doc.end()) return Bad("agent batch", "job is missing");
+    // Small and rare: read through the job record's own decoder.
+    Json doc = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+    auto it = doc.is_object() ? doc.find("job") : doc.end();
+    if (!doc.is_object() || it == doc.end()) return Bad(kWhere, "job is missing");
     absl::StatusOr<model::JobRecord> job = JobRecordFromJson(*it);
     if (!job.ok()) return job.status();
     batch.job = *std::move(job);
   } else {
-    return Bad("agent batch",
-               absl::StrFormat("kind \"%s\" is not samples, logs, create_job or update_job",
-                               kind.substr(0, 40)));
+    return Bad(kWhere, absl::StrFormat("kind \"%s\" is not samples, logs, create_job or update_job",
+                                       kind.substr(0, 40)));
   }
   return batch;
 }

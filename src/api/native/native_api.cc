@@ -194,31 +194,55 @@ HttpResponse NativeApi::Health() const {
                       {"logs", backends_.logs != nullptr},
                       {"jobs", backends_.jobs != nullptr},
                       {"agents", backends_.agents != nullptr}};
+  // What POST /api/v1/samples and /api/v1/agent/deliver bodies may be
+  // compressed with: agents compress only for a server that lists it.
+  body["content_encodings"] = {"gzip", "snappy"};
   return Reply(200, body);
 }
+
+namespace {
+
+// The body as sent, or inflated into *inflated (Content-Encoding gzip or
+// snappy, up to `max_bytes`); false with the answer in *refusal for another
+// encoding or a body that does not inflate.
+bool InflatedBody(const HttpRequest& request, size_t max_bytes, std::string* inflated,
+                  std::string_view* body, HttpResponse* refusal) {
+  *body = request.body;
+  const std::string* enc = request.headers.Find("Content-Encoding");
+  if (enc == nullptr) return true;
+  const std::string e = absl::AsciiStrToLower(absl::StripAsciiWhitespace(*enc));
+  if (e.empty() || e == "identity") return true;
+  if (e != "gzip" && e != "snappy") {
+    *refusal = Error(415, "UnsupportedMediaType",
+                     absl::StrFormat("Content-Encoding %s is not supported; use gzip or snappy",
+                                     e.substr(0, 64)));
+    return false;
+  }
+  absl::StatusOr<std::string> out = e == "gzip" ? Gunzip(request.body, max_bytes)
+                                                : SnappyUncompress(request.body, max_bytes);
+  if (absl::IsResourceExhausted(out.status())) {
+    *refusal = Error(413, "RequestEntityTooLarge",
+                     absl::StrFormat("%s Send smaller batches.", out.status().message()));
+    return false;
+  }
+  if (!out.ok()) {
+    *refusal = FromStatus(out.status());
+    return false;
+  }
+  *inflated = *std::move(out);
+  *body = *inflated;
+  return true;
+}
+
+}  // namespace
 
 HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
   if (backends_.samples == nullptr) return NoBackend("metric store");
   std::string inflated;
-  std::string_view body = request.body;
-  if (const std::string* enc = request.headers.Find("Content-Encoding")) {
-    std::string e = absl::AsciiStrToLower(absl::StripAsciiWhitespace(*enc));
-    if (e == "gzip" || e == "snappy") {
-      absl::StatusOr<std::string> out =
-          e == "gzip" ? Gunzip(request.body, options_.max_decompressed_bytes)
-                      : SnappyUncompress(request.body, options_.max_decompressed_bytes);
-      if (absl::IsResourceExhausted(out.status())) {
-        return Error(413, "RequestEntityTooLarge",
-                     absl::StrFormat("%s Send smaller batches.", out.status().message()));
-      }
-      if (!out.ok()) return FromStatus(out.status());
-      inflated = *std::move(out);
-      body = inflated;
-    } else if (!e.empty() && e != "identity") {
-      return Error(415, "UnsupportedMediaType",
-                   absl::StrFormat("Content-Encoding %s is not supported; use gzip or snappy",
-                                   e.substr(0, 64)));
-    }
+  std::string_view body;
+  if (HttpResponse refusal;
+      !InflatedBody(request, options_.max_decompressed_bytes, &inflated, &body, &refusal)) {
+    return refusal;
   }
   // Each request thread decodes into its own batch, which keeps its series'
   // keys and buffers for the thread's next body (agent_codec.h), within a
@@ -241,11 +265,16 @@ HttpResponse NativeApi::Deliver(const HttpRequest& request) const {
                  "this server only follows its data folder (a run held it when the server "
                  "started), so it cannot take agents' data; restart it once no run holds it");
   }
-  if (JsonNestingDepth(request.body, 8) > 8) {
+  std::string inflated;
+  std::string_view body;
+  if (HttpResponse refusal;
+      !InflatedBody(request, options_.max_decompressed_bytes, &inflated, &body, &refusal)) {
+    return refusal;
+  }
+  if (JsonNestingDepth(body, 8) > 8) {
     return Error(400, "InvalidArgument", "the body nests JSON deeper than agent batches do");
   }
-  absl::StatusOr<AgentBatch> batch =
-      DecodeAgentBatch(request.body, options_.max_samples_per_request);
+  absl::StatusOr<AgentBatch> batch = DecodeAgentBatch(body, options_.max_samples_per_request);
   if (!batch.ok()) return FromStatus(batch.status());
   absl::StatusOr<bool> written = backends_.agents->Deliver(*batch);
   if (!written.ok()) return FromStatus(written.status());

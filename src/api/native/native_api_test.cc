@@ -44,6 +44,8 @@ TEST_F(NativeApiTest, HealthAndRoutes) {
   nlohmann::json j = Call("GET", "/api/v1/health");
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(j["backends"]["metrics"], true);
+  // What agents look for before they compress their batches.
+  EXPECT_EQ(j["content_encodings"], nlohmann::json({"gzip", "snappy"}));
   EXPECT_EQ(Call("GET", "/api/v1/nope", "", 404)["error"]["code"], "NotFound");
   EXPECT_EQ(Call("POST", "/api/v1/health", "", 405)["error"]["code"], "MethodNotAllowed");
 }
@@ -389,6 +391,84 @@ TEST(SamplesBodyTest, TrimmingABatchFreesLargeBuffersAndKeepsSmallOnes) {
   model::SampleBatch over = filled(kMaxKeptDecodedBytes / per_series + 1);
   TrimDecodedSamples(&over);
   EXPECT_TRUE(over.series.empty());
+}
+
+// Agents' batches: each kind decodes to what was encoded, from one parse,
+// and a malformed batch is refused naming the member that is wrong.
+TEST(AgentBatchTest, DecodesWhatWasEncodedAndNamesWhatIsWrong) {
+  AgentBatch samples;
+  samples.agent = "gpu-3-4242-1f2e9a0c";
+  samples.seq = 17;
+  samples.kind = AgentBatch::Kind::kSamples;
+  model::SeriesSamples loss;
+  loss.key = *model::MakeSeriesKey("/aws/sagemaker/TrainingJobs", "train:loss",
+                                   {{"TrainingJobName", "mnist-7"}}, "None");
+  loss.samples = {{kNow - 1000, 0.5}, {kNow, 0.25}};
+  samples.samples.series.push_back(loss);
+  absl::StatusOr<AgentBatch> back = DecodeAgentBatch(EncodeAgentBatch(samples), 1000);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->agent, samples.agent);
+  EXPECT_EQ(back->seq, 17);
+  EXPECT_EQ(back->kind, AgentBatch::Kind::kSamples);
+  ASSERT_EQ(back->samples.series.size(), 1u);
+  EXPECT_EQ(back->samples.series[0].key, loss.key);
+  EXPECT_EQ(back->samples.series[0].samples, loss.samples);
+
+  AgentBatch logs;
+  logs.agent = "a";
+  logs.seq = 18;
+  logs.kind = AgentBatch::Kind::kLogs;
+  logs.logs = {{"/aws/sagemaker/TrainingJobs", "mnist-7/algo-1-1"},
+               {{kNow, "epoch 1"}, {kNow + 1, "caf\xc3\xa9 \"quoted\""}}};
+  back = DecodeAgentBatch(EncodeAgentBatch(logs), 1000);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->kind, AgentBatch::Kind::kLogs);
+  EXPECT_EQ(back->logs.stream.group, logs.logs.stream.group);
+  EXPECT_EQ(back->logs.stream.stream, logs.logs.stream.stream);
+  EXPECT_EQ(back->logs.events, logs.logs.events);
+
+  AgentBatch create;
+  create.agent = "a";
+  create.seq = 1;
+  create.kind = AgentBatch::Kind::kCreateJob;
+  create.job.name = "mnist-7";
+  create.job.creation_ms = kNow;
+  create.job.command = {"python3", "train.py"};
+  back = DecodeAgentBatch(EncodeAgentBatch(create), 1000);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->kind, AgentBatch::Kind::kCreateJob);
+  EXPECT_EQ(back->job, create.job);
+
+  const struct {
+    std::string body, message;
+  } bad[] = {
+      {"[1]", "the body must be a JSON object {\"agent\", \"seq\", \"kind\", ...}"},
+      {"", "is empty"},
+      {R"({"seq": 1, "kind": "logs"})", "agent batch: agent is missing"},
+      {R"({"agent": "a", "seq": "1", "kind": "logs"})", "agent batch: seq must be an integer"},
+      {R"({"agent": "a", "seq": 0, "kind": "logs"})", "agent must be 1-200 bytes and seq > 0"},
+      {R"({"agent": "a", "seq": 1, "kind": "metrics"})",
+       "kind \"metrics\" is not samples, logs, create_job or update_job"},
+      {R"({"agent": "a", "seq": 1, "kind": "samples"})", "agent batch: series is missing"},
+      {R"({"agent": "a", "seq": 1, "kind": "samples", "series": [{"namespace": "T", "metric": "m"}]})",
+       "series[0]: t_ms and values must be lists"},
+      {R"({"agent": "a", "seq": 1, "kind": "logs", "group": "g", "stream": "s"})",
+       "agent batch: events must be a list"},
+      {R"({"agent": "a", "seq": 1, "kind": "logs", "group": "g", "stream": "s", "events": [1]})",
+       "events must be {t_ms, message} objects"},
+      {R"({"agent": "a", "seq": 1, "kind": "logs", "group": "g", "stream": "s",
+           "events": [{"t_ms": 1}]})",
+       "agent batch event: message is missing"},
+      {R"({"agent": "a", "seq": 1, "kind": "logs", "group": 7, "stream": "s", "events": []})",
+       "agent batch: group must be a string"},
+      {R"({"agent": "a", "seq": 1, "kind": "update_job"})", "agent batch: job is missing"},
+  };
+  for (const auto& c : bad) {
+    absl::StatusOr<AgentBatch> b = DecodeAgentBatch(c.body, 1000);
+    ASSERT_FALSE(b.ok()) << c.body;
+    EXPECT_TRUE(absl::IsInvalidArgument(b.status())) << b.status();
+    EXPECT_THAT(b.status().message(), HasSubstr(c.message)) << c.body;
+  }
 }
 
 TEST_F(NativeApiTest, LogsAndJobs) {
