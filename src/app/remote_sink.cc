@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_format.h"
 #include "api/native/agent_codec.h"
+#include "api/snappy_body.h"
 #include "nlohmann/json.hpp"
 #include "util/log.h"
 
@@ -39,6 +40,18 @@ bool RefusedForGood(long status) {
   return status >= 400 && status < 500 && status != 408 && status != 429;
 }
 
+// Whether a health answer lists snappy among the bodies' content encodings.
+bool ListsSnappy(const std::string& health) {
+  nlohmann::json j = nlohmann::json::parse(health, nullptr, false);
+  if (!j.is_object() || !j.contains("content_encodings") || !j["content_encodings"].is_array()) {
+    return false;
+  }
+  for (const nlohmann::json& e : j["content_encodings"]) {
+    if (e.is_string() && e.get<std::string>() == "snappy") return true;
+  }
+  return false;
+}
+
 absl::Status RefusalStatus(const HttpResult& r) {
   std::string message = ErrorMessage(r);
   switch (r.status) {
@@ -59,6 +72,7 @@ struct Curl {
   CURL* (*easy_init)() = nullptr;
   CURLcode (*easy_setopt)(CURL* curl, CURLoption option, ...) = nullptr;
   CURLcode (*easy_perform)(CURL* curl) = nullptr;
+  void (*easy_reset)(CURL* curl) = nullptr;
   CURLcode (*easy_getinfo)(CURL* curl, CURLINFO info, ...) = nullptr;
   const char* (*easy_strerror)(CURLcode code) = nullptr;
   void (*easy_cleanup)(CURL* curl) = nullptr;
@@ -90,6 +104,7 @@ const Curl& LoadCurl() {
     bind(&c->easy_init, "curl_easy_init");
     bind(&c->easy_setopt, "curl_easy_setopt");
     bind(&c->easy_perform, "curl_easy_perform");
+    bind(&c->easy_reset, "curl_easy_reset");
     bind(&c->easy_getinfo, "curl_easy_getinfo");
     bind(&c->easy_strerror, "curl_easy_strerror");
     bind(&c->easy_cleanup, "curl_easy_cleanup");
@@ -115,21 +130,33 @@ std::string NewAgentName() {
   return absl::StrFormat("%s-%d-%08x", host, ::getpid(), rd());
 }
 
-HttpResult HttpCall(const std::string& method, const std::string& url, const std::string& body,
-                    int64_t connect_timeout_ms, int64_t timeout_ms) {
+HttpClient::~HttpClient() {
+  if (handle_ != nullptr) LoadCurl().easy_cleanup(static_cast<CURL*>(handle_));
+}
+
+HttpResult HttpClient::Call(const std::string& method, const std::string& url,
+                            std::string_view body, int64_t connect_timeout_ms, int64_t timeout_ms,
+                            std::string_view content_encoding) {
   HttpResult result;
   const Curl& lib = LoadCurl();
   if (!lib.error.empty()) {
     result.error = lib.error;
     return result;
   }
-  CURL* curl = lib.easy_init();
+  if (handle_ == nullptr) handle_ = lib.easy_init();
+  CURL* curl = static_cast<CURL*>(handle_);
   if (curl == nullptr) {
     result.error = "cannot start an HTTP client (curl_easy_init)";
     return result;
   }
+  // Every option back to its default; the open connection stays.
+  lib.easy_reset(curl);
   char error[CURL_ERROR_SIZE] = "";
   struct curl_slist* headers = lib.slist_append(nullptr, "Content-Type: application/json");
+  if (!content_encoding.empty()) {
+    headers = lib.slist_append(
+        headers, absl::StrFormat("Content-Encoding: %s", content_encoding).c_str());
+  }
   lib.easy_setopt(curl, CURLOPT_URL, url.c_str());
   lib.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   lib.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -149,9 +176,17 @@ HttpResult HttpCall(const std::string& method, const std::string& url, const std
   } else {
     result.error = error[0] != '\0' ? std::string(error) : lib.easy_strerror(code);
   }
+  // The error buffer and the header list are this call's.
+  lib.easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
+  lib.easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
   lib.slist_free_all(headers);
-  lib.easy_cleanup(curl);
   return result;
+}
+
+HttpResult HttpCall(const std::string& method, const std::string& url, const std::string& body,
+                    int64_t connect_timeout_ms, int64_t timeout_ms) {
+  HttpClient client;
+  return client.Call(method, url, body, connect_timeout_ms, timeout_ms);
 }
 
 absl::StatusOr<std::unique_ptr<RemoteSink>> RemoteSink::Create(RemoteSinkOptions options) {
@@ -244,10 +279,11 @@ absl::StatusOr<std::optional<model::JobRecord>> RemoteSink::GetJob(std::string_v
 absl::StatusOr<bool> RemoteSink::Heartbeat(const std::string& job, int host,
                                            const model::RunnerIdentity& runner) {
   // Short: the next beat follows in a second, and the run's end waits for this one.
-  HttpResult r = HttpCall("POST", options_.endpoint + "/api/v1/agent/heartbeat",
-                          api::EncodeAgentHeartbeat({job, host, runner}),
-                          options_.connect_timeout_ms,
-                          std::min<int64_t>(options_.request_timeout_ms, 5000));
+  std::lock_guard<std::mutex> lock(heartbeat_mu_);
+  HttpResult r = heartbeat_client_.Call("POST", options_.endpoint + "/api/v1/agent/heartbeat",
+                                        api::EncodeAgentHeartbeat({job, host, runner}),
+                                        options_.connect_timeout_ms,
+                                        std::min<int64_t>(options_.request_timeout_ms, 5000));
   if (r.status != 200) {
     return absl::UnavailableError(absl::StrFormat("heartbeat to the server at %s: %s",
                                                   options_.endpoint, ErrorMessage(r)));
@@ -262,6 +298,13 @@ absl::StatusOr<bool> RemoteSink::Heartbeat(const std::string& job, int host,
 
 void RemoteSink::SendLoop() {
   const std::string url = options_.endpoint + "/api/v1/agent/deliver";
+  // One connection for every batch while the server keeps it open.
+  HttpClient client;
+  // Batches go snappy-compressed (about a seventh of their JSON) to a server
+  // whose health lists snappy; older servers took only JSON. Asked again
+  // after the server could not be reached (it may be another build now).
+  enum class Snappy { kUnknown, kTaken, kNotTaken } server_snappy = Snappy::kUnknown;
+  std::string compressed;
   int64_t backoff_ms = 100;
   while (!stop_) {
     absl::StatusOr<std::optional<Spool::Record>> front = spool_->Front(500);
@@ -272,8 +315,28 @@ void RemoteSink::SendLoop() {
       continue;
     } else {
       const Spool::Record& record = **front;
-      HttpResult r = HttpCall("POST", url, record.payload, options_.connect_timeout_ms,
-                              options_.request_timeout_ms);
+      if (options_.compress && server_snappy == Snappy::kUnknown) {
+        HttpResult h = client.Call("GET", options_.endpoint + "/api/v1/health", "",
+                                   options_.connect_timeout_ms,
+                                   std::min<int64_t>(options_.request_timeout_ms, 5000));
+        if (h.status != 0) {
+          server_snappy = h.status == 200 && ListsSnappy(h.body) ? Snappy::kTaken : Snappy::kNotTaken;
+        }
+      }
+      const bool compress = options_.compress && server_snappy == Snappy::kTaken;
+      if (compress) compressed = api::SnappyCompress(record.payload);
+      HttpResult r = client.Call("POST", url, compress ? compressed : record.payload,
+                                 options_.connect_timeout_ms, options_.request_timeout_ms,
+                                 compress ? "snappy" : "");
+      if (r.status == 0) server_snappy = Snappy::kUnknown;
+      if (compress && r.status == 415) {
+        // Its health said otherwise; believe the refusal.
+        util::LogWarning(absl::StrFormat(
+            "the server at %s does not take compressed batches (%s); sending them uncompressed",
+            options_.endpoint, ErrorMessage(r)));
+        server_snappy = Snappy::kNotTaken;
+        continue;
+      }
       const bool refused = RefusedForGood(r.status);
       if (r.status == 200 || refused) {
         if (refused) {

@@ -5,6 +5,9 @@
 //
 //   runner ──Put/PutLogs/UpdateJob──▶ Spool (fdatasync) ──sender thread──▶ POST /api/v1/agent/deliver
 //
+// The sender keeps one connection open and compresses each batch with snappy
+// when the server's health lists it (servers before that took JSON only).
+//
 // Every batch gets the agent's next seq; the server writes each (agent, seq)
 // once (store::Delivery), so resending after a lost answer, a timeout or a
 // server restart never duplicates. While the server is unreachable the
@@ -24,6 +27,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/status/statusor.h"
@@ -41,6 +45,9 @@ struct RemoteSinkOptions {
   int64_t connect_timeout_ms = 2000;
   int64_t request_timeout_ms = 30000;
   int64_t create_timeout_ms = 30000;  // CreateJob's wait for the server
+  // Send batches snappy-compressed (Content-Encoding: snappy) to a server
+  // whose GET /api/v1/health lists snappy in content_encodings.
+  bool compress = true;
 };
 
 // "<hostname>-<pid>-<random>": unique per run.
@@ -55,6 +62,26 @@ struct HttpResult {
 };
 HttpResult HttpCall(const std::string& method, const std::string& url, const std::string& body,
                     int64_t connect_timeout_ms, int64_t timeout_ms);
+
+// HTTP exchanges one after another over one connection, kept open between
+// them while the server keeps it (libcurl reconnects when it did not). One
+// thread at a time.
+class HttpClient {
+ public:
+  HttpClient() = default;
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // `content_encoding`, when not empty, is sent as the body's
+  // Content-Encoding (the caller encoded it).
+  HttpResult Call(const std::string& method, const std::string& url, std::string_view body,
+                  int64_t connect_timeout_ms, int64_t timeout_ms,
+                  std::string_view content_encoding = "");
+
+ private:
+  void* handle_ = nullptr;  // CURL*, made on the first call
+};
 
 class RemoteSink final : public model::TelemetrySink {
  public:
@@ -91,6 +118,10 @@ class RemoteSink final : public model::TelemetrySink {
   std::unique_ptr<Spool> spool_;
   std::thread sender_;
   std::atomic<bool> stop_{false};
+
+  // Heartbeats (about one a second) keep a connection of their own open.
+  std::mutex heartbeat_mu_;
+  HttpClient heartbeat_client_;
 
   std::mutex mu_;
   std::condition_variable delivered_cv_;

@@ -9,12 +9,16 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "api/native/native_api.h"
 #include "app/api_backends.h"
 #include "app/spool.h"
 #include "ingest/ingest.h"
 #include "job/runner_identity.h"
+#include "nlohmann/json.hpp"
 #include "server/server.h"
 #include "store/db.h"
 #include "store/read_view.h"
@@ -113,6 +117,28 @@ class Receiver : public server::RequestHandler {
     return native_->TooLarge(limit);
   }
   api::HttpResponse Handle(const api::HttpRequest& request) const override {
+    const std::string* encoding = request.headers.Find("Content-Encoding");
+    if (request.target == "/api/v1/agent/deliver") {
+      std::lock_guard<std::mutex> lock(mu_);
+      deliver_encodings_.push_back(encoding != nullptr ? *encoding : "");
+    }
+    if (older_server) {
+      // A server from before compressed agent batches: its health does not
+      // list them, and it reads any body as JSON.
+      if (encoding != nullptr && request.target == "/api/v1/agent/deliver") {
+        api::HttpResponse refused;
+        refused.status = 400;
+        refused.body = R"({"error": {"code": "InvalidArgument", "message": "the body must be a JSON object"}})";
+        return refused;
+      }
+      if (request.target == "/api/v1/health") {
+        api::HttpResponse r = native_->Handle(request);
+        nlohmann::json j = nlohmann::json::parse(r.body);
+        j.erase("content_encodings");
+        r.body = j.dump();
+        return r;
+      }
+    }
     api::HttpResponse r = native_->Handle(request);
     if (lose_answers > 0 && request.method == "POST") {
       --lose_answers;
@@ -122,8 +148,14 @@ class Receiver : public server::RequestHandler {
     return r;
   }
   store::Db& db() { return *db_; }
+  // The Content-Encoding of each agent batch received ("" for none).
+  std::vector<std::string> deliver_encodings() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return deliver_encodings_;
+  }
 
   mutable std::atomic<int> lose_answers{0};
+  std::atomic<bool> older_server{false};
 
  private:
   std::unique_ptr<store::Db> db_;
@@ -131,6 +163,8 @@ class Receiver : public server::RequestHandler {
   std::unique_ptr<StoreAgentBackend> agents_;
   std::unique_ptr<StoreJobsBackend> jobs_;
   std::unique_ptr<api::NativeApi> native_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::string> deliver_encodings_;
 };
 
 model::JobRecord Job(const std::string& name) {
@@ -214,6 +248,52 @@ TEST(RemoteSinkTest, DeliversEverythingExactlyOnceThroughLostAnswersAndAServerOu
   ASSERT_TRUE(other.ok());
   absl::Status taken = (*other)->CreateJob(Job("job-a"));
   EXPECT_TRUE(absl::IsAlreadyExists(taken)) << taken;
+}
+
+// Batches travel snappy-compressed over one kept-open connection to a
+// server that lists snappy in its health, and as plain JSON to one from
+// before (which would refuse a compressed batch for good: it must never get
+// one).
+TEST(RemoteSinkTest, CompressesBatchesForAServerThatTakesThemAndNotForAnOlderOne) {
+  TempDir dir;
+  Receiver receiver(dir.path() + "/server-data");
+  server::ServerMetrics metrics;
+  server::ServerOptions options;
+  options.port = 0;
+  auto srv = server::Server::Start(options, receiver, metrics);
+  ASSERT_TRUE(srv.ok()) << srv.status();
+
+  RemoteSinkOptions sink_options;
+  sink_options.endpoint = "http://127.0.0.1:" + std::to_string((*srv)->port());
+  sink_options.spool_dir = dir.path() + "/spool/agent-1";
+  sink_options.agent = "agent-1";
+  auto sink = RemoteSink::Create(sink_options);
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  ASSERT_TRUE((*sink)->CreateJob(Job("job-a")).ok());
+  for (int i = 0; i < 50; i += 10) {
+    ASSERT_TRUE((*sink)->PutLogs(Lines(i, i + 10)).ok());
+    ASSERT_TRUE((*sink)->Drain(20000, nullptr));  // one request at a time
+  }
+  EXPECT_EQ(EventCount(receiver.db()), 50u);
+  std::vector<std::string> encodings = receiver.deliver_encodings();
+  ASSERT_EQ(encodings.size(), 6u);
+  for (const std::string& e : encodings) EXPECT_EQ(e, "snappy");
+  // The health request, the job's creation and five batches: all over the
+  // sender's one connection.
+  EXPECT_EQ(metrics.connections(), 1u) << "the sender keeps its connection open";
+
+  receiver.older_server = true;
+  RemoteSinkOptions second = sink_options;
+  second.agent = "agent-2";
+  second.spool_dir = dir.path() + "/spool/agent-2";
+  auto older = RemoteSink::Create(second);
+  ASSERT_TRUE(older.ok());
+  ASSERT_TRUE((*older)->PutLogs(Lines(50, 60)).ok());
+  ASSERT_TRUE((*older)->Drain(20000, nullptr));
+  EXPECT_EQ(EventCount(receiver.db()), 60u) << "nothing refused, nothing dropped";
+  encodings = receiver.deliver_encodings();
+  ASSERT_EQ(encodings.size(), 7u);
+  EXPECT_EQ(encodings.back(), "");
 }
 
 TEST(RemoteSinkTest, ASpoolLeftBehindIsDeliveredByTheServerOnce) {

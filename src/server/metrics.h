@@ -31,6 +31,7 @@ class ServerMetrics {
   uint64_t requests() const { return requests_total_.load(std::memory_order_relaxed); }
   uint64_t timeouts(int phase) const { return timeouts_[phase].load(std::memory_order_relaxed); }
   uint64_t rejected() const { return connections_rejected_.load(std::memory_order_relaxed); }
+  uint64_t connections() const { return connections_total_.load(std::memory_order_relaxed); }
 
   // Timeout phases.
   static constexpr int kIdle = 0, kHeader = 1, kBody = 2, kWrite = 3;
