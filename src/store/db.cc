@@ -112,6 +112,7 @@ absl::Status Db::OpenKv(bool writer) {
   ko.block_cache_bytes = options_.block_cache_bytes;
   ko.write_buffer_bytes = options_.write_buffer_bytes;
   ko.head_write_buffer_bytes = options_.head_write_buffer_bytes;
+  ko.observe_writes = options_.observe_writes_for_test;
   ko.bulk_load = options_.bulk_load && writer;
   if (writer) {
     ko.mode = kv::OpenMode::kPrimary;

@@ -110,6 +110,8 @@ struct DbOptions {
   size_t block_cache_bytes = 16 << 20;
   size_t write_buffer_bytes = 4 << 20;
   size_t head_write_buffer_bytes = 16 << 20;
+  // Tests: called with every batch the store writes, before it is written.
+  std::function<void(const kv::WriteBatch&)> observe_writes_for_test;
 };
 
 // Exactly-once delivery for senders that retry (an agent resending from its

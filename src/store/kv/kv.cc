@@ -250,6 +250,31 @@ size_t WriteBatch::ApproximateBytes() const { return rep_->batch.GetDataSize(); 
 int WriteBatch::Count() const { return static_cast<int>(rep_->batch.Count()); }
 void WriteBatch::Clear() { rep_->batch.Clear(); }
 
+void WriteBatch::ForEachRangeDelete(
+    const std::function<void(Cf, std::string_view, std::string_view)>& fn) const {
+  class Ranges final : public rocksdb::WriteBatch::Handler {
+   public:
+    explicit Ranges(const std::function<void(Cf, std::string_view, std::string_view)>& fn)
+        : fn_(fn) {}
+    rocksdb::Status DeleteRangeCF(uint32_t cf, const rocksdb::Slice& begin,
+                                  const rocksdb::Slice& end) override {
+      fn_(static_cast<Cf>(cf), begin.ToStringView(), end.ToStringView());
+      return rocksdb::Status::OK();
+    }
+    // Every other record is skipped.
+    rocksdb::Status PutCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status DeleteCF(uint32_t, const rocksdb::Slice&) override {
+      return rocksdb::Status::OK();
+    }
+
+   private:
+    const std::function<void(Cf, std::string_view, std::string_view)>& fn_;
+  } ranges(fn);
+  rep_->batch.Iterate(&ranges).PermitUncheckedError();
+}
+
 // ---------------------------------------------------------------------------
 // Kv
 
@@ -407,6 +432,7 @@ absl::Status Kv::Write(WriteBatch* batch, const WriteOptions& options) {
   if (secondary()) {
     return absl::FailedPreconditionError("the database is open read-only (secondary)");
   }
+  if (rep_->options.observe_writes) rep_->options.observe_writes(*batch);
   rocksdb::WriteOptions wo;
   wo.sync = options.sync;
   wo.disableWAL = options.disable_wal;

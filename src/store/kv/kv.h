@@ -44,6 +44,8 @@ std::string_view CfName(Cf cf);
 
 enum class OpenMode { kPrimary, kSecondary };
 
+class WriteBatch;
+
 // Called from RocksDB's compaction threads for every record of the column
 // families that have retention (kRaw and the rollup tiers); true drops it.
 // Must be thread-safe and must not call back into the Kv.
@@ -71,6 +73,8 @@ struct KvOptions {
   // Every SST older than this is recompacted, so that `drop` also reaches
   // data that no write would otherwise compact again. 0 = RocksDB's default.
   int64_t periodic_compaction_s = 24 * 3600;
+  // Tests: called with every batch before it is written.
+  std::function<void(const WriteBatch&)> observe_writes;
 };
 
 struct WriteOptions {
@@ -105,6 +109,9 @@ class WriteBatch {
   size_t ApproximateBytes() const;
   int Count() const;
   void Clear();
+  // Calls fn(cf, begin, end) for each DeleteRange in the batch, in order.
+  void ForEachRangeDelete(
+      const std::function<void(Cf, std::string_view begin, std::string_view end)>& fn) const;
 
  private:
   friend class Kv;
