@@ -1,20 +1,19 @@
 #include "app/remote_sink.h"
 
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
-#include <type_traits>
 
 #include "absl/strings/str_format.h"
 #include "api/native/agent_codec.h"
 #include "api/snappy_body.h"
 #include "nlohmann/json.hpp"
 #include "util/log.h"
+#include "util/shared_library.h"
 
 namespace trainwatch::app {
 namespace {
@@ -79,6 +78,7 @@ struct Curl {
   curl_slist* (*slist_append)(curl_slist* list, const char* text) = nullptr;
   void (*slist_free_all)(curl_slist* list) = nullptr;
   std::string error;  // why it could not be loaded; empty when it was
+  std::unique_ptr<util::SharedLibrary> library;
 };
 
 constexpr char kCurlLibrary[] = "libcurl.so.4";
@@ -86,20 +86,18 @@ constexpr char kCurlLibrary[] = "libcurl.so.4";
 const Curl& LoadCurl() {
   static const Curl* curl = [] {
     auto* c = new Curl();  // for the process's lifetime, as the library stays loaded
-    void* handle = ::dlopen(kCurlLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* err = ::dlerror();
+    absl::StatusOr<std::unique_ptr<util::SharedLibrary>> library =
+        util::SharedLibrary::Open(kCurlLibrary);
+    if (!library.ok()) {
       c->error = absl::StrFormat(
           "cannot load %s (%s), which trainwatch needs to talk to a server; install it (Debian: "
           "apt-get install libcurl4)",
-          kCurlLibrary, err != nullptr ? err : "unknown error");
+          kCurlLibrary, library.status().message());
       return c;
     }
+    c->library = *std::move(library);
     std::string missing;
-    auto bind = [&](auto* fn, const char* name) {
-      *fn = reinterpret_cast<std::remove_reference_t<decltype(*fn)>>(::dlsym(handle, name));
-      if (*fn == nullptr) missing += absl::StrFormat(" %s", name);
-    };
+    auto bind = [&](auto* fn, const char* name) { c->library->Require(fn, name, &missing); };
     bind(&c->global_init, "curl_global_init");
     bind(&c->easy_init, "curl_easy_init");
     bind(&c->easy_setopt, "curl_easy_setopt");

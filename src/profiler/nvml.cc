@@ -1,7 +1,5 @@
 #include "profiler/nvml.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -9,30 +7,25 @@
 #include "absl/strings/str_format.h"
 #include "profiler/metric_names.h"
 #include "util/log.h"
+#include "util/shared_library.h"
 
 namespace trainwatch::profiler {
 
 // ---- NvmlLibrary -------------------------------------------------------------
 
 absl::StatusOr<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Load(const std::string& path) {
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* err = ::dlerror();
+  absl::StatusOr<std::unique_ptr<util::SharedLibrary>> library = util::SharedLibrary::Open(path);
+  if (!library.ok()) {
     return absl::UnavailableError(
-        absl::StrFormat("cannot load NVML \"%s\": %s", path, err != nullptr ? err : "unknown"));
+        absl::StrFormat("cannot load NVML \"%s\": %s", path, library.status().message()));
   }
   std::unique_ptr<NvmlLibrary> lib(new NvmlLibrary());
-  lib->handle_ = handle;
-  auto sym = [&](const char* name) { return ::dlsym(handle, name); };
-  auto bind = [&](auto* fn, const char* name) {
-    *fn = reinterpret_cast<std::remove_reference_t<decltype(*fn)>>(sym(name));
-    return *fn != nullptr;
-  };
+  lib->library_ = *std::move(library);
+  const util::SharedLibrary& so = *lib->library_;
+  auto bind = [&](auto* fn, const char* name) { return so.Bind(fn, name); };
   nvml::InitFn init = nullptr;
   std::string missing;
-  auto require = [&](auto* fn, const char* name) {
-    if (!bind(fn, name)) missing += absl::StrFormat(" %s", name);
-  };
+  auto require = [&](auto* fn, const char* name) { so.Require(fn, name, &missing); };
   require(&init, "nvmlInit_v2");
   require(&lib->shutdown_, "nvmlShutdown");
   require(&lib->device_get_count, "nvmlDeviceGetCount_v2");
@@ -78,7 +71,6 @@ absl::StatusOr<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Load(const std::string
 
 NvmlLibrary::~NvmlLibrary() {
   if (shutdown_ != nullptr) shutdown_();
-  if (handle_ != nullptr) ::dlclose(handle_);
 }
 
 std::string NvmlLibrary::ErrorString(nvml::Return r) const {

@@ -16,6 +16,7 @@
 #include "profiler/profiler_options.h"
 #include "profiler/series_table.h"
 #include "profiler/tick_context.h"
+#include "util/shared_library.h"
 
 namespace trainwatch::profiler {
 
@@ -58,7 +59,7 @@ class NvmlLibrary {
 
  private:
   NvmlLibrary() = default;
-  void* handle_ = nullptr;
+  std::unique_ptr<util::SharedLibrary> library_;  // closed after shutdown_ ran
   nvml::ShutdownFn shutdown_ = nullptr;
   nvml::ErrorStringFn error_string_ = nullptr;
 };
