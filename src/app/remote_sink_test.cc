@@ -193,21 +193,41 @@ uint64_t EventCount(store::Db& db) {
   return stream.ok() && stream->has_value() ? (*stream)->event_count : 0;
 }
 
-TEST(RemoteSinkTest, DeliversEverythingExactlyOnceThroughLostAnswersAndAServerOutage) {
-  TempDir dir;
-  Receiver receiver(dir.path() + "/server-data");
-  server::ServerMetrics metrics;
-  server::ServerOptions options;
-  options.port = 0;
-  auto srv = server::Server::Start(options, receiver, metrics);
-  ASSERT_TRUE(srv.ok()) << srv.status();
-  const uint16_t port = (*srv)->port();
+// A Receiver over a folder of the test's, behind a real server.
+class RemoteSinkTest : public ::testing::Test {
+ protected:
+  RemoteSinkTest() { options_.port = 0; }
+  // Starts the server; again after StopServer, on the same port.
+  void StartServer() {
+    auto srv = server::Server::Start(options_, receiver_, metrics_);
+    ASSERT_TRUE(srv.ok()) << srv.status();
+    server_ = *std::move(srv);
+    options_.port = server_->port();
+  }
+  void StopServer() {
+    server_->Stop();
+    server_.reset();
+  }
+  // A sink named `agent`, sending to the server, spooling in the test's folder.
+  RemoteSinkOptions SinkOptions(const std::string& agent) const {
+    RemoteSinkOptions o;
+    o.endpoint = "http://127.0.0.1:" + std::to_string(options_.port) + "/";
+    o.spool_dir = dir_.path() + "/spool/" + agent;
+    o.agent = agent;
+    return o;
+  }
 
-  RemoteSinkOptions sink_options;
-  sink_options.endpoint = "http://127.0.0.1:" + std::to_string(port) + "/";
-  sink_options.spool_dir = dir.path() + "/spool/agent-1";
-  sink_options.agent = "agent-1";
-  auto sink = RemoteSink::Create(sink_options);
+  TempDir dir_;
+  Receiver receiver_{dir_.path() + "/server-data"};
+  server::ServerMetrics metrics_;
+  server::ServerOptions options_;
+  std::unique_ptr<server::Server> server_;
+};
+
+TEST_F(RemoteSinkTest, DeliversEverythingExactlyOnceThroughLostAnswersAndAServerOutage) {
+  Receiver& receiver = receiver_;
+  StartServer();
+  auto sink = RemoteSink::Create(SinkOptions("agent-1"));
   ASSERT_TRUE(sink.ok()) << sink.status();
 
   EXPECT_FALSE((*sink)->GetJob("job-a")->has_value());
@@ -224,8 +244,7 @@ TEST(RemoteSinkTest, DeliversEverythingExactlyOnceThroughLostAnswersAndAServerOu
   EXPECT_EQ(EventCount(receiver.db()), 20u);
 
   // The server goes away; the sink keeps taking data without waiting.
-  (*srv)->Stop();
-  srv->reset();
+  StopServer();
   for (int i = 20; i < 100; i += 10) ASSERT_TRUE((*sink)->PutLogs(Lines(i, i + 10)).ok());
   model::JobRecord done = Job("job-a");
   done.status = model::JobStatus::kCompleted;
@@ -233,18 +252,13 @@ TEST(RemoteSinkTest, DeliversEverythingExactlyOnceThroughLostAnswersAndAServerOu
   EXPECT_FALSE((*sink)->Drain(500, nullptr));
   EXPECT_EQ((*sink)->pending(), 9);
 
-  options.port = port;
-  srv = server::Server::Start(options, receiver, metrics);
-  ASSERT_TRUE(srv.ok()) << srv.status();
+  StartServer();
   ASSERT_TRUE((*sink)->Drain(20000, nullptr));
   EXPECT_EQ(EventCount(receiver.db()), 100u);
   EXPECT_EQ(receiver.db().GetJob("job-a")->value().status, model::JobStatus::kCompleted);
 
   // A name another run already has is refused, and said so.
-  RemoteSinkOptions second = sink_options;
-  second.agent = "agent-2";
-  second.spool_dir = dir.path() + "/spool/agent-2";
-  auto other = RemoteSink::Create(second);
+  auto other = RemoteSink::Create(SinkOptions("agent-2"));
   ASSERT_TRUE(other.ok());
   absl::Status taken = (*other)->CreateJob(Job("job-a"));
   EXPECT_TRUE(absl::IsAlreadyExists(taken)) << taken;
@@ -254,20 +268,10 @@ TEST(RemoteSinkTest, DeliversEverythingExactlyOnceThroughLostAnswersAndAServerOu
 // server that lists snappy in its health, and as plain JSON to one from
 // before (which would refuse a compressed batch for good: it must never get
 // one).
-TEST(RemoteSinkTest, CompressesBatchesForAServerThatTakesThemAndNotForAnOlderOne) {
-  TempDir dir;
-  Receiver receiver(dir.path() + "/server-data");
-  server::ServerMetrics metrics;
-  server::ServerOptions options;
-  options.port = 0;
-  auto srv = server::Server::Start(options, receiver, metrics);
-  ASSERT_TRUE(srv.ok()) << srv.status();
-
-  RemoteSinkOptions sink_options;
-  sink_options.endpoint = "http://127.0.0.1:" + std::to_string((*srv)->port());
-  sink_options.spool_dir = dir.path() + "/spool/agent-1";
-  sink_options.agent = "agent-1";
-  auto sink = RemoteSink::Create(sink_options);
+TEST_F(RemoteSinkTest, CompressesBatchesForAServerThatTakesThemAndNotForAnOlderOne) {
+  Receiver& receiver = receiver_;
+  StartServer();
+  auto sink = RemoteSink::Create(SinkOptions("agent-1"));
   ASSERT_TRUE(sink.ok()) << sink.status();
   ASSERT_TRUE((*sink)->CreateJob(Job("job-a")).ok());
   for (int i = 0; i < 50; i += 10) {
@@ -280,13 +284,10 @@ TEST(RemoteSinkTest, CompressesBatchesForAServerThatTakesThemAndNotForAnOlderOne
   for (const std::string& e : encodings) EXPECT_EQ(e, "snappy");
   // The health request, the job's creation and five batches: all over the
   // sender's one connection.
-  EXPECT_EQ(metrics.connections(), 1u) << "the sender keeps its connection open";
+  EXPECT_EQ(metrics_.connections(), 1u) << "the sender keeps its connection open";
 
   receiver.older_server = true;
-  RemoteSinkOptions second = sink_options;
-  second.agent = "agent-2";
-  second.spool_dir = dir.path() + "/spool/agent-2";
-  auto older = RemoteSink::Create(second);
+  auto older = RemoteSink::Create(SinkOptions("agent-2"));
   ASSERT_TRUE(older.ok());
   ASSERT_TRUE((*older)->PutLogs(Lines(50, 60)).ok());
   ASSERT_TRUE((*older)->Drain(20000, nullptr));
@@ -296,10 +297,9 @@ TEST(RemoteSinkTest, CompressesBatchesForAServerThatTakesThemAndNotForAnOlderOne
   EXPECT_EQ(encodings.back(), "");
 }
 
-TEST(RemoteSinkTest, ASpoolLeftBehindIsDeliveredByTheServerOnce) {
-  TempDir dir;
-  Receiver receiver(dir.path() + "/server-data");
-  const std::string spool_dir = dir.path() + "/spool/gone";
+TEST_F(RemoteSinkTest, ASpoolLeftBehindIsDeliveredByTheServerOnce) {
+  Receiver& receiver = receiver_;
+  const std::string spool_dir = dir_.path() + "/spool/gone";
   {
     RemoteSinkOptions sink_options;
     sink_options.endpoint = "http://127.0.0.1:1";  // nobody listens there
