@@ -298,11 +298,14 @@ void RemoteSink::SendLoop() {
   const std::string url = options_.endpoint + "/api/v1/agent/deliver";
   // One connection for every batch while the server keeps it open.
   HttpClient client;
-  // Batches go snappy-compressed (about a seventh of their JSON) to a server
+  // Batches go snappy-compressed (about an eighth of their JSON) to a server
   // whose health lists snappy; older servers took only JSON. Asked again
-  // after the server could not be reached (it may be another build now).
+  // after the server could not be reached, and after it refused a compressed
+  // batch: it may be another build by then.
   enum class Snappy { kUnknown, kTaken, kNotTaken } server_snappy = Snappy::kUnknown;
   std::string compressed;
+  // The front batch goes uncompressed: a compressed copy was refused.
+  bool send_plain = false;
   int64_t backoff_ms = 100;
   while (!stop_) {
     absl::StatusOr<std::optional<Spool::Record>> front = spool_->Front(500);
@@ -313,28 +316,41 @@ void RemoteSink::SendLoop() {
       continue;
     } else {
       const Spool::Record& record = **front;
-      if (options_.compress && server_snappy == Snappy::kUnknown) {
-        HttpResult h = client.Call("GET", options_.endpoint + "/api/v1/health", "",
-                                   options_.connect_timeout_ms,
-                                   std::min<int64_t>(options_.request_timeout_ms, 5000));
-        if (h.status != 0) {
-          server_snappy = h.status == 200 && ListsSnappy(h.body) ? Snappy::kTaken : Snappy::kNotTaken;
+      HttpResult r;
+      const bool ask = options_.compress && !send_plain && server_snappy == Snappy::kUnknown;
+      if (ask) {
+        r = client.Call("GET", options_.endpoint + "/api/v1/health", "",
+                        options_.connect_timeout_ms,
+                        std::min<int64_t>(options_.request_timeout_ms, 5000));
+        if (r.status != 0) {
+          server_snappy =
+              r.status == 200 && ListsSnappy(r.body) ? Snappy::kTaken : Snappy::kNotTaken;
         }
       }
-      const bool compress = options_.compress && server_snappy == Snappy::kTaken;
-      if (compress) compressed = api::SnappyCompress(record.payload);
-      HttpResult r = client.Call("POST", url, compress ? compressed : record.payload,
-                                 options_.connect_timeout_ms, options_.request_timeout_ms,
-                                 compress ? "snappy" : "");
+      const bool compress =
+          options_.compress && !send_plain && server_snappy == Snappy::kTaken;
+      // Unreachable when asked: back off as for a batch (r says why).
+      if (!ask || r.status != 0) {
+        if (compress) compressed = api::SnappyCompress(record.payload);
+        r = client.Call("POST", url, compress ? compressed : record.payload,
+                        options_.connect_timeout_ms, options_.request_timeout_ms,
+                        compress ? "snappy" : "");
+      }
       if (r.status == 0) server_snappy = Snappy::kUnknown;
-      if (compress && r.status == 415) {
-        // Its health said otherwise; believe the refusal.
-        util::LogWarning(absl::StrFormat(
-            "the server at %s does not take compressed batches (%s); sending them uncompressed",
-            options_.endpoint, ErrorMessage(r)));
-        server_snappy = Snappy::kNotTaken;
+      if (compress && RefusedForGood(r.status)) {
+        // A server that took them may have been replaced by one that does
+        // not (an older build reads the body as JSON: 400): this batch goes
+        // again uncompressed before any refusal counts, and the next one
+        // asks the server again.
+        util::LogOnce("remote-sink-compressed-refused",
+                      absl::StrFormat("the server at %s refused a compressed batch (%s); "
+                                      "sending it uncompressed",
+                                      options_.endpoint, ErrorMessage(r)));
+        send_plain = true;
+        server_snappy = Snappy::kUnknown;
         continue;
       }
+      send_plain = false;
       const bool refused = RefusedForGood(r.status);
       if (r.status == 200 || refused) {
         if (refused) {

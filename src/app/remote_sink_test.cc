@@ -266,8 +266,9 @@ TEST_F(RemoteSinkTest, DeliversEverythingExactlyOnceThroughLostAnswersAndAServer
 
 // Batches travel snappy-compressed over one kept-open connection to a
 // server that lists snappy in its health, and as plain JSON to one from
-// before (which would refuse a compressed batch for good: it must never get
-// one).
+// before, which refuses a compressed batch for good (400): a sink whose
+// server is replaced by such a one sends that batch again uncompressed, and
+// nothing is dropped.
 TEST_F(RemoteSinkTest, CompressesBatchesForAServerThatTakesThemAndNotForAnOlderOne) {
   Receiver& receiver = receiver_;
   StartServer();
@@ -286,14 +287,26 @@ TEST_F(RemoteSinkTest, CompressesBatchesForAServerThatTakesThemAndNotForAnOlderO
   // sender's one connection.
   EXPECT_EQ(metrics_.connections(), 1u) << "the sender keeps its connection open";
 
+  // The server is replaced by an older build; the connection stays up.
   receiver.older_server = true;
+  for (int i = 50; i < 70; i += 10) {
+    ASSERT_TRUE((*sink)->PutLogs(Lines(i, i + 10)).ok());
+    ASSERT_TRUE((*sink)->Drain(20000, nullptr));
+  }
+  EXPECT_EQ(EventCount(receiver.db()), 70u) << "nothing dropped";
+  encodings = receiver.deliver_encodings();
+  EXPECT_EQ(std::vector<std::string>(encodings.begin() + 6, encodings.end()),
+            (std::vector<std::string>{"snappy", "", ""}))
+      << "refused once, then sent plain after asking the server again";
+
+  // A sink that starts against the older server never compresses.
   auto older = RemoteSink::Create(SinkOptions("agent-2"));
   ASSERT_TRUE(older.ok());
-  ASSERT_TRUE((*older)->PutLogs(Lines(50, 60)).ok());
+  ASSERT_TRUE((*older)->PutLogs(Lines(70, 80)).ok());
   ASSERT_TRUE((*older)->Drain(20000, nullptr));
-  EXPECT_EQ(EventCount(receiver.db()), 60u) << "nothing refused, nothing dropped";
+  EXPECT_EQ(EventCount(receiver.db()), 80u);
   encodings = receiver.deliver_encodings();
-  ASSERT_EQ(encodings.size(), 7u);
+  ASSERT_EQ(encodings.size(), 10u);
   EXPECT_EQ(encodings.back(), "");
 }
 

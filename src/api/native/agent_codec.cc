@@ -675,6 +675,16 @@ absl::Status ParseObject(std::string_view body, std::string_view shape,
     (void)allocated;
     return p;
   }();
+  // The parser keeps buffers as large as the largest body it read; a smaller
+  // body after a large one gives the memory back.
+  constexpr size_t kKeptCapacity = size_t{8} << 20;
+  if (parser.capacity() > kKeptCapacity && body.size() <= kKeptCapacity) {
+    // Should it fail, parse() below allocates what this body needs.
+    const simdjson::error_code shrunk = parser.allocate(64 << 10, kMaxDepth);
+    (void)shrunk;
+  }
+  // A UTF-8 byte order mark is not JSON; editors put one in front of files.
+  if (body.substr(0, 3) == "\xEF\xBB\xBF") body.remove_prefix(3);
   // Also keeps a null pointer (an empty view's) from simdjson's copy.
   if (body.empty()) {
     return absl::InvalidArgumentError(
@@ -686,7 +696,12 @@ absl::Status ParseObject(std::string_view body, std::string_view shape,
     return absl::InvalidArgumentError(
         absl::StrFormat("the body nests JSON deeper than the format %s allows", shape));
   }
-  if (parsed != simdjson::SUCCESS || doc.get_object().get(*top) != simdjson::SUCCESS) {
+  if (parsed != simdjson::SUCCESS) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the body must be a JSON object %s, and is not JSON (%s); see docs/api.md",
+                        shape, simdjson::error_message(parsed)));
+  }
+  if (doc.get_object().get(*top) != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
         absl::StrFormat("the body must be a JSON object %s; see docs/api.md", shape));
   }

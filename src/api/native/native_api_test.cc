@@ -439,11 +439,19 @@ TEST(AgentBatchTest, DecodesWhatWasEncodedAndNamesWhatIsWrong) {
   EXPECT_EQ(back->kind, AgentBatch::Kind::kCreateJob);
   EXPECT_EQ(back->job, create.job);
 
+  // A byte order mark in front (an editor's) is not a reason to refuse.
+  back = DecodeAgentBatch("\xEF\xBB\xBF" + EncodeAgentBatch(logs), 1000);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->logs.events, logs.logs.events);
+
   const struct {
     std::string body, message;
   } bad[] = {
       {"[1]", "the body must be a JSON object {\"agent\", \"seq\", \"kind\", ...}"},
       {"", "is empty"},
+      {"\xEF\xBB\xBF", "is empty"},
+      {R"({"agent": "a", "seq": 1, "ki)", "is not JSON ("},
+      {R"({"agent": "a", "seq": 123456789012345678901234567890, "kind": "logs"})", "is not JSON ("},
       {R"({"seq": 1, "kind": "logs"})", "agent batch: agent is missing"},
       {R"({"agent": "a", "seq": "1", "kind": "logs"})", "agent batch: seq must be an integer"},
       {R"({"agent": "a", "seq": 0, "kind": "logs"})", "agent must be 1-200 bytes and seq > 0"},
