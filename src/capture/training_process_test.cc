@@ -407,7 +407,7 @@ TEST_F(SignalTest, CtrlCIsForwardedToTheProgram) {
   ASSERT_TRUE(lines_.WaitForLine("ready"));
   ::kill(::getpid(), SIGINT);
   EXPECT_EQ(NextEvent(**process), Event::kInterrupted);
-  EXPECT_EQ(NextEvent(**process), Event::kExited);
+  ASSERT_EQ(NextEvent(**process), Event::kExited);
   ExitStatus status = (*process)->Finish();
   EXPECT_EQ(status.ShellCode(), 130);  // KeyboardInterrupt handled by the program
   EXPECT_THAT(lines_.Texts(OutputStream::kStderr), ElementsAre("interrupted"));
@@ -423,7 +423,7 @@ TEST_F(SignalTest, SecondCtrlCKillsTheGroup) {
   EXPECT_EQ((*process)->Wait(100), Event::kTimeout);  // the program ignored it
   ::kill(::getpid(), SIGINT);
   EXPECT_EQ(NextEvent(**process), Event::kKilled);
-  EXPECT_EQ(NextEvent(**process), Event::kExited);
+  ASSERT_EQ(NextEvent(**process), Event::kExited);
   EXPECT_EQ((*process)->Finish().ShellCode(), 137);
 }
 
@@ -439,7 +439,7 @@ TEST_F(SignalTest, SigtermAndSighupToTheRunnerAreStopRequests) {
     // The owner decides what a stop means; capture itself signalled nothing.
     EXPECT_EQ((*process)->Wait(50), Event::kTimeout);
     (*process)->SignalGroup(SIGTERM);
-    EXPECT_EQ(NextEvent(**process), Event::kExited);
+    ASSERT_EQ(NextEvent(**process), Event::kExited);
     EXPECT_EQ((*process)->Finish().signal, SIGTERM);
   }
 }

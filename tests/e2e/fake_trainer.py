@@ -98,6 +98,22 @@ def do_orphan(ms):
     write(sys.stdout, b"orphan pid=%d\n" % pid)
 
 
+def nap(seconds):
+    """time.sleep in pieces of at most 50 ms.
+
+    Python's signal handler only sets a flag; a signal that lands between the last
+    check of that flag and the sleep's system call does not interrupt the sleep, so
+    a Ctrl-C would wait for the whole sleep (an hour, for "hang"). Short pieces bound
+    that wait.
+    """
+    end = time.monotonic() + seconds
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(left, 0.05))
+
+
 def on_winch(signum, frame):
     size = os.get_terminal_size(1)
     write(sys.stdout, b"winch cols=%d rows=%d\n" % (size.columns, size.lines))
@@ -178,7 +194,7 @@ def run(actions):
         elif name == "cwd":
             write(sys.stdout, ("cwd=%s\n" % os.getcwd()).encode())
         elif name == "sleep":
-            time.sleep(int(arg) / 1000.0)
+            nap(int(arg) / 1000.0)
         elif name == "touch":
             open(arg, "a").close()
         elif name == "wait-file":
@@ -192,7 +208,7 @@ def run(actions):
             signal.signal(signal.SIGINT, signal.SIG_IGN)
         elif name == "hang":
             while True:
-                time.sleep(3600)
+                nap(3600)
         elif name == "orphan":
             do_orphan(int(arg))
         elif name == "on-winch":
