@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -286,7 +287,8 @@ TEST_F(CliTest, AJobWhoseRunnerDiedIsRecordedFailedByTheNextReader) {
 }
 
 TEST_F(CliTest, MaxRuntimeStopsTheJobWithSigkillAfterTheGracePeriod) {
-  Finished run = RunCommand(RunArgs({"--name", "e2e-slow", "--max-runtime", "1", "--stop-grace", "500ms",
+  // 3 s: time for the interpreter to start and ignore SIGTERM before it comes.
+  Finished run = RunCommand(RunArgs({"--name", "e2e-slow", "--max-runtime", "3", "--stop-grace", "500ms",
                               "--profile-interval", "off"},
                              {"ignore-term", "out:stubborn", "hang"}));
   EXPECT_EQ(run.exit_code, 128 + SIGKILL) << run.err;
@@ -330,10 +332,13 @@ TEST_F(CliTest, LogsFollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
 // sleeps 2 s, sampled every 100 ms, has about 40 samples per series and the
 // burn in CPUUtilization, found by `trainwatch metrics` from the job's Host.
 TEST_F(CliTest, ProfilerSeriesOfAJobAreThereAt100msAndShowTheBurn) {
+  const auto started = std::chrono::steady_clock::now();
   Finished run = RunCommand(Tw({"run", "--name", "e2e-burn", "--profile-interval", "100ms", "--",
                                 "/usr/bin/python3", "-c",
                                 "import time\nt = time.time()\nwhile time.time() - t < 2: pass\n"
                                 "time.sleep(2)\n"}));
+  const double wall_ms = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - started).count();
   ASSERT_EQ(run.exit_code, 0) << run.err;
   // The job's own CPU (its process tree), so that other load on the machine does not count.
   Finished csv = RunCommand(Tw({"metrics", "e2e-burn", "--metric", "JobCPUUtilization",
@@ -341,38 +346,48 @@ TEST_F(CliTest, ProfilerSeriesOfAJobAreThereAt100msAndShowTheBurn) {
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   const std::vector<double> per_second = CsvValues(csv.out);
   ASSERT_GE(per_second.size(), 4u) << csv.out;
-  // 100 per busy core: the burn keeps one core busy (less when the machine is shared).
-  EXPECT_GT(*std::max_element(per_second.begin(), per_second.begin() + 2), 50) << csv.out;
+  // 100 per busy core: the burn keeps one core busy, or a good part of it when
+  // the other tests of the suite share the machine's cores with it.
+  EXPECT_GT(*std::max_element(per_second.begin(), per_second.begin() + 2), 30) << csv.out;
   // The sleep: a whole second with the job idle (the last bucket may hold the
   // interpreter's own shutdown).
   EXPECT_LT(*std::min_element(per_second.begin() + 2, per_second.end()), 10) << csv.out;
   Finished count = RunCommand(Tw({"metrics", "e2e-burn", "--metric", "CPUUtilization", "--period",
                                   "60", "--stat", "SampleCount", "--format", "csv"}));
   ASSERT_EQ(count.exit_code, 0) << count.err;
+  // One sample per 100 ms while the job ran: at least its 4 s (a tenth of the
+  // ticks may be late on a loaded machine), at most the command's whole wall time.
   const double samples = CsvSum(count.out);
   EXPECT_GE(samples, 36) << count.out;
-  EXPECT_LE(samples, 44) << count.out;
+  EXPECT_LE(samples, wall_ms / 100 + 2) << count.out << " in " << wall_ms << " ms";
 }
 
 // ---------------------------------------------------------------- server
 
+// A free port below the kernel's ephemeral range (ip_local_port_range), so
+// that no outgoing connection of another test takes it while a server that
+// the test stops is away, to be started again on the same port.
 int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  int ephemeral_low = 32768;
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  range >> ephemeral_low;
+  const int low = std::min(10000, ephemeral_low / 2);
+  std::mt19937 rng(std::random_device{}());
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const int port = low + static_cast<int>(rng() % static_cast<unsigned>(ephemeral_low - low));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    if (free) return port;
+  }
+  ADD_FAILURE() << "no free port below " << ephemeral_low;
+  return 0;
 }
 
-// The fault test of the agent path: a job runs through `trainwatch server`,
-// the server is stopped for 60 s in the middle, and after it is back every
-// log line and datapoint is there exactly once, while the training process
-// never noticed (its own schedule shows no delay).
 // One job on two hosts: host 1 here, host 2 in its own UTS namespace so that it
 // is "another machine" to the server (which cannot signal it, only record a stop
 // request that the runner polls for).
@@ -481,7 +496,7 @@ TEST_F(CliTest, ARunnerOnAnotherMachineThatDiesIsRecordedFailedWhenSilent) {
   }
   const std::string port = std::to_string(FreePort());
   Subprocess server(
-      Tw({"server", "--listen", "127.0.0.1:" + port, "--runner-timeout", "3s"}), {});
+      Tw({"server", "--listen", "127.0.0.1:" + port, "--runner-timeout", "6s"}), {});
   ASSERT_TRUE(WaitForFile(data_ + "/server.json"));
   std::vector<std::string> args = {"unshare", "--uts", "sh", "-c",
                                    "hostname e2e-lost-machine && exec \"$0\" \"$@\""};
@@ -494,23 +509,28 @@ TEST_F(CliTest, ARunnerOnAnotherMachineThatDiesIsRecordedFailedWhenSilent) {
   Subprocess runner(args, {});
   ASSERT_TRUE(WaitForFile(File("ready")));
   ASSERT_TRUE(WaitForDescribe("e2e-lost", "InProgress (Training)"));
-  // Alive and beating: not recorded, however long it runs.
-  std::this_thread::sleep_for(std::chrono::seconds(4));
+  // Alive and beating (about once a second): not recorded, however long it runs.
+  // 6 s leaves room for beats late on a loaded machine, 7 s of waiting outlasts it.
+  std::this_thread::sleep_for(std::chrono::seconds(7));
   Finished alive = RunCommand(Tw({"describe", "e2e-lost"}));
   EXPECT_NE(alive.out.find("InProgress (Training)"), std::string::npos) << alive.out;
 
   runner.Signal(SIGKILL);
   runner.Wait();
-  ASSERT_TRUE(WaitForDescribe("e2e-lost", "Status:         Failed (Failed)", 15000));
+  ASSERT_TRUE(WaitForDescribe("e2e-lost", "Status:         Failed (Failed)", 30000));
   Finished describe = RunCommand(Tw({"describe", "e2e-lost"}));
   EXPECT_NE(describe.out.find("(pid " + std::to_string(runner.pid()) +
-                              " on e2e-lost-machine) has not been heard from for 3s"),
+                              " on e2e-lost-machine) has not been heard from for 6s"),
             std::string::npos)
       << describe.out;
   server.Signal(SIGTERM);
   EXPECT_EQ(server.Wait().exit_code, 0);
 }
 
+// The fault test of the agent path: a job runs through `trainwatch server`,
+// the server is stopped for 60 s in the middle, and after it is back every
+// log line and datapoint is there exactly once, while the training process
+// never noticed (its own schedule shows no delay).
 TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
   const std::string port = std::to_string(FreePort());
   auto start_server = [&] {
@@ -549,7 +569,9 @@ TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
               "late\n",
               elapsed_ms, expected_ms, 100.0 * (elapsed_ms - expected_ms) / expected_ms, late_ms);
   EXPECT_LT(elapsed_ms, expected_ms * 1.01) << "wall time changed by more than 1%";
-  EXPECT_LT(late_ms, 200) << "a line was written late: the job waited";
+  // A job that waited on monitoring would be late by most of the 60 s; 500 ms
+  // is scheduling noise on a machine whose cores the rest of the suite keeps busy.
+  EXPECT_LT(late_ms, 500) << "a line was written late: the job waited";
 
   // Exactly once: every line, every datapoint, the final status.
   Finished logs = RunCommand(Tw({"logs", "e2e-fault"}));
