@@ -30,6 +30,7 @@ namespace fs = std::filesystem;
 using model::OutputStream;
 using testing::FakeTrainer;
 using testing::LineCollector;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Event = TrainingProcess::Event;
@@ -315,8 +316,11 @@ TEST_F(TrainingProcessTest, OutputOfAShortLivedProcessLeftBehindIsCaptured) {
   ASSERT_TRUE(process.ok());
   EXPECT_TRUE(RunToExit(**process).success());
   auto out = lines_.Texts(OutputStream::kStdout);
+  // Usually in this order, but a parent slowed by a loaded machine may print
+  // its last line after the orphan's.
   ASSERT_EQ(out.size(), 3u);
-  EXPECT_EQ(out[2], "orphan done");
+  EXPECT_THAT(out, Contains("orphan done"));
+  EXPECT_THAT(out, Contains("parent done"));
 }
 
 TEST_F(TrainingProcessTest, SignalGroupReachesEveryProcessOfTheGroup) {

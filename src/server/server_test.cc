@@ -164,8 +164,8 @@ TEST_F(ServerTest, HugeHeadersAndMalformedRequestsAreAnsweredAndClosed) {
 
 TEST_F(ServerTest, SlowAndIdleClientsAreCutOffWhileOthersAreServed) {
   ServerOptions options;
-  options.header_timeout_ms = 300;
-  options.idle_timeout_ms = 300;
+  options.header_timeout_ms = 1000;
+  options.idle_timeout_ms = 1000;
   StartServer(options);
   // A slowloris client: starts a request and never finishes its headers.
   RawClient slow(server_->port());
