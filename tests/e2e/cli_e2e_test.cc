@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <random>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
