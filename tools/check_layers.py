@@ -6,6 +6,13 @@ Usage: check_layers.py SRC_DIR
 Every `#include "layer/..."` in src/<layer>/ must name the layer itself or one
 that the table below allows (DESIGN.md's layer table). Third-party headers that
 belong to one folder (RocksDB to store/kv, Beast to server) are checked too.
+
+One way out of the store: query/ is the only reader. Outside store/ and
+query/, no source file uses the store's read types (ReadView, SeriesRef, a
+LogCursor, ...) or takes a read view (`.View()`); tests may, to check what a
+write stored. api/, server/ and cli/ do not include store/ at all: app/, the
+composition root, opens the store for them.
+
 Prints each violation as FILE:LINE: message and exits 1 if there is any.
 """
 import os
@@ -27,8 +34,17 @@ ALLOWED = {
     "api": {"ingest", "query", "rules", "job", "model", "util"},
     "server": {"api", "model", "util"},
     "app": None,  # composition root: everything
-    "cli": None,
+    # Subcommands: everything but the store, which app opens and query reads.
+    "cli": {"util", "model", "codec", "capture", "extract", "profiler", "ingest", "query",
+            "rules", "job", "api", "server", "app"},
 }
+
+# The store's read side: only store/ and query/ use it (tests aside).
+READ_TYPES = re.compile(
+    r"\bstore::(ReadView|SeriesRef|LogCursor|LastValue|LogStreamInfo|LogPosition|"
+    r"StoredLogEvent|AggregateRequest|Aggregate|CatchUpHold|RollupRecordCache)\b"
+    r"|(\.|->)View\(\)")
+READERS = ("store", "query")
 
 # Third-party include prefix -> folders (relative to src/) allowed to use it.
 OWNED = {
@@ -55,8 +71,15 @@ def check(src):
             if not name.endswith((".h", ".cc")):
                 continue
             path = os.path.join(root, name)
+            reads_checked = layer not in READERS and not name.endswith("_test.cc")
             with open(path, encoding="utf-8", errors="replace") as fh:
                 for lineno, line in enumerate(fh, 1):
+                    code = line.split("//", 1)[0]
+                    if reads_checked and READ_TYPES.search(code):
+                        problems.append(
+                            "%s:%d: reads the store directly (%s); only query/ reads it: use "
+                            "query/reader.h (query::StoreReader)" %
+                            (os.path.relpath(path, src), lineno, READ_TYPES.search(code).group(0)))
                     m = INCLUDE.match(line)
                     if not m:
                         continue

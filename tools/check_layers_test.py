@@ -45,6 +45,31 @@ class CheckLayersTest(unittest.TestCase):
             write(src, "app/app.cc", '#include "server/server.h"\n#include "store/db.h"\n')
             self.assertEqual(check_layers.check(src), [])
 
+    def test_cli_api_and_server_may_not_include_the_store(self):
+        with tempfile.TemporaryDirectory() as src:
+            write(src, "cli/a.cc", '#include "store/db.h"\n#include "query/reader.h"\n')
+            write(src, "api/b.cc", '#include "store/read_view.h"\n')
+            write(src, "server/c.cc", '#include "store/db.h"\n')
+            problems = check_layers.check(src)
+            self.assertEqual(len(problems), 3, problems)
+
+    def test_reading_the_store_outside_query_is_reported(self):
+        with tempfile.TemporaryDirectory() as src:
+            write(src, "app/a.cc", "auto view = db.View();\n")
+            write(src, "ingest/b.cc", "std::vector<store::SeriesRef> refs;\n")
+            write(src, "app/c.cc", "// a comment may name store::ReadView\n")
+            problems = check_layers.check(src)
+            self.assertEqual(len(problems), 2, problems)
+            self.assertIn("app/a.cc:1", problems[0])
+            self.assertIn("only query/ reads it", problems[0])
+
+    def test_query_store_and_tests_may_read_the_store(self):
+        with tempfile.TemporaryDirectory() as src:
+            write(src, "query/r.cc", "store::ReadView v = *db.View();\n")
+            write(src, "store/s.cc", "store::ReadView v = *db.View();\n")
+            write(src, "ingest/ingest_test.cc", "auto view = db_->View();\n")
+            self.assertEqual(check_layers.check(src), [])
+
 
 if __name__ == "__main__":
     unittest.main()

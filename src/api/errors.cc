@@ -7,6 +7,7 @@
 #include "api/cbor.h"
 #include "api/xml_writer.h"
 #include "nlohmann/json.hpp"
+#include "query/errors.h"
 
 namespace trainwatch::api {
 namespace {
@@ -233,8 +234,8 @@ absl::Status AwsStatus(std::string_view aws_code, std::string_view message) {
 std::optional<std::string> AwsCodeOf(const absl::Status& status) {
   auto payload =
       status.GetPayload(absl::string_view(kCodePayload.data(), kCodePayload.size()));
-  if (!payload) return std::nullopt;
-  return std::string(*payload);
+  if (payload) return std::string(*payload);
+  return std::nullopt;
 }
 
 absl::Status NotImplemented(std::string_view operation) {
@@ -256,9 +257,32 @@ absl::Status RequestEntityTooLarge(std::string_view message) {
   return AwsStatus("RequestEntityTooLarge", message);
 }
 
+namespace {
+
+// The AWS code a query error (query/errors.h) is answered with, per service.
+std::string_view QueryErrorCode(Service service, query::ErrorKind kind) {
+  if (service == Service::kLogs) return "InvalidParameterException";
+  if (service == Service::kSageMaker) return "ValidationException";
+  switch (kind) {
+    case query::ErrorKind::kInvalidValue: return "InvalidParameterValue";
+    case query::ErrorKind::kInvalidCombination: return "InvalidParameterCombination";
+    case query::ErrorKind::kMissing: return "MissingParameter";
+    case query::ErrorKind::kInvalidQuery: return "ValidationError";
+    case query::ErrorKind::kInvalidCursor: return "InvalidNextToken";
+  }
+  return "InvalidParameterValue";
+}
+
+}  // namespace
+
 AwsError ToAwsError(Service service, Protocol protocol, const absl::Status& status) {
   AwsError error;
   std::optional<std::string> attached = AwsCodeOf(status);
+  if (!attached) {
+    if (std::optional<query::ErrorKind> kind = query::GetErrorKind(status)) {
+      attached = std::string(QueryErrorCode(service, *kind));
+    }
+  }
   std::string code = attached ? *attached : std::string(DefaultCode(service, status.code()));
   code = std::string(Translate(service, code));
   error.message = std::string(status.message());

@@ -4,8 +4,9 @@
 // (spec/aws-api.md §2.2, §2.3, §2.7, §3.6).
 //
 // Code paths that know the exact AWS error attach it to the status with
-// AwsStatus() (or the helpers below); everything else (a backend's NotFound,
-// a RocksDB IOError) is mapped from its canonical code by ToAwsError.
+// AwsStatus() (or the helpers below); a query error's kind (query/errors.h)
+// is mapped per service; everything else (a backend's NotFound, a RocksDB
+// IOError) is mapped from its canonical code by ToAwsError.
 // The mapping is golden-tested (errors_test.cc, tests/golden/errors.txt).
 
 #include <optional>

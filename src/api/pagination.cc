@@ -1,26 +1,25 @@
 #include "api/pagination.h"
 
-#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
+#include "api/errors.h"
 
 namespace trainwatch::api {
 
-std::string EncodeToken(nlohmann::json cursor) {
-  cursor["v"] = 1;
-  std::string text = cursor.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return absl::WebSafeBase64Escape(text);
+absl::StatusOr<nlohmann::json> DecodeToken(CursorKind kind, const CursorBinding& binding,
+                                           std::string_view token, std::string_view aws_code,
+                                           std::string_view prefix, size_t max_chars) {
+  absl::StatusOr<nlohmann::json> position = query::DecodeCursor(kind, binding, token, max_chars);
+  if (position.ok()) return position;
+  return AwsStatus(aws_code, absl::StrFormat("%s: %s.", prefix, MessageOf(position.status())));
 }
 
-std::optional<nlohmann::json> DecodeToken(std::string_view token, size_t max_chars) {
-  if (token.empty() || token.size() > max_chars) return std::nullopt;
-  std::string text;
-  if (!absl::WebSafeBase64Unescape(absl::string_view(token.data(), token.size()), &text)) {
-    return std::nullopt;
+CursorBinding MetricListingBinding(const query::ListMetricsQuery& query) {
+  CursorBinding binding;
+  binding.Add(query.ns ? "n=" + *query.ns : "").Add(query.metric ? "m=" + *query.metric : "");
+  for (const query::DimensionFilter& f : query.dimensions) {
+    binding.Add(f.name).Add(f.value ? "=" + *f.value : "*");
   }
-  nlohmann::json cursor = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (cursor.is_discarded() || !cursor.is_object()) return std::nullopt;
-  auto v = cursor.find("v");
-  if (v == cursor.end() || !v->is_number_integer() || v->get<int64_t>() != 1) return std::nullopt;
-  return cursor;
+  return binding;
 }
 
 }  // namespace trainwatch::api

@@ -1,13 +1,14 @@
 #pragma once
-// The api's backends over the store, for `trainwatch server` (composition
-// root: it may use every layer).
+// The api's write and job backends over the store, for `trainwatch server`
+// (composition root: it may use every layer). Reads are query::StoreReader's
+// (query/store_reader.h); these only wire writes to ingest and jobs to the
+// job layer.
 //
-// What is served: CloudWatch metric reads (GetMetricStatistics,
-// GetMetricData, ListMetrics through query/metrics.h), CloudWatch Logs
-// (reads, and writes when this process holds the data folder's writer lock)
-// and SageMaker's job reads and StopTrainingJob (a signal to the job's
-// runner), over a store::Db that `trainwatch run` writes. CreateTrainingJob
-// is not wired yet (local jobs start with `trainwatch run`).
+// What is served: PutMetricData, native ingest and CloudWatch Logs' writes
+// through ingest (when this process holds the data folder's writer lock),
+// agents' batches and heartbeats, and SageMaker's jobs: CreateTrainingJob
+// (a local job, app/local_jobs.h), job reads reconciled with their runners,
+// and StopTrainingJob (a signal to the job's runner).
 // Thread-safe (store::Db is).
 
 #include <map>
@@ -19,24 +20,13 @@
 
 #include "api/backend.h"
 #include "app/local_jobs.h"
+#include "app/open_store.h"
 #include "ingest/ingest.h"
+#include "query/reader.h"
 #include "store/db.h"
 #include "util/clock.h"
 
 namespace trainwatch::app {
-
-// Opens `data_dir` for `trainwatch server`: as a follower of whoever writes it
-// (`trainwatch run`), never holding the writer lock itself, so runs can start
-// while the server serves. An empty or missing folder is initialised first.
-// `clock` (default: the system clock) must outlive the Db.
-absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_dir,
-                                                        util::Clock* clock = nullptr);
-
-// Opens `data_dir` for `trainwatch server`: as its writer when nobody holds
-// it (runs then send their data through the server: app/remote_sink.h), else
-// as a follower of the run that does (OpenFollower).
-absl::StatusOr<std::unique_ptr<store::Db>> OpenForServer(const std::string& data_dir,
-                                                         util::Clock* clock = nullptr);
 
 // When the server last heard from each job host's runner (heartbeats), so
 // that it can record a runner on another machine that went silent as Failed:
@@ -73,52 +63,39 @@ class StoreAgentBackend final : public api::AgentBackend {
   RunnerContacts* contacts_;
 };
 
-class StoreMetricsBackend final : public api::MetricsReader, public model::SampleSink {
+// PutMetricData and native ingest through ingest.
+class StoreSampleWriter final : public model::SampleSink {
  public:
   // Writes go through `ingest` (null for a follower, which refuses them).
-  explicit StoreMetricsBackend(store::Db& db, ingest::Ingest* ingest = nullptr)
+  explicit StoreSampleWriter(store::Db& db, ingest::Ingest* ingest = nullptr)
       : db_(db), ingest_(ingest) {}
-
   // FailedPrecondition (naming the writer) when this process only follows the folder.
   absl::Status Put(const model::SampleBatch& batch) override;
-  // Through query::GetMetricStatistics (tier choice, rounding, percentiles);
-  // a GetMetricData query over more than 1440 periods goes through
-  // query::GetMetricData (its units aggregated together).
-  absl::StatusOr<std::vector<api::StatisticsBucket>> GetStatistics(
-      const api::StatisticsQuery& query) override;
-  // A reader over one read view of the store.
-  absl::StatusOr<std::unique_ptr<api::MetricsReader>> Snapshot() override;
-  // Series of the namespace (and metric) from the index, filtered, without
-  // units, in MetricId order. O(series in the namespace) a page.
-  absl::StatusOr<std::vector<api::MetricId>> ListMetrics(const api::ListMetricsQuery& query) override;
 
  private:
   store::Db& db_;
   ingest::Ingest* ingest_;
 };
 
-class StoreLogsBackend final : public api::LogsBackend {
+// CloudWatch Logs' writes through ingest; `reader` answers whether a group
+// or stream exists.
+class StoreLogsWriter final : public api::LogsWriter {
  public:
-  // `db` must outlive the backend.
-  // Writes go through `ingest` (null for a follower, which refuses them).
-  explicit StoreLogsBackend(store::Db& db, ingest::Ingest* ingest = nullptr)
-      : db_(db), ingest_(ingest) {}
+  // `db` and `reader` must outlive the writer. Writes go through `ingest`
+  // (null for a follower, which refuses them).
+  StoreLogsWriter(store::Db& db, query::LogsReader& reader, ingest::Ingest* ingest = nullptr)
+      : db_(db), reader_(reader), ingest_(ingest) {}
 
   // The store creates groups and streams with their first events: these
   // succeed unless the name already exists (AlreadyExists, as AWS answers).
   absl::Status CreateLogGroup(const std::string& group, int64_t now_ms) override;
   absl::Status CreateLogStream(const model::LogStreamId& stream, int64_t now_ms) override;
-  absl::StatusOr<std::vector<api::LogGroupInfo>> ListLogGroups(const std::string& prefix) override;
-  absl::StatusOr<std::vector<api::LogStreamInfo>> ListLogStreams(const std::string& group,
-                                                                 const std::string& prefix) override;
   // FailedPrecondition (naming the writer) when this process only follows the folder.
   absl::StatusOr<std::string> PutLogEvents(const model::LogBatch& batch, int64_t now_ms) override;
-  absl::StatusOr<std::vector<api::StoredLogEvent>> ReadLogStream(
-      const api::LogReadQuery& query) override;
-  absl::StatusOr<api::LogFilterPage> FilterLogEvents(const api::LogFilterQuery& query) override;
 
  private:
   store::Db& db_;
+  query::LogsReader& reader_;
   ingest::Ingest* ingest_;
 };
 

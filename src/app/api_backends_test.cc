@@ -7,6 +7,7 @@
 #include "api/api.h"
 #include "api/testing/api_client.h"
 #include "ingest/ingest.h"
+#include "query/store_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -71,12 +72,17 @@ class StoreBackendsTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<store::Db>> follower = OpenFollower(dir_.path(), &clock_);
     ASSERT_TRUE(follower.ok()) << follower.status();
     follower_ = *std::move(follower);
-    metrics_ = std::make_unique<StoreMetricsBackend>(*follower_);
-    logs_ = std::make_unique<StoreLogsBackend>(*follower_);
+    reader_ = std::make_unique<query::StoreReader>(*follower_);
+    samples_ = std::make_unique<StoreSampleWriter>(*follower_);
+    log_writer_ = std::make_unique<StoreLogsWriter>(*follower_, *reader_);
     jobs_ = std::make_unique<StoreJobsBackend>(*follower_);
-    api_ = std::make_unique<api::Api>(
-        api::ApiOptions{}, api::Backends{metrics_.get(), metrics_.get(), logs_.get(), jobs_.get()},
-        clock_);
+    api_ = std::make_unique<api::Api>(api::ApiOptions{},
+                                      api::Backends{.samples = samples_.get(),
+                                                    .metrics = reader_.get(),
+                                                    .logs = reader_.get(),
+                                                    .log_writer = log_writer_.get(),
+                                                    .jobs = jobs_.get()},
+                                      clock_);
   }
 
   nlohmann::json Call(const api::HttpRequest& r, int status = 200) {
@@ -89,8 +95,9 @@ class StoreBackendsTest : public ::testing::Test {
   util::FakeClock clock_{kNow};
   std::unique_ptr<store::Db> writer_;
   std::unique_ptr<store::Db> follower_;
-  std::unique_ptr<StoreMetricsBackend> metrics_;
-  std::unique_ptr<StoreLogsBackend> logs_;
+  std::unique_ptr<query::StoreReader> reader_;
+  std::unique_ptr<StoreSampleWriter> samples_;
+  std::unique_ptr<StoreLogsWriter> log_writer_;
   std::unique_ptr<StoreJobsBackend> jobs_;
   std::unique_ptr<api::Api> api_;
 };
@@ -268,9 +275,9 @@ TEST_F(StoreBackendsTest, ASnapshotAnswersEveryQueryFromOneStateOfTheData) {
     return n;
   };
   // The server reads as the folder's writer or as a follower of a run.
-  StoreMetricsBackend on_writer(*writer_);
+  query::StoreReader on_writer(*writer_);
   double stored = 30;
-  for (StoreMetricsBackend* backend : {metrics_.get(), &on_writer}) {
+  for (query::StoreReader* backend : {reader_.get(), &on_writer}) {
     {
       absl::StatusOr<std::unique_ptr<api::MetricsReader>> snapshot = backend->Snapshot();
       ASSERT_TRUE(snapshot.ok()) << snapshot.status();

@@ -2,25 +2,10 @@
 
 #include "absl/strings/str_format.h"
 #include "job/runner_identity.h"
+#include "query/store_reader.h"
 #include "util/log.h"
 
 namespace trainwatch::app {
-
-absl::StatusOr<std::unique_ptr<store::Db>> OpenForRead(const std::string& data_dir) {
-  store::DbOptions options;
-  options.data_dir = data_dir;
-  options.mode = store::OpenMode::kWriterIfFree;
-  // A read command is short-lived: no background maintenance thread.
-  options.background_thread = false;
-  auto db = store::Db::Open(options);
-  if (!db.ok() && absl::IsNotFound(db.status())) {
-    return absl::NotFoundError(absl::StrFormat(
-        "no trainwatch data in %s (run a job with `trainwatch run` first, or point --data / "
-        "TRAINWATCH_DATA at the folder a job used)",
-        data_dir));
-  }
-  return db;
-}
 
 namespace {
 
@@ -82,7 +67,7 @@ absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job) {
 }
 
 absl::StatusOr<std::optional<model::JobRecord>> LoadJob(store::Db& db, std::string_view name) {
-  auto job = db.GetJob(name);
+  auto job = query::StoreReader(db).GetJob(std::string(name));
   if (!job.ok() || !job->has_value()) return job;
   ReconcileJob(db, &**job);
   return job;

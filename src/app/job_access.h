@@ -11,15 +11,10 @@
 
 #include "absl/status/statusor.h"
 #include "model/job_record.h"
+#include "app/open_store.h"
 #include "store/db.h"
 
 namespace trainwatch::app {
-
-// Opens `data_dir` for a read command: as the writer when nobody writes (so a
-// dead runner's job can be recorded as Failed), else as a follower of the
-// writer. NotFound with a message that says what to do when the folder holds
-// no trainwatch data.
-absl::StatusOr<std::unique_ptr<store::Db>> OpenForRead(const std::string& data_dir);
 
 // The job named `name` (case-insensitively), reconciled with its runner: when
 // it is not terminal and its runner is gone, it is returned as Failed, and

@@ -109,7 +109,7 @@ class Receiver : public server::RequestHandler {
     agents_ = std::make_unique<StoreAgentBackend>(*ingest_);
     jobs_ = std::make_unique<StoreJobsBackend>(*db_);
     native_ = std::make_unique<api::NativeApi>(
-        api::NativeOptions{}, api::Backends{nullptr, nullptr, nullptr, jobs_.get(), agents_.get()},
+        api::NativeOptions{}, api::Backends{.jobs = jobs_.get(), .agents = agents_.get()},
         util::SystemClock::Get());
   }
   size_t BodyLimit(const api::HttpRequest&) const override { return native_->BodyLimit(); }

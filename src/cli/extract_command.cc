@@ -21,8 +21,7 @@
 #include "extract/definitions.h"
 #include "extract/text.h"
 #include "model/log_event.h"
-#include "query/logs.h"
-#include "store/db.h"
+#include "query/store_reader.h"
 #include "util/log.h"
 
 namespace trainwatch::cli {
@@ -72,10 +71,11 @@ absl::StatusOr<std::vector<model::MetricDefinition>> GatherDefinitions(const Ext
 // line the job ended with "\r" was stored as an event of its own).
 class JobLogSource final : public ByteSource {
  public:
-  JobLogSource(std::unique_ptr<store::Db> db, std::string stream) : db_(std::move(db)) {
-    request_.group = std::string(model::kTrainingJobsLogGroup);
-    request_.stream = std::move(stream);
-    request_.start_from_head = true;
+  JobLogSource(std::unique_ptr<store::Db> db, std::string stream)
+      : db_(std::move(db)), reader_(*db_) {
+    request_.stream = {std::string(model::kTrainingJobsLogGroup), std::move(stream)};
+    request_.forward = true;
+    request_.limit = 10000;
   }
 
   absl::StatusOr<size_t> Read(char* dst, size_t size) override {
@@ -92,25 +92,27 @@ class JobLogSource final : public ByteSource {
   absl::Status FetchPage() {
     pending_.clear();
     offset_ = 0;
-    absl::StatusOr<store::ReadView> view = db_->View();
-    if (!view.ok()) return view.status();
-    absl::StatusOr<query::GetLogEventsResponse> page = query::GetLogEvents(*view, request_);
+    absl::StatusOr<std::vector<query::StoredLogEvent>> page = reader_.ReadLogStream(request_);
     if (absl::IsNotFound(page.status())) {  // the job printed nothing
       done_ = true;
       return absl::OkStatus();
     }
     if (!page.ok()) return page.status();
-    for (const query::OutputLogEvent& event : page->events) {
+    for (const query::StoredLogEvent& event : *page) {
       pending_ += event.message;
       pending_ += '\n';
     }
-    done_ = page->events.empty();
-    request_.next_token = page->next_forward_token;
+    done_ = page->empty();
+    if (!done_) {
+      request_.from = page->back().position;
+      request_.from->seq += 1;
+    }
     return absl::OkStatus();
   }
 
   std::unique_ptr<store::Db> db_;
-  query::GetLogEventsRequest request_;
+  query::StoreReader reader_;
+  query::LogReadQuery request_;
   std::string pending_;
   size_t offset_ = 0;
   bool done_ = false;

@@ -9,7 +9,7 @@
 #include "app/data_dir.h"
 #include "cli/commands.h"
 #include "ingest/importer.h"
-#include "store/db.h"
+#include "app/open_store.h"
 #include "util/time_parse.h"
 
 namespace trainwatch::cli {
@@ -69,7 +69,7 @@ int RunImport(const ImportFlags& flags, const GlobalOptions& global) {
   options.parse_threads = flags.threads;
   if (!flags.keep.empty()) {
     if (flags.keep == "forever") {
-      options.keep_ms = store::kForever;
+      options.keep_ms = ingest::kKeepForever;
     } else {
       absl::StatusOr<int64_t> ms = util::ParseDurationMs(flags.keep);
       if (!ms.ok() || *ms <= 0) {
@@ -92,12 +92,8 @@ int RunImport(const ImportFlags& flags, const GlobalOptions& global) {
     };
   }
 
-  store::DbOptions db_options;
-  db_options.data_dir = app::ResolveDataDir(global.data_dir);
-  db_options.mode = store::OpenMode::kWriter;
-  db_options.bulk_load = true;  // compactions: --compact, or the next writer
-  db_options.background_thread = false;
-  absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(db_options);
+  absl::StatusOr<std::unique_ptr<store::Db>> db =
+      app::OpenForImport(app::ResolveDataDir(global.data_dir));
   if (!db.ok()) {
     std::fprintf(stderr, "trainwatch import: %s\n", std::string(db.status().message()).c_str());
     return ExitCodeFor(db.status());

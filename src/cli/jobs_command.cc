@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/job_format.h"
 #include "query/jobs.h"
+#include "query/store_reader.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -17,25 +18,6 @@ struct JobsFlags {
   std::string name_contains;
   int limit = 20;
 };
-
-// Records jobs whose runner died before listing, so that the status filter and
-// the table show them as Failed.
-absl::Status ReconcileLiveJobs(store::Db& db) {
-  for (model::JobStatus status : {model::JobStatus::kInProgress, model::JobStatus::kStopping}) {
-    query::ListJobsRequest request;
-    request.status = status;
-    request.max_results = 100;
-    do {
-      auto view = db.View();
-      if (!view.ok()) return view.status();
-      auto page = query::ListJobs(*view, request);
-      if (!page.ok()) return page.status();
-      for (model::JobRecord& job : page->jobs) app::ReconcileJob(db, &job);
-      request.next_token = page->next_token;
-    } while (!request.next_token.empty());
-  }
-  return absl::OkStatus();
-}
 
 int RunJobs(const JobsFlags& flags, const GlobalOptions& options) {
   auto db = app::OpenForRead(DataDir(options));
@@ -52,24 +34,19 @@ int RunJobs(const JobsFlags& flags, const GlobalOptions& options) {
   if (flags.limit < 1) {
     return ReportError(absl::InvalidArgumentError("--limit must be at least 1"));
   }
-  if (absl::Status s = ReconcileLiveJobs(**db); !s.ok()) return ReportError(s, 1);
+  // Jobs whose runner died are recorded as Failed before the status filter
+  // applies, so the filter and the table show them as they are.
+  auto all = query::StoreReader(**db).ListJobs();
+  if (!all.ok()) return ReportError(all.status(), 1);
+  for (model::JobRecord& job : *all) app::ReconcileJob(**db, &job);
   request.name_contains = flags.name_contains;
   request.sort_by = query::JobSortBy::kCreationTime;
   request.descending = true;
-  std::vector<model::JobRecord> jobs;
-  while (static_cast<int>(jobs.size()) < flags.limit) {
-    request.max_results = std::min(100, flags.limit - static_cast<int>(jobs.size()));
-    auto view = (*db)->View();
-    if (!view.ok()) return ReportError(view.status(), 1);
-    auto page = query::ListJobs(*view, request);
-    if (!page.ok()) return ReportError(page.status(), 1);
-    for (model::JobRecord& job : page->jobs) {
-      app::ReconcileJob(**db, &job);
-      jobs.push_back(std::move(job));
-    }
-    if (page->next_token.empty()) break;
-    request.next_token = page->next_token;
-  }
+  request.unbounded = true;
+  auto listed = query::ListJobs(*std::move(all), request);
+  if (!listed.ok()) return ReportError(listed.status(), 1);
+  std::vector<model::JobRecord> jobs = std::move(listed->jobs);
+  if (static_cast<int>(jobs.size()) > flags.limit) jobs.resize(static_cast<size_t>(flags.limit));
   if (jobs.empty()) {
     std::fprintf(stderr, "no training jobs%s in %s\n",
                  flags.status.empty() && flags.name_contains.empty() ? "" : " match",

@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "model/log_event.h"
 #include "query/filter_pattern.h"
-#include "query/logs.h"
+#include "query/store_reader.h"
 #include "util/time_parse.h"
 
 namespace trainwatch::cli {
@@ -48,8 +48,9 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
   auto db = app::OpenForRead(data_dir);
   if (!db.ok()) return ReportError(db.status());
   const int64_t now_ms = (*db)->clock().NowMs();
-  query::GetLogEventsRequest request;
-  request.start_from_head = true;
+  query::LogReadQuery request;
+  request.forward = true;
+  request.limit = 10000;
   if (!flags.start.empty()) {
     auto t = util::ParseTimeMs(flags.start, now_ms);
     if (!t.ok()) return ReportError(t.status());
@@ -64,8 +65,8 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
   auto job = app::LoadJob(**db, flags.name);
   if (!job.ok()) return ReportError(job.status(), 1);
   if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
-  request.group = std::string(model::kTrainingJobsLogGroup);
-  request.stream = (*job)->log_stream;
+  request.stream.group = std::string(model::kTrainingJobsLogGroup);
+  request.stream.stream = (*job)->log_stream;
   if (flags.host > 0 || !(*job)->hosts.empty()) {
     const model::JobRecord* host = flags.host > 0 ? model::FindHost(**job, flags.host)
                                                   : &(*job)->hosts.front();
@@ -83,24 +84,17 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
                    "for another's)\n", (*job)->name.c_str(), static_cast<int>((*job)->hosts.size()),
                    host->host_index);
     }
-    request.stream = host->log_stream;
+    request.stream.stream = host->log_stream;
   }
 
   bool job_done = model::IsTerminal((*job)->status);
+  query::StoreReader reader(**db);
   while (true) {
-    absl::StatusOr<query::GetLogEventsResponse> page;
-    {
-      // A view pins what this reader has caught up to; it must be gone before
-      // the next View() (LoadJob below) can catch up again.
-      auto view = (*db)->View();
-      if (!view.ok()) return ReportError(view.status(), 1);
-      page = query::GetLogEvents(*view, request);
-    }
+    absl::StatusOr<std::vector<query::StoredLogEvent>> page = reader.ReadLogStream(request);
     if (!page.ok()) {
       // The stream appears with the job's first line.
       if (absl::IsNotFound(page.status()) && flags.follow && !job_done) {
-        page = query::GetLogEventsResponse{};
-        page->next_forward_token = request.next_token;
+        page = std::vector<query::StoredLogEvent>{};
       } else if (absl::IsNotFound(page.status())) {
         return 0;  // the job printed nothing
       } else {
@@ -108,15 +102,19 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
       }
     }
     std::string out;
-    for (const query::OutputLogEvent& event : page->events) {
+    for (const query::StoredLogEvent& event : *page) {
       if (!pattern->Matches(event.message)) continue;
-      if (flags.timestamps) out += util::FormatIso8601Ms(event.t_ms) + " ";
+      if (flags.timestamps) out += util::FormatIso8601Ms(event.position.t_ms) + " ";
       out += event.message;
       out += '\n';
     }
     if (!out.empty() && !WriteAll(out)) return 0;
-    if (!page->next_forward_token.empty()) request.next_token = page->next_forward_token;
-    if (!page->events.empty()) continue;  // more may be there right away
+    if (!page->empty()) {
+      // Resume just after the last event read; more may be there right away.
+      request.from = page->back().position;
+      request.from->seq += 1;
+      continue;
+    }
     // An empty page: the end of what is stored now.
     if (!flags.follow || job_done) return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(flags.poll_ms));

@@ -13,7 +13,8 @@
 #include "cli/job_format.h"
 #include "model/log_event.h"
 #include "nlohmann/json.hpp"
-#include "query/metrics.h"
+#include "query/statistic.h"
+#include "query/store_reader.h"
 #include "util/time_parse.h"
 
 namespace trainwatch::cli {
@@ -41,7 +42,7 @@ struct JobSeries {
   std::string label;  // the dimensions beyond the job's own, "Core=3"
 };
 
-absl::StatusOr<std::vector<JobSeries>> FindSeries(const store::ReadView& view,
+absl::StatusOr<std::vector<JobSeries>> FindSeries(query::MetricsReader& reader,
                                                   const model::JobRecord& job,
                                                   const std::string& metric,
                                                   bool include_profiler = true) {
@@ -60,14 +61,14 @@ absl::StatusOr<std::vector<JobSeries>> FindSeries(const store::ReadView& view,
   std::vector<JobSeries> out;
   for (const Scope& scope : scopes) {
     if (!include_profiler && scope.ns == kProfilerNamespace) continue;
-    query::ListMetricsRequest request;
+    query::ListMetricsQuery request;
     request.ns = std::string(scope.ns);
-    request.metric = metric;
+    if (!metric.empty()) request.metric = metric;
     request.dimensions = {{scope.dimension, scope.value}};
-    do {
-      auto page = query::ListMetrics(view, request);
+    while (true) {
+      auto page = reader.ListMetrics(request);
       if (!page.ok()) return page.status();
-      for (query::MetricInfo& info : page->metrics) {
+      for (const query::MetricId& info : *page) {
         // ListMetrics matches metrics that have at least these dimensions.
         std::vector<std::string> extra;
         for (const model::Dimension& d : info.dimensions) {
@@ -78,8 +79,9 @@ absl::StatusOr<std::vector<JobSeries>> FindSeries(const store::ReadView& view,
         }
         out.push_back({info.ns, info.metric, info.dimensions, absl::StrJoin(extra, ",")});
       }
-      request.next_token = page->next_token;
-    } while (!request.next_token.empty());
+      if (page->size() < request.limit) break;
+      request.after = page->back();
+    }
   }
   return out;
 }
@@ -105,57 +107,24 @@ int64_t AutoPeriodS(int64_t start_ms, int64_t end_ms, int64_t now_ms) {
   return p;
 }
 
-std::optional<double> StatValue(const query::Datapoint& d, const std::string& stat) {
-  if (stat == "Average") return d.average;
-  if (stat == "Minimum") return d.minimum;
-  if (stat == "Maximum") return d.maximum;
-  if (stat == "Sum") return d.sum;
-  if (stat == "SampleCount") return d.sample_count;
-  for (const auto& [name, value] : d.extended) {
-    if (name == stat) return value;
-  }
-  return std::nullopt;
-}
-
-bool IsPlainStatistic(const std::string& s) {
-  return s == "Average" || s == "Minimum" || s == "Maximum" || s == "Sum" || s == "SampleCount";
-}
-
-// GetMetricStatistics takes plain or extended statistics, not both: ask once
-// per kind and merge the datapoints by (time, unit).
-absl::StatusOr<std::vector<query::Datapoint>> Statistics(const store::ReadView& view,
-                                                         query::GetMetricStatisticsRequest request,
-                                                         const std::vector<std::string>& stats) {
-  std::vector<std::string> plain, extended;
-  for (const std::string& stat : stats) (IsPlainStatistic(stat) ? plain : extended).push_back(stat);
-  std::vector<query::Datapoint> merged;
-  for (int kind = 0; kind < 2; ++kind) {
-    request.statistics = kind == 0 ? plain : std::vector<std::string>{};
-    request.extended_statistics = kind == 1 ? extended : std::vector<std::string>{};
-    if (request.statistics.empty() && request.extended_statistics.empty()) continue;
-    auto response = query::GetMetricStatistics(view, request);
-    if (!response.ok()) return response.status();
-    for (query::Datapoint& d : response->datapoints) {
-      auto same = std::find_if(merged.begin(), merged.end(), [&](const query::Datapoint& m) {
-        return m.t_ms == d.t_ms && m.unit == d.unit;
-      });
-      if (same == merged.end()) {
-        merged.push_back(std::move(d));
-      } else {
-        same->extended = std::move(d.extended);
-      }
-    }
-  }
-  std::sort(merged.begin(), merged.end(), [](const query::Datapoint& a, const query::Datapoint& b) {
-    return a.t_ms != b.t_ms ? a.t_ms < b.t_ms : a.unit < b.unit;
-  });
-  return merged;
+// Statistics of one series of the job, every unit apart, in time order.
+absl::StatusOr<std::vector<query::StatisticsBucket>> Statistics(
+    query::MetricsReader& reader, const JobSeries& series, int64_t start_ms, int64_t end_ms,
+    int64_t period_s, int64_t now_ms, const std::vector<query::Statistic>& stats) {
+  query::StatisticsQuery q;
+  q.metric = {series.ns, series.metric, series.dimensions};
+  q.start_ms = start_ms;
+  q.end_ms = end_ms;
+  q.period_s = period_s;
+  q.now_ms = now_ms;
+  q.statistics = stats;
+  return reader.GetStatistics(q);
 }
 
 // Without --metric: one line per metric of the job over the whole job.
-int PrintOverview(const store::ReadView& view, const model::JobRecord& job, int64_t start_ms,
-                  int64_t end_ms, const std::string& format, bool all) {
-  auto series = FindSeries(view, job, "", all);
+int PrintOverview(query::MetricsReader& reader, const model::JobRecord& job, int64_t start_ms,
+                  int64_t end_ms, int64_t now_ms, const std::string& format, bool all) {
+  auto series = FindSeries(reader, job, "", all);
   if (!series.ok()) return ReportError(series.status(), 1);
   struct Row {
     std::string metric, label, unit;
@@ -167,18 +136,17 @@ int PrintOverview(const store::ReadView& view, const model::JobRecord& job, int6
   // start is rounded down to the minute), combined into one row per unit.
   const int64_t period_s = ((end_ms - start_ms) / 1000 / 60 + 1) * 60;
   for (const JobSeries& s : *series) {
-    query::GetMetricStatisticsRequest request;
-    request.ns = s.ns;
-    request.metric = s.metric;
-    request.dimensions = s.dimensions;
-    request.start_ms = start_ms;
-    request.end_ms = end_ms;
-    request.period_s = period_s;
-    request.statistics = {"SampleCount", "Minimum", "Maximum", "Sum"};
-    auto stats = query::GetMetricStatistics(view, request);
+    using Kind = query::Statistic::Kind;
+    auto stats = Statistics(reader, s, start_ms, end_ms, period_s, now_ms,
+                            {{Kind::kSampleCount, 0, "SampleCount"},
+                             {Kind::kMinimum, 0, "Minimum"},
+                             {Kind::kMaximum, 0, "Maximum"},
+                             {Kind::kSum, 0, "Sum"}});
     if (!stats.ok()) return ReportError(stats.status(), 1);
     std::vector<Row> by_unit;
-    for (const query::Datapoint& d : stats->datapoints) {
+    for (const query::StatisticsBucket& d : *stats) {
+      const double count = d.values[0].value_or(0), min = d.values[1].value_or(0),
+                   max = d.values[2].value_or(0), sum = d.values[3].value_or(0);
       auto row = std::find_if(by_unit.begin(), by_unit.end(),
                               [&](const Row& r) { return r.unit == d.unit; });
       if (row == by_unit.end()) {
@@ -187,19 +155,19 @@ int PrintOverview(const store::ReadView& view, const model::JobRecord& job, int6
         row->metric = s.metric;
         row->label = s.label;
         row->unit = d.unit;
-        row->min = *d.minimum;
-        row->max = *d.maximum;
+        row->min = min;
+        row->max = max;
       }
-      row->min = std::min(row->min, *d.minimum);
-      row->max = std::max(row->max, *d.maximum);
-      row->count += *d.sample_count;
-      row->avg += *d.sum;  // the sum, divided below
+      row->min = std::min(row->min, min);
+      row->max = std::max(row->max, max);
+      row->count += count;
+      row->avg += sum;  // the sum, divided below
     }
     for (Row& row : by_unit) {
       row.avg /= row.count;
       auto key = model::MakeSeriesKey(s.ns, s.metric, s.dimensions, row.unit);
       if (key.ok()) {
-        auto last = query::LastValue(view, *key);
+        auto last = reader.LastValue(*key);
         if (last.ok() && last->has_value()) row.last = (*last)->value;
       }
       rows.push_back(std::move(row));
@@ -261,9 +229,12 @@ int RunMetrics(const MetricsFlags& flags, const GlobalOptions& options) {
   if (!job.ok()) return ReportError(job.status(), 1);
   if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
   const model::JobRecord& record = **job;
-  auto view = (*db)->View();
-  if (!view.ok()) return ReportError(view.status(), 1);
-  const int64_t now_ms = view->now_ms();
+  // Every read of the command from one state of the data.
+  query::StoreReader store_reader(**db);
+  auto snapshot = store_reader.Snapshot();
+  if (!snapshot.ok()) return ReportError(snapshot.status(), 1);
+  query::MetricsReader& reader = **snapshot;
+  const int64_t now_ms = (*db)->clock().NowMs();
 
   // The job's whole life by default: from its creation to its end (or now).
   int64_t start_ms = record.creation_ms;
@@ -282,10 +253,10 @@ int RunMetrics(const MetricsFlags& flags, const GlobalOptions& options) {
     return ReportError(absl::InvalidArgumentError("--end must be after --start"));
   }
   if (flags.metric.empty()) {
-    return PrintOverview(*view, record, start_ms, end_ms, flags.format, flags.all);
+    return PrintOverview(reader, record, start_ms, end_ms, now_ms, flags.format, flags.all);
   }
 
-  auto series = FindSeries(*view, record, flags.metric);
+  auto series = FindSeries(reader, record, flags.metric);
   if (!series.ok()) return ReportError(series.status(), 1);
   if (series->empty()) {
     return ReportError(absl::NotFoundError(absl::StrFormat(
@@ -307,24 +278,28 @@ int RunMetrics(const MetricsFlags& flags, const GlobalOptions& options) {
     }
     period_s = *p / 1000;
   }
-  std::vector<std::string> stats = flags.stats.empty() ? std::vector<std::string>{"Average"}
-                                                       : flags.stats;
+  std::vector<std::string> stat_names = flags.stats;
+  if (stat_names.empty()) stat_names = {"Average"};
+  std::vector<query::Statistic> stats;
+  for (const std::string& name : stat_names) {
+    std::optional<query::Statistic> stat = query::ParseStatistic(name);
+    if (!stat) {
+      return ReportError(absl::InvalidArgumentError(absl::StrFormat(
+          "--stat \"%s\": want Average, Minimum, Maximum, Sum, SampleCount or a percentile "
+          "such as p99 or p99.9",
+          name)));
+    }
+    stats.push_back(*std::move(stat));
+  }
 
   nlohmann::json json_out = nlohmann::json::array();
   for (const JobSeries& s : *series) {
-    query::GetMetricStatisticsRequest request;
-    request.ns = s.ns;
-    request.metric = s.metric;
-    request.dimensions = s.dimensions;
-    request.start_ms = start_ms;
-    request.end_ms = end_ms;
-    request.period_s = period_s;
-    auto datapoints = Statistics(*view, request, stats);
+    auto datapoints = Statistics(reader, s, start_ms, end_ms, period_s, now_ms, stats);
     if (!datapoints.ok()) return ReportError(datapoints.status());
-    for (const query::Datapoint& d : *datapoints) {
+    for (const query::StatisticsBucket& d : *datapoints) {
       nlohmann::json row = {{"timestamp", util::FormatIso8601Ms(d.t_ms)}, {"unit", d.unit}};
-      for (const std::string& stat : stats) {
-        if (auto v = StatValue(d, stat)) row[stat] = *v;
+      for (size_t i = 0; i < stats.size(); ++i) {
+        if (d.values[i]) row[stats[i].name] = *d.values[i];
       }
       if (!s.label.empty()) row["dimensions"] = s.label;
       json_out.push_back(row);
@@ -339,7 +314,7 @@ int RunMetrics(const MetricsFlags& flags, const GlobalOptions& options) {
   const bool labelled = series->size() > 1;
   std::string header = csv ? "timestamp" : absl::StrFormat("%-26s", "TIMESTAMP");
   if (labelled) header += csv ? ",dimensions" : absl::StrFormat(" %-20s", "DIMENSIONS");
-  for (const std::string& stat : stats) {
+  for (const std::string& stat : stat_names) {
     header += csv ? "," + stat : absl::StrFormat(" %16s", stat);
   }
   std::printf("%s\n", header.c_str());
@@ -350,7 +325,7 @@ int RunMetrics(const MetricsFlags& flags, const GlobalOptions& options) {
       std::string label = row.contains("dimensions") ? row["dimensions"].get<std::string>() : "";
       line += csv ? "," + label : absl::StrFormat(" %-20s", label);
     }
-    for (const std::string& stat : stats) {
+    for (const std::string& stat : stat_names) {
       std::string value = row.contains(stat) ? FormatDouble(row[stat].get<double>()) : "";
       line += csv ? "," + value : absl::StrFormat(" %16s", value.empty() ? "-" : value);
     }

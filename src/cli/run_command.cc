@@ -27,8 +27,7 @@
 #include "job/job_runner.h"
 #include "job/runner_identity.h"
 #include "profiler/profiler_options.h"
-#include "query/jobs.h"
-#include "store/db.h"
+#include "query/store_reader.h"
 #include "util/clock.h"
 #include "util/time_parse.h"
 
@@ -79,40 +78,13 @@ absl::StatusOr<std::vector<model::MetricDefinition>> LoadDefinitions(const RunFl
   return defs;
 }
 
-// The writer lock may be held for a moment by a read command that found the
-// folder free (it opens as writer to record dead runners); wait that out.
-absl::StatusOr<std::unique_ptr<store::Db>> OpenWriter(const std::string& data_dir) {
-  store::DbOptions options;
-  options.data_dir = data_dir;
-  options.mode = store::OpenMode::kWriter;
-  // One job writes little and reads almost nothing: small memtables and
-  // block cache keep the runner small (BENCHMARKS.md, "The whole runner's memory").
-  options.block_cache_bytes = 2 << 20;
-  options.write_buffer_bytes = 1 << 20;
-  options.head_write_buffer_bytes = 2 << 20;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-  while (true) {
-    auto db = store::Db::Open(options);
-    if (db.ok() || !absl::IsFailedPrecondition(db.status()) ||
-        std::chrono::steady_clock::now() >= deadline) {
-      return db;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
-
 // Jobs left InProgress by a runner that died are recorded as Failed now that
 // this run holds the folder.
 void SweepDeadRunners(store::Db& db) {
-  for (model::JobStatus status : {model::JobStatus::kInProgress, model::JobStatus::kStopping}) {
-    query::ListJobsRequest request;
-    request.status = status;
-    request.max_results = 100;
-    auto view = db.View();
-    if (!view.ok()) return;
-    auto page = query::ListJobs(*view, request);
-    if (!page.ok()) return;
-    for (model::JobRecord& job : page->jobs) app::ReconcileJob(db, &job);
+  auto jobs = query::StoreReader(db).ListJobs();
+  if (!jobs.ok()) return;
+  for (model::JobRecord& job : *jobs) {
+    if (!model::IsTerminal(job.status)) app::ReconcileJob(db, &job);
   }
 }
 
@@ -194,7 +166,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   std::unique_ptr<app::RemoteSink> remote;
   model::TelemetrySink* sink = nullptr;
   if (endpoint.empty()) {
-    auto opened = OpenWriter(data_dir);
+    auto opened = app::OpenForRun(data_dir);
     if (!opened.ok()) return ReportError(opened.status());
     db = *std::move(opened);
     SweepDeadRunners(*db);

@@ -21,6 +21,7 @@
 #include "cli/build_info.h"
 #include "cli/commands.h"
 #include "ingest/ingest.h"
+#include "query/store_reader.h"
 #include "server/listen_address.h"
 #include "server/router.h"
 #include "server/server.h"
@@ -106,10 +107,16 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
                  "this server need it to hold the folder: restart it once that run ends)\n",
                  data_dir.c_str(), (*db)->WriterDescription().c_str());
   }
-  app::StoreMetricsBackend metrics_backend(**db, ingest.get());
-  app::StoreLogsBackend logs(**db, ingest.get());
+  query::StoreReader reader(**db);
+  app::StoreSampleWriter samples(**db, ingest.get());
+  app::StoreLogsWriter log_writer(**db, reader, ingest.get());
   app::StoreJobsBackend jobs(**db, local_jobs.get(), &contacts);
-  api::Backends backends{&metrics_backend, &metrics_backend, &logs, &jobs, agents.get()};
+  api::Backends backends{.samples = &samples,
+                         .metrics = &reader,
+                         .logs = &reader,
+                         .log_writer = &log_writer,
+                         .jobs = &jobs,
+                         .agents = agents.get()};
 
   util::SystemClock& clock = util::SystemClock::Get();
   api::Api aws(api_options, backends, clock);

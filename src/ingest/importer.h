@@ -25,6 +25,9 @@
 
 namespace trainwatch::ingest {
 
+// ImportOptions::keep_ms for data kept forever.
+inline constexpr int64_t kKeepForever = store::kForever;
+
 struct ImportProgress {
   uint64_t bytes_read = 0;
   uint64_t bytes_total = 0;
@@ -38,7 +41,7 @@ struct ImportOptions {
   // a "namespace" label, jsonl without "namespace").
   std::string default_namespace = "trainwatch/Imported";
   // When set, every imported namespace gets this retention on every tier
-  // (store::kForever for "forever"), persisted in retention.conf.
+  // (kKeepForever for "forever"), persisted in retention.conf.
   std::optional<int64_t> keep_ms;
   int parse_threads = 0;  // 0: one per CPU
   size_t block_bytes = 1 << 20;

@@ -13,7 +13,6 @@ namespace {
 // CloudWatch Logs' PutLogEvents limits (spec/aws-api.md §6.4).
 constexpr size_t kMaxEventsPerPut = 10000;
 constexpr size_t kMaxBytesPerPut = 1 << 20;
-constexpr size_t kEventOverheadBytes = 26;
 // Memory of one pending line: its text, the LogEvent, and as much again for
 // the pending vector's growth.
 size_t EventMemory(const model::LogEvent& e) {
@@ -255,7 +254,7 @@ void TelemetryWriter::WriteLogs(std::vector<model::LogEvent>& events) {
     size_t bytes = 0;
     size_t end = begin;
     while (end < events.size() && put.events.size() < kMaxEventsPerPut) {
-      size_t size = events[end].message.size() + kEventOverheadBytes;
+      size_t size = events[end].message.size() + model::kLogEventOverheadBytes;
       if (!put.events.empty() && bytes + size > kMaxBytesPerPut) break;
       bytes += size;
       put.events.push_back(std::move(events[end]));

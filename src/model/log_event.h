@@ -21,9 +21,12 @@ struct LogLine {
   std::string_view text;
 };
 
+// CloudWatch Logs counts an event as its message plus this many bytes, in
+// every size limit (an event, a PutLogEvents batch, a page of events).
+inline constexpr size_t kLogEventOverheadBytes = 26;
 // CloudWatch Logs' limit on one event's message (spec/aws-api.md §6);
 // longer lines are stored as several events.
-inline constexpr size_t kMaxLogEventBytes = 256 * 1024 - 26;
+inline constexpr size_t kMaxLogEventBytes = 256 * 1024 - kLogEventOverheadBytes;
 
 struct LogStreamId {
   std::string group;

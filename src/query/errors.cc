@@ -8,14 +8,11 @@ namespace {
 constexpr char kPayloadUrl[] = "trainwatch.query.ErrorKind";
 
 constexpr std::pair<ErrorKind, std::string_view> kNames[] = {
-    {ErrorKind::kInvalidParameterValue, "InvalidParameterValue"},
-    {ErrorKind::kInvalidParameterCombination, "InvalidParameterCombination"},
-    {ErrorKind::kMissingParameter, "MissingParameter"},
-    {ErrorKind::kValidationError, "ValidationError"},
-    {ErrorKind::kInvalidNextToken, "InvalidNextToken"},
-    {ErrorKind::kInvalidParameterException, "InvalidParameterException"},
-    {ErrorKind::kResourceNotFound, "ResourceNotFoundException"},
-    {ErrorKind::kValidationException, "ValidationException"},
+    {ErrorKind::kInvalidValue, "InvalidValue"},
+    {ErrorKind::kInvalidCombination, "InvalidCombination"},
+    {ErrorKind::kMissing, "Missing"},
+    {ErrorKind::kInvalidQuery, "InvalidQuery"},
+    {ErrorKind::kInvalidCursor, "InvalidCursor"},
 };
 
 }  // namespace
@@ -28,9 +25,7 @@ std::string_view ErrorKindName(ErrorKind kind) {
 }
 
 absl::Status MakeError(ErrorKind kind, std::string_view message) {
-  absl::Status s = kind == ErrorKind::kResourceNotFound
-                       ? absl::NotFoundError(std::string(message))
-                       : absl::InvalidArgumentError(std::string(message));
+  absl::Status s = absl::InvalidArgumentError(std::string(message));
   s.SetPayload(kPayloadUrl, absl::Cord(std::string(ErrorKindName(kind))));
   return s;
 }

@@ -1,16 +1,15 @@
 #pragma once
-// How query errors tell the api layer which AWS error to answer with.
+// What kind of bad input a query error is, in neutral terms.
 //
 // Every error a query function returns is an absl::Status whose code says
-// the broad kind (InvalidArgument for bad input, NotFound for a missing log
-// group or stream) and whose message is meant for the user. Where AWS has
-// several error codes for bad input, the status also carries an ErrorKind
-// payload: GetErrorKind(status) returns it, so the api maps, e.g.,
-// kInvalidParameterCombination to CloudWatch's InvalidParameterCombination
-// (spec/aws-api.md §2.7) without parsing messages.
+// the broad kind (InvalidArgument for bad input, NotFound for something
+// missing) and whose message is meant for the user. Bad input also carries
+// an ErrorKind payload: GetErrorKind(status) returns it, and each protocol
+// maps it to its own error shape (the api layer, api/errors.h: CloudWatch's
+// InvalidParameterValue, Logs' InvalidParameterException, SageMaker's
+// ValidationException, ...) without parsing messages.
 
 #include <optional>
-#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -18,19 +17,17 @@
 namespace trainwatch::query {
 
 enum class ErrorKind {
-  kInvalidParameterValue,        // CloudWatch InvalidParameterValue
-  kInvalidParameterCombination,  // CloudWatch InvalidParameterCombination
-  kMissingParameter,             // CloudWatch MissingParameter
-  kValidationError,              // CloudWatch GetMetricData ValidationError
-  kInvalidNextToken,             // CloudWatch GetMetricData InvalidNextToken
-  kInvalidParameterException,    // Logs InvalidParameterException
-  kResourceNotFound,             // Logs ResourceNotFoundException
-  kValidationException,          // SageMaker ValidationException
+  kInvalidValue,        // a parameter's value is malformed or out of its range
+  kInvalidCombination,  // parameters that do not go together, or an answer too large to give
+  kMissing,             // a required parameter is absent
+  kInvalidQuery,        // one query of a batch of queries is malformed
+  kInvalidCursor,       // a pagination cursor that is not this query's (query/cursor.h)
 };
 
+// "InvalidValue", "InvalidCombination", "Missing", "InvalidQuery", "InvalidCursor".
 std::string_view ErrorKindName(ErrorKind kind);
 
-// InvalidArgument (NotFound for kResourceNotFound) with `kind` attached.
+// InvalidArgument with `kind` attached.
 absl::Status MakeError(ErrorKind kind, std::string_view message);
 // The attached kind, or nullopt.
 std::optional<ErrorKind> GetErrorKind(const absl::Status& status);

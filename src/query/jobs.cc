@@ -4,9 +4,8 @@
 #include <cctype>
 #include <tuple>
 
-#include "absl/strings/escaping.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "query/cursor.h"
 #include "query/errors.h"
 #include "util/status_macros.h"
 
@@ -48,69 +47,61 @@ SortKey KeyOf(const model::JobRecord& job, JobSortBy by) {
   return k;
 }
 
-std::string EncodeToken(const SortKey& k) {
-  std::string plain = absl::StrFormat("v1\n%d\n%s\n%s", k.number, k.text, k.name);
-  std::string out;
-  absl::WebSafeBase64Escape(plain, &out);
-  return out;
-}
-
-std::optional<SortKey> DecodeToken(const std::string& token) {
-  std::string plain;
-  if (!absl::WebSafeBase64Unescape(token, &plain)) return std::nullopt;
-  size_t a = plain.find('\n');
-  if (a == std::string::npos || plain.substr(0, a) != "v1") return std::nullopt;
-  size_t b = plain.find('\n', a + 1);
-  if (b == std::string::npos) return std::nullopt;
-  size_t c = plain.find('\n', b + 1);
-  if (c == std::string::npos) return std::nullopt;
-  SortKey k;
-  if (!absl::SimpleAtoi(plain.substr(a + 1, b - a - 1), &k.number)) return std::nullopt;
-  k.text = plain.substr(b + 1, c - b - 1);
-  k.name = plain.substr(c + 1);
-  return k;
+// The parameters a listing's cursor is bound to.
+CursorBinding Binding(const ListJobsRequest& r) {
+  auto opt = [](const std::optional<int64_t>& v) { return v ? *v : INT64_MIN; };
+  return CursorBinding()
+      .Add(Lower(r.name_contains))
+      .Add(r.status ? model::JobStatusName(*r.status) : "")
+      .Add(opt(r.creation_after_ms))
+      .Add(opt(r.creation_before_ms))
+      .Add(opt(r.modified_after_ms))
+      .Add(opt(r.modified_before_ms))
+      .Add(static_cast<int64_t>(r.sort_by))
+      .Add(r.descending ? "desc" : "asc");
 }
 
 }  // namespace
 
-absl::StatusOr<ListJobsResponse> ListJobs(const store::ReadView& view,
+absl::StatusOr<ListJobsResponse> ListJobs(std::vector<model::JobRecord> jobs,
                                           const ListJobsRequest& request) {
   int max_results = request.max_results.value_or(10);
-  if (max_results < 1 || max_results > 100) {
-    return MakeError(ErrorKind::kValidationException,
+  if (!request.unbounded && (max_results < 1 || max_results > 100)) {
+    return MakeError(ErrorKind::kInvalidValue,
                      absl::StrFormat("1 validation error detected: Value '%d' at 'maxResults' "
                                      "failed to satisfy constraint: Member must have value %s",
                                      max_results,
                                      max_results < 1 ? "greater than or equal to 1"
                                                      : "less than or equal to 100"));
   }
+  const CursorBinding binding = Binding(request);
   std::optional<SortKey> after;
   if (!request.next_token.empty()) {
-    after = DecodeToken(request.next_token);
-    if (!after) {
-      return MakeError(ErrorKind::kValidationException,
-                       absl::StrFormat("Invalid pagination token \"%s\": pass the NextToken of an "
-                                       "earlier ListTrainingJobs response",
-                                       request.next_token.substr(0, 100)));
+    TW_ASSIGN_OR_RETURN(nlohmann::json cursor,
+                        DecodeCursor(CursorKind::kJobs, binding, request.next_token));
+    auto n = cursor.find("i"), t = cursor.find("s"), name = cursor.find("n");
+    if (n == cursor.end() || t == cursor.end() || name == cursor.end() ||
+        !n->is_number_integer() || !t->is_string() || !name->is_string()) {
+      return MakeError(ErrorKind::kInvalidCursor, "it holds no position in a job listing");
     }
+    after = SortKey{n->get<int64_t>(), t->get<std::string>(), name->get<std::string>()};
   }
   const std::string needle = Lower(request.name_contains);
   std::vector<std::pair<SortKey, model::JobRecord>> matching;
-  TW_RETURN_IF_ERROR(view.ForEachJob([&](model::JobRecord&& job) {
-    if (!needle.empty() && Lower(job.name).find(needle) == std::string::npos) return true;
-    if (request.status && job.status != *request.status) return true;
-    if (request.creation_after_ms && !(job.creation_ms > *request.creation_after_ms)) return true;
-    if (request.creation_before_ms && !(job.creation_ms < *request.creation_before_ms)) return true;
+  for (model::JobRecord& job : jobs) {
+    if (!needle.empty() && Lower(job.name).find(needle) == std::string::npos) continue;
+    if (request.status && job.status != *request.status) continue;
+    if (request.creation_after_ms && !(job.creation_ms > *request.creation_after_ms)) continue;
+    if (request.creation_before_ms && !(job.creation_ms < *request.creation_before_ms)) continue;
     if (request.modified_after_ms && !(job.last_modified_ms > *request.modified_after_ms)) {
-      return true;
+      continue;
     }
     if (request.modified_before_ms && !(job.last_modified_ms < *request.modified_before_ms)) {
-      return true;
+      continue;
     }
     SortKey k = KeyOf(job, request.sort_by);
     matching.emplace_back(std::move(k), std::move(job));
-    return true;
-  }));
+  }
   auto before = [&](const SortKey& a, const SortKey& b) {
     return request.descending ? b < a : a < b;
   };
@@ -121,10 +112,15 @@ absl::StatusOr<ListJobsResponse> ListJobs(const store::ReadView& view,
   if (after) {
     while (i < matching.size() && !before(*after, matching[i].first)) ++i;
   }
-  for (; i < matching.size() && static_cast<int>(out.jobs.size()) < max_results; ++i) {
+  for (; i < matching.size() && (request.unbounded || static_cast<int>(out.jobs.size()) < max_results);
+       ++i) {
     out.jobs.push_back(std::move(matching[i].second));
   }
-  if (i < matching.size()) out.next_token = EncodeToken(matching[i - 1].first);
+  if (i < matching.size()) {
+    const SortKey& k = matching[i - 1].first;
+    out.next_token =
+        EncodeCursor(CursorKind::kJobs, binding, {{"i", k.number}, {"s", k.text}, {"n", k.name}});
+  }
   return out;
 }
 

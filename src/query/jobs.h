@@ -1,12 +1,13 @@
 #pragma once
-// Training-job reads with SageMaker semantics: DescribeTrainingJob's lookup
-// (names compare ignoring case) and ListTrainingJobs (spec/aws-api.md §7.4):
-// filters, sort, and pagination tokens. All filters apply before paging
-// (trainwatch deviates from AWS here, see the spec), so pages are full unless
-// last.
+// Listing training jobs (spec/aws-api.md §7.4), the one way for every
+// reader: SageMaker's ListTrainingJobs, the native API's job list and
+// `trainwatch jobs`: filters, sort, and a page with its cursor
+// (query/cursor.h). All filters apply before paging (trainwatch deviates
+// from AWS here, see the spec), so pages are full unless last.
 //
-// Errors: InvalidArgument with ErrorKind kValidationException
-// (query/errors.h) for a bad MaxResults or token.
+// Errors: InvalidArgument with ErrorKind kInvalidValue
+// (query/errors.h) for a bad max_results, kInvalidCursor for a token that
+// is not a cursor of the same listing.
 
 #include <cstdint>
 #include <optional>
@@ -15,7 +16,6 @@
 
 #include "absl/status/statusor.h"
 #include "model/job_record.h"
-#include "store/read_view.h"
 
 namespace trainwatch::query {
 
@@ -31,7 +31,8 @@ struct ListJobsRequest {
   std::optional<int64_t> modified_before_ms = {};
   JobSortBy sort_by = JobSortBy::kCreationTime;
   bool descending = false;
-  std::optional<int> max_results = {};  // 1-100, default 10
+  std::optional<int> max_results = {};  // 1-100, default 10 (see unbounded)
+  bool unbounded = false;               // every matching job in one page
   std::string next_token = {};
 };
 
@@ -40,7 +41,9 @@ struct ListJobsResponse {
   std::string next_token;  // empty on the last page
 };
 
-absl::StatusOr<ListJobsResponse> ListJobs(const store::ReadView& view,
+// `jobs`: every job (JobsReader::ListJobs; reconciled with their runners by
+// the caller where that matters).
+absl::StatusOr<ListJobsResponse> ListJobs(std::vector<model::JobRecord> jobs,
                                           const ListJobsRequest& request);
 
 }  // namespace trainwatch::query

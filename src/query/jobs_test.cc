@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "query/errors.h"
-#include "store/db.h"
-#include "store/test_util.h"
 
 namespace trainwatch::query {
 namespace {
@@ -15,12 +13,6 @@ using ::testing::ElementsAre;
 class JobsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    store::DbOptions o;
-    o.data_dir = dir_.Sub("data");
-    o.background_thread = false;
-    auto db = store::Db::Open(o);
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_ = std::move(*db);
     // name, created, modified, status
     Add("Bravo-1", 200, 900, model::JobStatus::kCompleted);
     Add("alpha-2", 100, 300, model::JobStatus::kInProgress);
@@ -33,11 +25,10 @@ class JobsTest : public ::testing::Test {
     j.creation_ms = created;
     j.last_modified_ms = modified;
     j.status = status;
-    ASSERT_TRUE(db_->CreateJob(j).ok());
+    jobs_.push_back(j);
   }
   std::vector<std::string> Names(const ListJobsRequest& r) {
-    auto view = db_->View();
-    auto out = ListJobs(*view, r);
+    auto out = ListJobs(jobs_, r);
     EXPECT_TRUE(out.ok()) << out.status();
     std::vector<std::string> names;
     if (out.ok()) {
@@ -46,8 +37,7 @@ class JobsTest : public ::testing::Test {
     return names;
   }
 
-  store::testing::TempDir dir_;
-  std::unique_ptr<store::Db> db_;
+  std::vector<model::JobRecord> jobs_;
 };
 
 TEST_F(JobsTest, DefaultIsCreationTimeAscending) {
@@ -85,26 +75,55 @@ TEST_F(JobsTest, TokensWalkEveryPageOnce) {
   ListJobsRequest r;
   r.max_results = 3;
   r.descending = true;
-  auto view = db_->View();
-  auto p1 = ListJobs(*view, r);
+  auto p1 = ListJobs(jobs_, r);
   ASSERT_TRUE(p1.ok());
   ASSERT_EQ(p1->jobs.size(), 3u);
   ASSERT_FALSE(p1->next_token.empty());
   r.next_token = p1->next_token;
-  auto p2 = ListJobs(*view, r);
+  auto p2 = ListJobs(jobs_, r);
+  ASSERT_TRUE(p2.ok()) << p2.status();
   ASSERT_EQ(p2->jobs.size(), 1u);
   EXPECT_EQ(p2->jobs[0].name, "alpha-2");
   EXPECT_TRUE(p2->next_token.empty());
 }
 
-TEST_F(JobsTest, BadMaxResultsAndTokenAreValidationExceptions) {
-  auto view = db_->View();
+TEST_F(JobsTest, ATokenIsRefusedWithAnotherListingOrWhenAltered) {
+  ListJobsRequest r;
+  r.max_results = 1;
+  auto p1 = ListJobs(jobs_, r);
+  ASSERT_TRUE(p1.ok());
+  ASSERT_FALSE(p1->next_token.empty());
+  ListJobsRequest other = r;
+  other.name_contains = "alpha";
+  other.next_token = p1->next_token;
+  auto reused = ListJobs(jobs_, other);
+  EXPECT_EQ(GetErrorKind(reused.status()), ErrorKind::kInvalidCursor);
+  EXPECT_THAT(std::string(reused.status().message()),
+              ::testing::HasSubstr("issued for a request with other parameters"));
+  ListJobsRequest sorted = r;
+  sorted.sort_by = JobSortBy::kName;
+  sorted.next_token = p1->next_token;
+  EXPECT_EQ(GetErrorKind(ListJobs(jobs_, sorted).status()), ErrorKind::kInvalidCursor);
+  ListJobsRequest altered = r;
+  altered.next_token = p1->next_token;
+  altered.next_token[altered.next_token.size() / 2] ^= 1;
+  EXPECT_EQ(GetErrorKind(ListJobs(jobs_, altered).status()), ErrorKind::kInvalidCursor);
+}
+
+TEST_F(JobsTest, BadMaxResultsIsAValidationExceptionAndABadTokenAnInvalidToken) {
   ListJobsRequest r;
   r.max_results = 101;
-  EXPECT_EQ(GetErrorKind(ListJobs(*view, r).status()), ErrorKind::kValidationException);
+  EXPECT_EQ(GetErrorKind(ListJobs(jobs_, r).status()), ErrorKind::kInvalidValue);
   r.max_results = 5;
   r.next_token = "!!!";
-  EXPECT_EQ(GetErrorKind(ListJobs(*view, r).status()), ErrorKind::kValidationException);
+  EXPECT_EQ(GetErrorKind(ListJobs(jobs_, r).status()), ErrorKind::kInvalidCursor);
+}
+
+TEST_F(JobsTest, UnboundedTakesEveryMatchingJob) {
+  ListJobsRequest r;
+  r.unbounded = true;
+  r.descending = true;
+  EXPECT_THAT(Names(r), ElementsAre("alpha-4", "charlie-3", "Bravo-1", "alpha-2"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "query/cursor.h"
 #include "query/errors.h"
 #include "query/statistic.h"
 #include "store/coding.h"
@@ -21,11 +22,6 @@ constexpr Tier kTiersCoarseFirst[] = {Tier::k3600, Tier::k300, Tier::k60};
 constexpr Tier kTiersFineFirst[] = {Tier::kRaw, Tier::k60, Tier::k300, Tier::k3600};
 
 int64_t TierPeriodMs(Tier t) { return store::kTierPeriodMs[static_cast<int>(t)]; }
-
-bool AllowedPeriod(int64_t period_s) {
-  return period_s == 1 || period_s == 5 || period_s == 10 || period_s == 20 || period_s == 30 ||
-         (period_s > 0 && period_s % 60 == 0);
-}
 
 std::string PeriodMessage(std::string_view param) {
   return absl::StrFormat("The parameter %s must be 1, 5, 10, 20, 30, or a multiple of 60.", param);
@@ -60,7 +56,7 @@ absl::StatusOr<Plan> MakePlan(const store::TierRetention& r, int64_t now_ms, int
   p.start_ms = store::AlignDown(start_ms, round_ms);
   p.buckets = (end_ms - p.start_ms + p.period_ms - 1) / p.period_ms;
   if (p.buckets > limit) {
-    return MakeError(ErrorKind::kInvalidParameterCombination,
+    return MakeError(ErrorKind::kInvalidCombination,
                      absl::StrFormat("You have requested up to %d datapoints, which exceeds the "
                                      "limit of %d. You may reduce the datapoints requested by "
                                      "increasing Period, or decreasing the time range.",
@@ -93,14 +89,14 @@ absl::StatusOr<Plan> MakePlan(const store::TierRetention& r, int64_t now_ms, int
 absl::StatusOr<std::vector<model::Dimension>> SortedDimensions(
     std::vector<model::Dimension> dims, std::string_view param) {
   if (dims.size() > model::kMaxDimensions) {
-    return MakeError(ErrorKind::kInvalidParameterValue,
+    return MakeError(ErrorKind::kInvalidValue,
                      absl::StrFormat("The collection %s must not have a size greater than 30.",
                                      param));
   }
   std::sort(dims.begin(), dims.end());
   for (size_t i = 1; i < dims.size(); ++i) {
     if (dims[i].name == dims[i - 1].name) {
-      return MakeError(ErrorKind::kInvalidParameterValue,
+      return MakeError(ErrorKind::kInvalidValue,
                        absl::StrFormat("The dimension %s is given twice in %s.", dims[i].name,
                                        param));
     }
@@ -109,9 +105,9 @@ absl::StatusOr<std::vector<model::Dimension>> SortedDimensions(
 }
 
 // The rollup columns a set of statistics reads.
-uint8_t ColumnsFor(const std::vector<Statistic>& stats) {
+uint8_t ColumnsFor(const std::vector<ParsedStatistic>& stats) {
   uint8_t c = 0;
-  for (const Statistic& s : stats) {
+  for (const ParsedStatistic& s : stats) {
     if (!s.plain) return store::kAllColumns;
     switch (*s.plain) {
       case PlainStatistic::kSampleCount:
@@ -151,18 +147,6 @@ absl::Status AggregateAll(const store::ReadView& view, const std::vector<store::
   return absl::OkStatus();
 }
 
-std::string Opaque(std::string_view plain) {
-  std::string out;
-  absl::WebSafeBase64Escape(std::string(plain), &out);
-  return out;
-}
-
-std::optional<std::string> Unopaque(std::string_view token) {
-  std::string out;
-  if (!absl::WebSafeBase64Unescape(std::string(token), &out)) return std::nullopt;
-  return out;
-}
-
 bool ValidQueryId(std::string_view id) {
   if (id.empty() || id.size() > 255 || !(id[0] >= 'a' && id[0] <= 'z')) return false;
   for (char c : id) {
@@ -178,35 +162,35 @@ bool ValidQueryId(std::string_view id) {
 absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
     const store::ReadView& view, const GetMetricStatisticsRequest& req) {
   if (req.ns.empty()) {
-    return MakeError(ErrorKind::kMissingParameter, "The parameter Namespace is required.");
+    return MakeError(ErrorKind::kMissing, "The parameter Namespace is required.");
   }
   if (req.metric.empty()) {
-    return MakeError(ErrorKind::kMissingParameter, "The parameter MetricName is required.");
+    return MakeError(ErrorKind::kMissing, "The parameter MetricName is required.");
   }
   if (req.start_ms >= req.end_ms) {
-    return MakeError(ErrorKind::kInvalidParameterValue,
+    return MakeError(ErrorKind::kInvalidValue,
                      "The parameter StartTime must be less than the parameter EndTime.");
   }
-  if (!AllowedPeriod(req.period_s)) {
-    return MakeError(ErrorKind::kInvalidParameterValue, PeriodMessage("Period"));
+  if (!IsAllowedPeriod(req.period_s)) {
+    return MakeError(ErrorKind::kInvalidValue, PeriodMessage("Period"));
   }
   if (req.statistics.empty() == req.extended_statistics.empty()) {
-    return MakeError(ErrorKind::kInvalidParameterCombination,
+    return MakeError(ErrorKind::kInvalidCombination,
                      "Must specify either Statistics or ExtendedStatistics, but not both.");
   }
   if (req.statistics.size() > 5) {
-    return MakeError(ErrorKind::kInvalidParameterValue,
+    return MakeError(ErrorKind::kInvalidValue,
                      "The collection Statistics must not have a size greater than 5.");
   }
   if (req.extended_statistics.size() > 10) {
-    return MakeError(ErrorKind::kInvalidParameterValue,
+    return MakeError(ErrorKind::kInvalidValue,
                      "The collection ExtendedStatistics must not have a size greater than 10.");
   }
-  std::vector<Statistic> stats;
+  std::vector<ParsedStatistic> stats;
   for (size_t i = 0; i < req.statistics.size(); ++i) {
     std::optional<PlainStatistic> p = ParsePlainStatistic(req.statistics[i]);
     if (!p) {
-      return MakeError(ErrorKind::kInvalidParameterValue,
+      return MakeError(ErrorKind::kInvalidValue,
                        absl::StrFormat("The value %s for parameter Statistics.member.%d is not "
                                        "valid: want SampleCount, Average, Sum, Minimum or Maximum.",
                                        req.statistics[i], i + 1));
@@ -221,12 +205,12 @@ absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
         stats.push_back({name, std::nullopt, pct});
         break;
       case ExtendedParse::kUnsupported:
-        return MakeError(ErrorKind::kInvalidParameterValue,
+        return MakeError(ErrorKind::kInvalidValue,
                          absl::StrFormat("The extended statistic %s is not supported by trainwatch "
                                          "yet; percentiles (p0-p100, e.g. p99.9) are.",
                                          name));
       case ExtendedParse::kMalformed:
-        return MakeError(ErrorKind::kInvalidParameterValue,
+        return MakeError(ErrorKind::kInvalidValue,
                          absl::StrFormat("The value %s for parameter ExtendedStatistics.member.%d "
                                          "is not a valid extended statistic.",
                                          name, i + 1));
@@ -257,7 +241,7 @@ absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
       Datapoint d;
       d.t_ms = plan.start_ms + k * plan.period_ms;
       d.unit = s.key.unit;
-      for (const Statistic& st : stats) {
+      for (const ParsedStatistic& st : stats) {
         std::optional<double> v = Evaluate(st, a);
         if (!st.plain) {
           if (v) d.extended.emplace_back(st.name, *v);
@@ -296,23 +280,23 @@ absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
 absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
                                                     const GetMetricDataRequest& req) {
   if (req.queries.empty() || req.queries.size() > 500) {
-    return MakeError(ErrorKind::kValidationError,
+    return MakeError(ErrorKind::kInvalidQuery,
                      absl::StrFormat("The collection MetricDataQueries must have 1 to 500 "
                                      "members; it has %d.",
                                      req.queries.size()));
   }
   if (req.start_ms >= req.end_ms) {
-    return MakeError(ErrorKind::kInvalidParameterValue,
+    return MakeError(ErrorKind::kInvalidValue,
                      "The parameter StartTime must be less than the parameter EndTime.");
   }
   const int64_t budget = req.max_datapoints.value_or(kMaxMetricDataDatapoints);
   if (budget < 1) {
-    return MakeError(ErrorKind::kInvalidParameterValue,
+    return MakeError(ErrorKind::kInvalidValue,
                      "The parameter MaxDatapoints must be greater than 0.");
   }
   std::vector<std::string> problems;
   std::set<std::string> ids;
-  std::vector<Statistic> stats(req.queries.size());
+  std::vector<ParsedStatistic> stats(req.queries.size());
   for (size_t i = 0; i < req.queries.size(); ++i) {
     const MetricDataQuery& q = req.queries[i];
     const std::string member = absl::StrFormat("MetricDataQueries.member.%d", i + 1);
@@ -341,7 +325,7 @@ absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
       double pct = 0;
       ExtendedParse e = ParseExtendedStatistic(q.stat, &pct);
       if (e == ExtendedParse::kUnsupported) {
-        return MakeError(ErrorKind::kInvalidParameterValue,
+        return MakeError(ErrorKind::kInvalidValue,
                          absl::StrFormat("The statistic %s of %s.MetricStat.Stat is not supported "
                                          "by trainwatch yet; percentiles (e.g. p99.9) are.",
                                          q.stat, member));
@@ -357,11 +341,11 @@ absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
   if (!problems.empty()) {
     std::string msg;
     for (const std::string& p : problems) msg += (msg.empty() ? "" : "\n") + p;
-    return MakeError(ErrorKind::kValidationError, msg);
+    return MakeError(ErrorKind::kInvalidQuery, msg);
   }
   for (size_t i = 0; i < req.queries.size(); ++i) {
-    if (!AllowedPeriod(req.queries[i].period_s)) {
-      return MakeError(ErrorKind::kInvalidParameterValue,
+    if (!IsAllowedPeriod(req.queries[i].period_s)) {
+      return MakeError(ErrorKind::kInvalidValue,
                        PeriodMessage(absl::StrFormat("MetricDataQueries.member.%d.MetricStat.Period",
                                                      i + 1)));
     }
@@ -369,19 +353,24 @@ absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
 
   size_t first_query = 0;
   int64_t skip = 0;
+  // A token resumes the same request: same queries, range, order and budget.
+  CursorBinding binding;
+  binding.Add(req.start_ms).Add(req.end_ms).Add(req.scan_ascending ? "asc" : "desc").Add(budget);
+  for (const MetricDataQuery& q : req.queries) {
+    binding.Add(q.id).Add(q.ns).Add(q.metric).Add(q.period_s).Add(q.stat);
+    binding.Add(q.unit ? "u=" + *q.unit : "").Add(q.return_data ? "r" : "-");
+    for (const model::Dimension& d : q.dimensions) binding.Add(d.name).Add(d.value);
+  }
   if (!req.next_token.empty()) {
-    std::optional<std::string> plain = Unopaque(req.next_token);
-    size_t c1 = plain ? plain->find(':', 5) : std::string::npos;
-    int64_t qi = -1;
-    if (!plain || plain->substr(0, 5) != "gmd1:" || c1 == std::string::npos ||
-        !absl::SimpleAtoi(plain->substr(5, c1 - 5), &qi) ||
-        !absl::SimpleAtoi(plain->substr(c1 + 1), &skip) || qi < 0 ||
-        qi >= static_cast<int64_t>(req.queries.size()) || skip < 0) {
-      return MakeError(ErrorKind::kInvalidNextToken,
-                       "The NextToken is not valid: pass the NextToken of an earlier GetMetricData "
-                       "response with the same queries.");
+    TW_ASSIGN_OR_RETURN(nlohmann::json cursor,
+                        DecodeCursor(CursorKind::kMetricData, binding, req.next_token));
+    auto q = cursor.find("q"), k = cursor.find("k");
+    if (q == cursor.end() || k == cursor.end() || !q->is_number_unsigned() ||
+        !k->is_number_unsigned() || q->get<size_t>() >= req.queries.size()) {
+      return MakeError(ErrorKind::kInvalidCursor, "it holds no position in these queries");
     }
-    first_query = static_cast<size_t>(qi);
+    first_query = q->get<size_t>();
+    skip = k->get<int64_t>();
   }
 
   GetMetricDataResponse out;
@@ -390,7 +379,7 @@ absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
     const MetricDataQuery& q = req.queries[i];
     if (!q.return_data) continue;
     if (left == 0) {
-      out.next_token = Opaque(absl::StrFormat("gmd1:%d:0", i));
+      out.next_token = EncodeCursor(CursorKind::kMetricData, binding, {{"q", i}, {"k", 0}});
       break;
     }
     MetricDataResult r;
@@ -433,90 +422,13 @@ absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
     left -= take;
     if (from + take < total) {
       r.complete = false;
-      out.next_token = Opaque(absl::StrFormat("gmd1:%d:%d", i, from + take));
+      out.next_token =
+          EncodeCursor(CursorKind::kMetricData, binding, {{"q", i}, {"k", from + take}});
       out.results.push_back(std::move(r));
       break;
     }
     out.results.push_back(std::move(r));
   }
-  return out;
-}
-
-// ---- ListMetrics ------------------------------------------------------------
-
-absl::StatusOr<ListMetricsResponse> ListMetrics(const store::ReadView& view,
-                                                const ListMetricsRequest& req) {
-  if (req.dimensions.size() > 10) {
-    return MakeError(ErrorKind::kInvalidParameterValue,
-                     "The collection Dimensions must not have a size greater than 10.");
-  }
-  for (const DimensionFilter& f : req.dimensions) {
-    if (f.name.empty()) {
-      return MakeError(ErrorKind::kInvalidParameterValue,
-                       "Every dimension filter needs a Name.");
-    }
-  }
-  if (!req.metric.empty() && req.ns.empty()) {
-    // The index is ordered by namespace first; a metric name alone is
-    // answered by a scan of the listing, filtered below.
-  }
-  const int page = std::clamp(req.page_size, 1, 500);
-  std::string start_after;
-  if (!req.next_token.empty()) {
-    std::optional<std::string> plain = Unopaque(req.next_token);
-    if (!plain || plain->substr(0, 3) != "lm1") {
-      return MakeError(ErrorKind::kInvalidParameterValue,
-                       "The parameter NextToken is not valid: pass the NextToken of an earlier "
-                       "ListMetrics response with the same filters.");
-    }
-    start_after = store::coding::PrefixSuccessor(plain->substr(3));
-  }
-  std::optional<int64_t> since = req.active_since_ms;
-  if (req.recently_active) {
-    const int64_t three_hours = view.now_ms() - 3 * 3'600'000LL;
-    since = since ? std::max(*since, three_hours) : three_hours;
-  }
-
-  ListMetricsResponse out;
-  std::string current;          // metric part of the metric being considered
-  bool current_listed = false;  // already added (another unit of it)
-  std::string last_listed;
-  bool more = false;
-  absl::Status err;
-  const std::string ns_scan = req.ns;
-  const std::string metric_scan = req.ns.empty() ? std::string() : req.metric;
-  TW_RETURN_IF_ERROR(view.ForEachSeries(
-      ns_scan, metric_scan, start_after, [&](store::SeriesRef&& ref, std::string_view key) {
-        if (!req.metric.empty() && ref.key.metric != req.metric) return true;
-        for (const DimensionFilter& f : req.dimensions) {
-          const std::string* v = ref.key.FindDimension(f.name);
-          if (v == nullptr || (f.value && *v != *f.value)) return true;
-        }
-        std::string_view part = store::indexkeys::MetricPart(key);
-        if (part != current) {
-          current.assign(part);
-          current_listed = false;
-        }
-        if (current_listed) return true;
-        if (since) {
-          absl::StatusOr<std::optional<store::LastValue>> last = view.GetLastValue(ref.id);
-          if (!last.ok()) {
-            err = last.status();
-            return false;
-          }
-          if (!last->has_value() || (*last)->t_ms < *since) return true;
-        }
-        if (static_cast<int>(out.metrics.size()) == page) {
-          more = true;
-          return false;
-        }
-        current_listed = true;
-        last_listed = current;
-        out.metrics.push_back({ref.key.ns, ref.key.metric, ref.key.dimensions});
-        return true;
-      }));
-  TW_RETURN_IF_ERROR(err);
-  if (more) out.next_token = Opaque("lm1" + last_listed);
   return out;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// Metric reads with CloudWatch semantics (spec/aws-api.md §4.2-§4.7), for
-// the api layer to map 1:1 onto GetMetricStatistics, GetMetricData and
-// ListMetrics, plus trainwatch's own: a chart query (min/max/avg per pixel
-// bucket at any zoom) and the last value of a series.
+// Metric reads with CloudWatch semantics (spec/aws-api.md §4.2-§4.6) over a
+// read view: the statistics behind StoreReader::GetStatistics
+// (query/store_reader.h), plus trainwatch's own: a chart query (min/max/avg
+// per pixel bucket at any zoom) and the last value of a series.
 //
 // Which data a query sees (§4.2), per namespace retention (store/retention.h;
 // with the defaults this is exactly CloudWatch's rule):
@@ -30,6 +30,8 @@
 
 #include "absl/status/statusor.h"
 #include "model/series.h"
+#include "query/periods.h"
+#include "query/reader.h"
 #include "store/read_view.h"
 
 namespace trainwatch::query {
@@ -63,9 +65,9 @@ struct GetMetricStatisticsResponse {
   std::vector<Datapoint> datapoints;  // by time, then unit
 };
 
-// Errors: kMissingParameter (namespace, metric), kInvalidParameterValue
+// Errors: kMissing (namespace, metric), kInvalidValue
 // (times, period, statistic names, unsupported statistics),
-// kInvalidParameterCombination (both or neither statistic lists; more than
+// kInvalidCombination (both or neither statistic lists; more than
 // 1440 datapoints requested).
 absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
     const store::ReadView& view, const GetMetricStatisticsRequest& request);
@@ -110,44 +112,11 @@ struct GetMetricDataResponse {
 };
 
 // A query's units are aggregated together (one series per query). Errors:
-// kValidationError (ids, stats, expressions), kInvalidParameterValue (times,
-// periods), kInvalidParameterCombination (more than 100,800 datapoints
-// requested by one query), kInvalidNextToken.
+// kInvalidQuery (ids, stats, expressions), kInvalidValue (times,
+// periods), kInvalidCombination (more than 100,800 datapoints
+// requested by one query), kInvalidCursor.
 absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
                                                     const GetMetricDataRequest& request);
-
-// ---- ListMetrics ------------------------------------------------------------
-
-struct DimensionFilter {
-  std::string name;
-  std::optional<std::string> value;
-};
-
-struct ListMetricsRequest {
-  std::string ns = {};      // exact, optional
-  std::string metric = {};  // exact, optional
-  std::vector<DimensionFilter> dimensions = {};  // <= 10; a metric may have more
-  bool recently_active = false;                  // PT3H: data in the last 3 hours
-  // TW: only metrics with data at or after this time (the api may pass
-  // now - 14 days as AWS does).
-  std::optional<int64_t> active_since_ms = {};
-  std::string next_token = {};
-  int page_size = 500;
-};
-
-struct MetricInfo {
-  std::string ns;
-  std::string metric;
-  std::vector<model::Dimension> dimensions;
-};
-
-struct ListMetricsResponse {
-  std::vector<MetricInfo> metrics;  // by namespace, metric, dimension list
-  std::string next_token;
-};
-
-absl::StatusOr<ListMetricsResponse> ListMetrics(const store::ReadView& view,
-                                                const ListMetricsRequest& request);
 
 // ---- Chart (native) ---------------------------------------------------------
 
@@ -177,9 +146,5 @@ absl::StatusOr<ChartResponse> Chart(const store::ReadView& view, const model::Se
 // when the series does not exist or has no data.
 absl::StatusOr<std::optional<store::LastValue>> LastValue(const store::ReadView& view,
                                                           const model::SeriesKey& key);
-
-// CloudWatch's datapoint limits.
-inline constexpr int64_t kMaxStatisticsDatapoints = 1440;
-inline constexpr int64_t kMaxMetricDataDatapoints = 100'800;
 
 }  // namespace trainwatch::query

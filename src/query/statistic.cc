@@ -91,7 +91,25 @@ ExtendedParse ParseExtendedStatistic(std::string_view name, double* percentile) 
   return ExtendedParse::kMalformed;
 }
 
-std::optional<double> Evaluate(const Statistic& stat, const store::Aggregate& agg) {
+std::optional<Statistic> ParseStatistic(std::string_view name) {
+  Statistic out;
+  out.name = std::string(name);
+  if (std::optional<PlainStatistic> plain = ParsePlainStatistic(name)) {
+    switch (*plain) {
+      case PlainStatistic::kSampleCount: out.kind = Statistic::Kind::kSampleCount; break;
+      case PlainStatistic::kAverage: out.kind = Statistic::Kind::kAverage; break;
+      case PlainStatistic::kSum: out.kind = Statistic::Kind::kSum; break;
+      case PlainStatistic::kMinimum: out.kind = Statistic::Kind::kMinimum; break;
+      case PlainStatistic::kMaximum: out.kind = Statistic::Kind::kMaximum; break;
+    }
+    return out;
+  }
+  if (ParseExtendedStatistic(name, &out.percentile) != ExtendedParse::kOk) return std::nullopt;
+  out.kind = Statistic::Kind::kPercentile;
+  return out;
+}
+
+std::optional<double> Evaluate(const ParsedStatistic& stat, const store::Aggregate& agg) {
   if (agg.empty()) return std::nullopt;
   if (!stat.plain) return agg.Percentile(stat.percentile / 100.0);
   switch (*stat.plain) {

@@ -9,13 +9,14 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "query/reader.h"
 #include "store/aggregate.h"
 
 namespace trainwatch::query {
 
 enum class PlainStatistic { kSampleCount, kAverage, kSum, kMinimum, kMaximum };
 
-struct Statistic {
+struct ParsedStatistic {
   std::string name;  // as requested ("Average", "p99.9")
   std::optional<PlainStatistic> plain;
   double percentile = 0;  // 0-100, when !plain
@@ -25,6 +26,10 @@ struct Statistic {
 std::optional<PlainStatistic> ParsePlainStatistic(std::string_view name);
 std::string_view PlainStatisticName(PlainStatistic s);
 
+// Either kind, as a reader's Statistic: nullopt when `name` is neither a
+// plain statistic nor a percentile trainwatch computes.
+std::optional<Statistic> ParseStatistic(std::string_view name);
+
 enum class ExtendedParse { kOk, kMalformed, kUnsupported };
 // Parses an extended statistic; kUnsupported for well-formed forms trainwatch
 // does not compute yet (tm90, TM(10%:90%), IQM, wm, tc, ts, PR).
@@ -32,6 +37,6 @@ ExtendedParse ParseExtendedStatistic(std::string_view name, double* percentile);
 
 // The value of `stat` over an aggregate; nullopt when undefined (empty
 // bucket, or a percentile the bucket cannot answer).
-std::optional<double> Evaluate(const Statistic& stat, const store::Aggregate& agg);
+std::optional<double> Evaluate(const ParsedStatistic& stat, const store::Aggregate& agg);
 
 }  // namespace trainwatch::query

@@ -17,6 +17,7 @@
 #include "api/errors.h"
 #include "api/input.h"
 #include "model/series.h"
+#include "query/periods.h"
 
 namespace trainwatch::api::cloudwatch {
 
@@ -32,9 +33,8 @@ inline constexpr size_t kMaxMetricData = 1000;
 inline constexpr size_t kMaxValuesPerDatum = 150;
 inline constexpr size_t kMaxStatistics = 5;
 inline constexpr size_t kMaxExtendedStatistics = 10;
-inline constexpr int64_t kMaxStatisticsDatapoints = 1440;
+using query::kMaxStatisticsDatapoints;  // query/periods.h
 inline constexpr size_t kMaxMetricDataQueries = 500;
-inline constexpr int64_t kMaxGetMetricDataDatapoints = 100800;
 inline constexpr size_t kListMetricsPageSize = 500;
 inline constexpr size_t kMaxDimensionFilters = 10;
 
@@ -89,7 +89,7 @@ struct GetMetricDataRequest {
   int64_t start_ms = 0;
   int64_t end_ms = 0;
   bool descending = true;  // ScanBy TimestampDescending (the default)
-  int64_t max_datapoints = kMaxGetMetricDataDatapoints;
+  int64_t max_datapoints = query::kMaxMetricDataDatapoints;
   // Decoded NextToken: resume at query `query_index`, after `after_ms`.
   size_t resume_query = 0;
   std::optional<int64_t> resume_after_ms;

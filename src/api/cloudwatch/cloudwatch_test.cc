@@ -318,6 +318,10 @@ class SnapshotsOnly : public MetricsReader {
   absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& q) override {
     return inner_.ListMetrics(q);
   }
+  absl::StatusOr<std::optional<query::LastSample>> LastValue(
+      const model::SeriesKey& key) override {
+    return inner_.LastValue(key);
+  }
   absl::StatusOr<std::unique_ptr<MetricsReader>> Snapshot() override {
     ++snapshots;
     struct Forward : MetricsReader {
@@ -328,6 +332,10 @@ class SnapshotsOnly : public MetricsReader {
       }
       absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& q) override {
         return r.ListMetrics(q);
+      }
+      absl::StatusOr<std::optional<query::LastSample>> LastValue(
+          const model::SeriesKey& key) override {
+        return r.LastValue(key);
       }
       MetricsReader& r;
     };
@@ -378,6 +386,10 @@ class Forking : public MetricsReader {
   }
   absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& q) override {
     return inner_.ListMetrics(q);
+  }
+  absl::StatusOr<std::optional<query::LastSample>> LastValue(
+      const model::SeriesKey& key) override {
+    return inner_.LastValue(key);
   }
   absl::StatusOr<std::unique_ptr<MetricsReader>> Snapshot() override {
     return std::make_unique<Forking>(inner_, root_);

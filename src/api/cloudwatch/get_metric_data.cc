@@ -139,6 +139,25 @@ void ReadQuery(const Node& q, const Context& context, std::set<std::string>* ids
 
 }  // namespace
 
+namespace {
+
+// A token resumes the same request: the same queries over the same range,
+// in the same order, pages of the same size.
+CursorBinding TokenBinding(const GetMetricDataRequest& request) {
+  CursorBinding binding;
+  binding.Add(request.start_ms).Add(request.end_ms).Add(request.descending ? "desc" : "asc");
+  binding.Add(request.max_datapoints);
+  for (const MetricDataQuery& q : request.queries) {
+    binding.Add(q.id).Add(q.return_data ? "r" : "-").Add(q.expression ? "e" : "m");
+    binding.Add(q.metric.ns).Add(q.metric.metric);
+    for (const model::Dimension& d : q.metric.dimensions) binding.Add(d.name).Add(d.value);
+    binding.Add(q.period_s).Add(q.stat.name).Add(q.unit ? "u=" + *q.unit : "");
+  }
+  return binding;
+}
+
+}  // namespace
+
 absl::StatusOr<GetMetricDataRequest> DecodeGetMetricData(const Node& input,
                                                          const Context& context) {
   Problems problems;
@@ -173,17 +192,20 @@ absl::StatusOr<GetMetricDataRequest> DecodeGetMetricData(const Node& input,
     if (!m.ok() || *m < 1) {
       problems.Add("InvalidParameterValue", "The parameter MaxDatapoints must be at least 1.");
     } else {
-      request.max_datapoints = std::min(*m, kMaxGetMetricDataDatapoints);
+      request.max_datapoints = std::min(*m, query::kMaxMetricDataDatapoints);
     }
   }
   if (!problems.empty()) return problems.ToStatus();
 
   if (Node token = input["NextToken"]; token.present()) {
     absl::StatusOr<std::string> text = token.String();
-    std::optional<nlohmann::json> cursor;
-    if (text.ok()) cursor = DecodeToken(*text);
+    const std::string shown = text.ok() ? *text : "";
+    absl::StatusOr<nlohmann::json> cursor =
+        DecodeToken(CursorKind::kMetricData, TokenBinding(request), shown, "InvalidNextToken",
+                    absl::StrFormat("The NextToken %s is invalid", QuoteValue(shown)));
+    if (!cursor.ok()) return cursor.status();
     const nlohmann::json* q = nullptr;
-    if (cursor) {
+    {
       auto it = cursor->find("q");
       if (it != cursor->end()) q = &*it;
     }
@@ -316,7 +338,7 @@ absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataReques
     const MetricDataQuery& q = request.queries[qi];
     if (!q.return_data || q.expression) continue;
     if (remaining == 0) {
-      response.next_token = EncodeToken({{"q", qi}});
+      response.next_token = EncodeToken(CursorKind::kMetricData, TokenBinding(request), {{"q", qi}});
       break;
     }
     // One more than the page holds tells whether the query goes on.
@@ -358,7 +380,7 @@ absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataReques
       nlohmann::json cursor = {{"q", qi}};
       if (take > 0) cursor["t"] = (*buckets)[take - 1].t_ms;
       else if (query.resume_after_ms) cursor["t"] = *query.resume_after_ms;
-      response.next_token = EncodeToken(std::move(cursor));
+      response.next_token = EncodeToken(CursorKind::kMetricData, TokenBinding(request), cursor);
     }
     response.results.push_back(std::move(result));
     if (more) break;

@@ -100,17 +100,22 @@ absl::StatusOr<ListMetricsRequest> DecodeListMetrics(const Node& input, const Co
   }
   if (Node token = input["NextToken"]; token.present()) {
     absl::StatusOr<std::string> text = token.String();
-    std::optional<nlohmann::json> cursor;
-    if (text.ok()) cursor = DecodeToken(*text);
+    const std::string shown = text.ok() ? *text : "";
+    absl::StatusOr<nlohmann::json> cursor = DecodeToken(
+        CursorKind::kListMetrics, MetricListingBinding(request.query), shown,
+        "InvalidParameterValue",
+        absl::StrFormat("The parameter NextToken %s is invalid", QuoteValue(shown)));
     std::optional<MetricId> after;
-    if (cursor) {
+    if (cursor.ok()) {
       if (auto a = cursor->find("a"); a != cursor->end()) after = MetricFromJson(*a);
     }
-    if (!after) {
+    if (!cursor.ok()) {
+      problems.Add("InvalidParameterValue", std::string(MessageOf(cursor.status())));
+    } else if (!after) {
       problems.Add("InvalidParameterValue",
                    absl::StrFormat("The parameter NextToken %s is invalid; pass the NextToken of "
                                    "the previous response.",
-                                   QuoteValue(text.ok() ? *text : "")));
+                                   QuoteValue(shown)));
     }
     request.query.after = after;
   }
@@ -134,7 +139,9 @@ absl::StatusOr<ListMetricsResponse> RunListMetrics(const ListMetricsRequest& req
   if (!metrics.ok()) return metrics.status();
   if (metrics->size() > kListMetricsPageSize) {
     metrics->resize(kListMetricsPageSize);
-    response.next_token = EncodeToken({{"a", MetricToJson(metrics->back())}});
+    response.next_token = EncodeToken(CursorKind::kListMetrics,
+                                      MetricListingBinding(request.query),
+                                      {{"a", MetricToJson(metrics->back())}});
   }
   response.metrics = *std::move(metrics);
   return response;

@@ -9,6 +9,9 @@
 
 namespace trainwatch::api::logs {
 
+// FilterLogEvents' filterPattern (spec §6.3), parsed once per request.
+using query::FilterPattern;
+
 using Json = nlohmann::ordered_json;
 
 namespace {
@@ -44,17 +47,17 @@ absl::StatusOr<std::string> GetLogEvents(const Node& input, const Context& conte
   query.start_ms = start;
   query.end_ms = end;
   query.limit = static_cast<size_t>(limit.value_or(kMaxEventsPerPage));
-  query.max_bytes = kMaxPageBytes;
+  query.max_bytes = kMaxLogPageBytes;
   query.forward = from_head.value_or(false);
   std::optional<std::pair<char, LogPosition>> parsed;
   if (token) {
-    parsed = ParsePositionToken(*token);
-    if (!parsed) {
-      return InvalidParameterException(absl::StrFormat(
-          "The specified nextToken %s is invalid; pass a nextForwardToken or nextBackwardToken "
-          "of a previous response.",
-          QuoteValue(*token)));
-    }
+    absl::StatusOr<std::pair<char, LogPosition>> position = ParsePositionToken(
+        query.stream, *token, "InvalidParameterException",
+        absl::StrFormat("The specified nextToken %s is invalid; pass a nextForwardToken or "
+                        "nextBackwardToken of a previous response for this log stream",
+                        QuoteValue(*token)));
+    if (!position.ok()) return position.status();
+    parsed = *position;
     query.forward = parsed->first == 'f';
     query.from = parsed->second;
   }
@@ -83,8 +86,8 @@ absl::StatusOr<std::string> GetLogEvents(const Node& input, const Context& conte
   }
   Json body;
   body["events"] = std::move(items);
-  body["nextForwardToken"] = PositionToken('f', forward);
-  body["nextBackwardToken"] = PositionToken('b', backward);
+  body["nextForwardToken"] = PositionToken(query.stream, 'f', forward);
+  body["nextBackwardToken"] = PositionToken(query.stream, 'b', backward);
   return DumpJson(body);
 }
 
@@ -117,20 +120,30 @@ absl::StatusOr<std::string> FilterLogEvents(const Node& input, const Context& co
     return InvalidParameterException(
         "logStreamNames and logStreamNamePrefix are mutually exclusive; give at most one.");
   }
-  absl::StatusOr<LogFilter> filter = ParseFilterPattern(pattern.value_or(""));
-  if (!filter.ok()) return filter.status();
+  absl::StatusOr<FilterPattern> filter = FilterPattern::Parse(pattern.value_or(""));
+  if (!filter.ok()) return InvalidParameterException(MessageOf(filter.status()));
   query.group = *group;
   query.stream_prefix = prefix;
   query.start_ms = start;
   query.end_ms = end;
-  query.filter = *std::move(filter);
+  if (!filter->MatchesAll()) {
+    query.pattern = std::make_shared<const FilterPattern>(*std::move(filter));
+  }
   query.limit = static_cast<size_t>(limit.value_or(kMaxEventsPerPage));
-  query.max_bytes = kMaxPageBytes;
+  query.max_bytes = kMaxLogPageBytes;
+  // A token resumes the same search: same group, streams, times and pattern.
+  CursorBinding binding;
+  binding.Add(query.group).Add(query.stream_prefix.value_or("")).Add(pattern.value_or(""));
+  binding.Add(start ? *start : -1).Add(end ? *end : -1);
+  for (const std::string& name : query.stream_names) binding.Add(name);
   if (token) {
-    std::optional<nlohmann::json> cursor = DecodeToken(*token, 1024);
+    absl::StatusOr<nlohmann::json> cursor = DecodeToken(
+        CursorKind::kFilteredLogEvents, binding, *token, "InvalidParameterException",
+        absl::StrFormat("The specified nextToken %s is invalid", QuoteValue(*token)), 1024);
+    if (!cursor.ok()) return cursor.status();
     const nlohmann::json* t = nullptr;
     const nlohmann::json* s = nullptr;
-    if (cursor) {
+    {
       if (auto it = cursor->find("t"); it != cursor->end()) t = &*it;
       if (auto it = cursor->find("s"); it != cursor->end()) s = &*it;
     }
@@ -158,7 +171,10 @@ absl::StatusOr<std::string> FilterLogEvents(const Node& input, const Context& co
   Json body;
   body["events"] = std::move(items);
   body["searchedLogStreams"] = Json::array();
-  if (page->next) body["nextToken"] = EncodeToken({{"t", page->next->t_ms}, {"s", page->next->seq}});
+  if (page->next) {
+    body["nextToken"] = EncodeToken(CursorKind::kFilteredLogEvents, binding,
+                                    {{"t", page->next->t_ms}, {"s", page->next->seq}});
+  }
   return DumpJson(body);
 }
 
@@ -179,7 +195,7 @@ absl::StatusOr<std::string> PutLogEvents(const Node& input, const Context& conte
       std::optional<int64_t> t = reader.Int(item["timestamp"], true, 0, INT64_MAX / 2);
       std::optional<std::string> message = reader.String(item["message"], true, 1, 1048576);
       if (!t || !message) continue;
-      bytes += static_cast<int64_t>(message->size()) + kEventOverheadBytes;
+      bytes += static_cast<int64_t>(message->size()) + static_cast<int64_t>(kLogEventOverheadBytes);
       batch.events.push_back({*t, *std::move(message)});
     }
   }
@@ -192,7 +208,7 @@ absl::StatusOr<std::string> PutLogEvents(const Node& input, const Context& conte
         bytes, kMaxPutBytes));
   }
   for (size_t i = 0; i < batch.events.size(); ++i) {
-    if (static_cast<int64_t>(batch.events[i].message.size()) + kEventOverheadBytes > kMaxPutBytes) {
+    if (static_cast<int64_t>(batch.events[i].message.size()) + static_cast<int64_t>(kLogEventOverheadBytes) > kMaxPutBytes) {
       return InvalidParameterException(
           absl::StrFormat("Log event %d is too large: at most %d bytes including 26 bytes of "
                           "overhead.",
@@ -223,10 +239,10 @@ absl::StatusOr<std::string> PutLogEvents(const Node& input, const Context& conte
   batch.events.erase(batch.events.begin() + static_cast<std::ptrdiff_t>(last), batch.events.end());
   batch.events.erase(batch.events.begin(), batch.events.begin() + static_cast<std::ptrdiff_t>(first));
 
-  if (backends.logs == nullptr) return NoLogStore();
+  if (backends.logs == nullptr || backends.log_writer == nullptr) return NoLogStore();
   Json body;
   if (!batch.events.empty() || total == 0) {
-    absl::StatusOr<std::string> sequence = backends.logs->PutLogEvents(batch, context.now_ms);
+    absl::StatusOr<std::string> sequence = backends.log_writer->PutLogEvents(batch, context.now_ms);
     if (!sequence.ok()) return MapBackendError(sequence.status());
     body["nextSequenceToken"] = *sequence;
   } else {

@@ -36,6 +36,9 @@ absl::Status BadToken() {
       "The specified nextToken is invalid; pass the nextToken of the previous response.");
 }
 
+// The refusal's prefix (api/pagination.h).
+constexpr char kBadTokenPrefix[] = "The specified nextToken is invalid";
+
 }  // namespace
 
 bool IsLogGroupName(std::string_view name) {
@@ -106,9 +109,13 @@ absl::StatusOr<std::string> DescribeLogGroups(const Node& input, const Context& 
   }
   if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
   std::string after;
+  const CursorBinding binding =
+      CursorBinding().Add(prefix ? "p=" + *prefix : "").Add(pattern ? "m=" + *pattern : "");
   if (token) {
-    std::optional<nlohmann::json> cursor = DecodeToken(*token);
-    if (!cursor || (after = RequireToken(*cursor, "g")).empty()) return BadToken();
+    absl::StatusOr<nlohmann::json> cursor = DecodeToken(
+        CursorKind::kLogGroups, binding, *token, "InvalidParameterException", kBadTokenPrefix);
+    if (!cursor.ok()) return cursor.status();
+    if ((after = RequireToken(*cursor, "g")).empty()) return BadToken();
   }
   if (backends.logs == nullptr) return NoLogStore();
   absl::StatusOr<std::vector<LogGroupInfo>> groups =
@@ -121,7 +128,8 @@ absl::StatusOr<std::string> DescribeLogGroups(const Node& input, const Context& 
     if (pattern && g.name.find(*pattern) == std::string::npos) continue;
     if (!after.empty() && g.name <= after) continue;
     if (items.size() == page) {
-      next = EncodeToken({{"g", items.back()["logGroupName"].get<std::string>()}});
+      next = EncodeToken(CursorKind::kLogGroups, binding,
+                         {{"g", items.back()["logGroupName"].get<std::string>()}});
       break;
     }
     Json item;
@@ -160,9 +168,16 @@ absl::StatusOr<std::string> DescribeLogStreams(const Node& input, const Context&
   }
   // Cursor: the last stream of the previous page, as (sort time, name).
   std::optional<std::pair<int64_t, std::string>> after;
+  const CursorBinding binding = CursorBinding()
+                                    .Add(*group)
+                                    .Add(prefix.value_or(""))
+                                    .Add(by_time ? "LastEventTime" : "LogStreamName")
+                                    .Add(descending.value_or(false) ? "desc" : "asc");
   if (token) {
-    std::optional<nlohmann::json> cursor = DecodeToken(*token);
-    std::string name = cursor ? RequireToken(*cursor, "s") : "";
+    absl::StatusOr<nlohmann::json> cursor = DecodeToken(
+        CursorKind::kLogStreams, binding, *token, "InvalidParameterException", kBadTokenPrefix);
+    if (!cursor.ok()) return cursor.status();
+    std::string name = RequireToken(*cursor, "s");
     if (name.empty()) return BadToken();
     auto t = cursor->find("t");
     after = std::pair{t != cursor->end() && t->is_number_integer() ? t->get<int64_t>() : 0, name};
@@ -191,7 +206,8 @@ absl::StatusOr<std::string> DescribeLogStreams(const Node& input, const Context&
   for (const LogStreamInfo* s : sorted) {
     if (after && !before(*after, {sort_time(*s), s->name})) continue;
     if (items.size() == page) {
-      next = EncodeToken({{"s", last->name}, {"t", sort_time(*last)}});
+      next = EncodeToken(CursorKind::kLogStreams, binding,
+                         {{"s", last->name}, {"t", sort_time(*last)}});
       break;
     }
     Json item;
@@ -221,8 +237,8 @@ absl::StatusOr<std::string> CreateLogGroup(const Node& input, const Context& con
   reader.Map(input["tags"], 50, 128, 256);
   reader.Enum(input["logGroupClass"], false, {"STANDARD", "INFREQUENT_ACCESS", "DELIVERY"});
   if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
-  if (backends.logs == nullptr) return NoLogStore();
-  absl::Status created = backends.logs->CreateLogGroup(*group, context.now_ms);
+  if (backends.log_writer == nullptr) return NoLogStore();
+  absl::Status created = backends.log_writer->CreateLogGroup(*group, context.now_ms);
   if (absl::IsAlreadyExists(created)) {
     return AwsStatus("ResourceAlreadyExistsException", "The specified log group already exists");
   }
@@ -239,8 +255,8 @@ absl::StatusOr<std::string> CreateLogStream(const Node& input, const Context& co
   std::optional<std::string> stream = reader.String(input["logStreamName"], true, 1,
                                                     kMaxNameLength, IsLogStreamName, kStreamPattern);
   if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
-  if (backends.logs == nullptr) return NoLogStore();
-  absl::Status created = backends.logs->CreateLogStream({*group, *stream}, context.now_ms);
+  if (backends.log_writer == nullptr) return NoLogStore();
+  absl::Status created = backends.log_writer->CreateLogStream({*group, *stream}, context.now_ms);
   if (absl::IsAlreadyExists(created)) {
     return AwsStatus("ResourceAlreadyExistsException", "The specified log stream already exists");
   }

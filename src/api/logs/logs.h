@@ -22,16 +22,16 @@ struct Context {
   std::string account_id = "000000000000";
 };
 
-// AWS's texts for missing resources; LogsBackend implementations return
-// NotFound with these messages.
-inline constexpr char kGroupNotFound[] = "The specified log group does not exist.";
-inline constexpr char kStreamNotFound[] = "The specified log stream does not exist.";
+// AWS's texts for missing resources; readers and writers return NotFound
+// with these messages (query/reader.h).
+using query::kGroupNotFound;
+using query::kStreamNotFound;
 
 // Limits (spec §6, Appendix B).
 inline constexpr int64_t kMaxNameLength = 512;
 inline constexpr int64_t kMaxEventsPerPage = 10000;
-inline constexpr size_t kMaxPageBytes = 1048576;
-inline constexpr int64_t kEventOverheadBytes = 26;
+using query::kMaxLogPageBytes;
+using query::kLogEventOverheadBytes;
 inline constexpr int64_t kMaxPutEvents = 10000;
 inline constexpr int64_t kMaxPutBytes = 1048576;
 
@@ -39,17 +39,17 @@ inline constexpr int64_t kMaxPutBytes = 1048576;
 absl::StatusOr<std::string> Handle(std::string_view operation, const Node& input,
                                    const Context& context, const Backends& backends);
 
-// FilterLogEvents' filterPattern (spec §6.3): terms, "quoted phrases",
-// ?any-of, -excluded and %regex%. InvalidParameterException "Invalid filter
-// pattern" (with the reason) for anything else; JSON and space-delimited
-// patterns are not supported yet.
-absl::StatusOr<LogFilter> ParseFilterPattern(std::string_view pattern);
-
-// GetLogEvents tokens: "f/" or "b/" and 56 digits holding the position
-// (t_ms, seq), the shape AWS uses.
-std::string PositionToken(char direction, const LogPosition& position);
-// (direction, position), or nullopt when `token` is not such a token.
-std::optional<std::pair<char, LogPosition>> ParsePositionToken(std::string_view token);
+// GetLogEvents' tokens (and the native API's `next`): "f/" or "b/", the
+// shape of AWS's tokens, then a cursor (api/pagination.h) over one stream
+// holding the direction and the position (t_ms, seq).
+std::string PositionToken(const model::LogStreamId& stream, char direction,
+                          const LogPosition& position);
+// (direction, position); a refused token is answered with `aws_code` and
+// `prefix` followed by why (api/pagination.h).
+absl::StatusOr<std::pair<char, LogPosition>> ParsePositionToken(const model::LogStreamId& stream,
+                                                                std::string_view token,
+                                                                std::string_view aws_code,
+                                                                std::string_view prefix);
 // The 56-digit eventId of FilterLogEvents.
 std::string EventId(const LogPosition& position);
 

@@ -70,7 +70,9 @@ TEST_F(LogsTest, FollowingForwardTokensEndsWithTheSameToken) {
     nlohmann::json j = Call("GetLogEvents", request);
     for (const auto& e : j["events"]) messages.push_back(e["message"].get<std::string>());
     std::string next = j["nextForwardToken"].get<std::string>();
-    ASSERT_EQ(next.size(), 58u);
+    // Opaque (a cursor, api/pagination.h) and short enough to send back.
+    ASSERT_FALSE(next.empty());
+    ASSERT_LE(next.size(), 1024u);
     if (token && next == *token) {
       EXPECT_TRUE(j["events"].empty());
       break;
@@ -236,30 +238,6 @@ TEST_F(LogsTest, PutLogEventsRules) {
   j = Call("PutLogEvents", {{"logGroupName", kGroup}, {"logStreamName", "s"},
       {"logEvents", {{{"timestamp", kNow}, {"message", ""}}}}}, 400);
   EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("at 'logEvents.1.member.message'"));
-}
-
-TEST(FilterPattern, Syntax) {
-  absl::StatusOr<LogFilter> f = logs::ParseFilterPattern("ERROR \"disk full\" ?a ?b -DEBUG");
-  ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_EQ(f->all_of, (std::vector<std::string>{"ERROR", "disk full"}));
-  EXPECT_EQ(f->any_of, (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(f->none_of, (std::vector<std::string>{"DEBUG"}));
-  f = logs::ParseFilterPattern("%^epoch=[0-9]+%");
-  ASSERT_TRUE(f.ok());
-  EXPECT_EQ(*f->regex, "^epoch=[0-9]+");
-  EXPECT_TRUE(logs::ParseFilterPattern("   ")->MatchesEverything());
-}
-
-TEST(PositionToken, RoundTrips) {
-  LogPosition p{1736942400000, 42};
-  std::string t = logs::PositionToken('f', p);
-  EXPECT_EQ(t, "f/00000000000000000000000173694240000000000000000000000042");
-  auto parsed = logs::ParsePositionToken(t);
-  ASSERT_TRUE(parsed.has_value());
-  EXPECT_EQ(parsed->first, 'f');
-  EXPECT_EQ(parsed->second, p);
-  EXPECT_FALSE(logs::ParsePositionToken("x/0000").has_value());
-  EXPECT_FALSE(logs::ParsePositionToken("f/1" + std::string(55, '0')).has_value());
 }
 
 }  // namespace

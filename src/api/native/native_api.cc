@@ -308,8 +308,11 @@ HttpResponse NativeApi::ListMetrics(const HttpRequest& request) const {
   query.active_since_ms = *since;
   query.limit = static_cast<size_t>(*limit) + 1;
   if (const std::string* after = Param(*params, "after")) {
-    std::optional<nlohmann::json> cursor = DecodeToken(*after);
-    if (!cursor || !cursor->contains("n") || !cursor->contains("m") || !cursor->contains("d") ||
+    absl::StatusOr<nlohmann::json> cursor =
+        DecodeToken(CursorKind::kListMetrics, MetricListingBinding(query), *after,
+                    "InvalidArgument", "query parameter after is not usable");
+    if (!cursor.ok()) return Error(400, "InvalidArgument", std::string(MessageOf(cursor.status())));
+    if (!cursor->contains("n") || !cursor->contains("m") || !cursor->contains("d") ||
         !(*cursor)["n"].is_string() || !(*cursor)["m"].is_string() || !(*cursor)["d"].is_object()) {
       return Error(400, "InvalidArgument", "query parameter after is not a token from this API");
     }
@@ -334,7 +337,8 @@ HttpResponse NativeApi::ListMetrics(const HttpRequest& request) const {
     const MetricId& last = metrics->back();
     nlohmann::json dims = nlohmann::json::object();
     for (const model::Dimension& d : last.dimensions) dims[d.name] = d.value;
-    body["next"] = EncodeToken({{"n", last.ns}, {"m", last.metric}, {"d", dims}});
+    body["next"] = EncodeToken(CursorKind::kListMetrics, MetricListingBinding(query),
+                               {{"n", last.ns}, {"m", last.metric}, {"d", dims}});
   }
   return Reply(200, body);
 }

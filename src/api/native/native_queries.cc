@@ -9,6 +9,8 @@
 #include "api/logs/logs.h"
 #include "api/native/native_api.h"
 #include "api/native/native_util.h"
+#include "query/jobs.h"
+#include "query/periods.h"
 #include "util/time_parse.h"
 
 namespace trainwatch::api {
@@ -16,7 +18,6 @@ namespace trainwatch::api {
 using namespace native_internal;
 
 namespace {
-constexpr int64_t kMaxDatapoints = 100800;
 }  // namespace
 
 HttpResponse NativeApi::Statistics(const HttpRequest& request) const {
@@ -58,11 +59,11 @@ HttpResponse NativeApi::Statistics(const HttpRequest& request) const {
   }
   if (*start >= *end) return Error(400, "InvalidArgument", "start must be before end");
   int64_t points = cloudwatch::RequestedDatapoints(*start, *end, period_s, now);
-  if (points > kMaxDatapoints) {
+  if (points > query::kMaxMetricDataDatapoints) {
     return Error(400, "InvalidArgument",
                  absl::StrFormat("the range holds %d periods; at most %d: raise period or "
                                  "narrow the range",
-                                 points, kMaxDatapoints));
+                                 points, query::kMaxMetricDataDatapoints));
   }
   query.start_ms = *start;
   query.end_ms = *end;
@@ -155,8 +156,13 @@ HttpResponse NativeApi::LogEvents(const HttpRequest& request) const {
   }
   // "after" is the "next" of a previous answer: follow a stream by passing it back.
   if (const std::string* after = Param(*params, "after")) {
-    auto position = logs::ParsePositionToken(*after);
-    if (!position || position->first != 'f') {
+    absl::StatusOr<std::pair<char, LogPosition>> position = logs::ParsePositionToken(
+        query.stream, *after, "InvalidArgument",
+        "query parameter after is not the next of an earlier answer for this stream");
+    if (!position.ok()) {
+      return Error(400, "InvalidArgument", std::string(MessageOf(position.status())));
+    }
+    if (position->first != 'f') {
       return Error(400, "InvalidArgument", "query parameter after is not a token from this API");
     }
     query.from = position->second;
@@ -173,7 +179,7 @@ HttpResponse NativeApi::LogEvents(const HttpRequest& request) const {
     next = events->back().position;
     next.seq += 1;
   }
-  return Reply(200, Json{{"events", items}, {"next", logs::PositionToken('f', next)}});
+  return Reply(200, Json{{"events", items}, {"next", logs::PositionToken(query.stream, 'f', next)}});
 }
 
 HttpResponse NativeApi::Jobs(const HttpRequest& request) const {
@@ -190,16 +196,16 @@ HttpResponse NativeApi::Jobs(const HttpRequest& request) const {
   const std::string* contains = Param(*params, "name_contains");
   absl::StatusOr<std::vector<model::JobRecord>> jobs = backends_.jobs->ListJobs();
   if (!jobs.ok()) return FromStatus(jobs.status());
-  std::sort(jobs->begin(), jobs->end(), [](const auto& a, const auto& b) {
-    return std::tie(b.creation_ms, a.name) < std::tie(a.creation_ms, b.name);
-  });
+  query::ListJobsRequest list;
+  if (status != nullptr) list.status = model::ParseJobStatus(*status);
+  if (contains != nullptr) list.name_contains = *contains;
+  list.sort_by = query::JobSortBy::kCreationTime;
+  list.descending = true;  // newest first
+  list.unbounded = true;
+  absl::StatusOr<query::ListJobsResponse> listed = query::ListJobs(*std::move(jobs), list);
+  if (!listed.ok()) return FromStatus(listed.status());
   Json items = Json::array();
-  std::string needle = contains ? absl::AsciiStrToLower(*contains) : "";
-  for (const model::JobRecord& job : *jobs) {
-    if (status && model::JobStatusName(job.status) != *status) continue;
-    if (!needle.empty() && absl::AsciiStrToLower(job.name).find(needle) == std::string::npos) {
-      continue;
-    }
+  for (const model::JobRecord& job : listed->jobs) {
     Json item{{"name", job.name},
               {"status", std::string(model::JobStatusName(job.status))},
               {"secondary_status", std::string(model::SecondaryStatusName(job.secondary_status))},

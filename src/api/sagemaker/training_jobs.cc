@@ -6,10 +6,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "api/errors.h"
-#include "api/pagination.h"
 #include "api/sagemaker/sagemaker.h"
 #include "api/validation.h"
 #include "api/wire_time.h"
+#include "query/errors.h"
+#include "query/jobs.h"
 
 namespace trainwatch::api::sagemaker {
 
@@ -89,20 +90,6 @@ absl::StatusOr<std::string> DescribeTrainingJob(const Node& input, const Context
   return DescribeJson(*job, context);
 }
 
-// The order a listing is sorted in: (text key, number key, name).
-struct SortKey {
-  std::string text;
-  int64_t number = 0;
-  std::string name;
-  friend auto operator<=>(const SortKey&, const SortKey&) = default;
-};
-
-SortKey KeyOf(const model::JobRecord& job, std::string_view sort_by) {
-  if (sort_by == "Name") return {"", 0, job.name};
-  if (sort_by == "Status") return {std::string(model::JobStatusName(job.status)), 0, job.name};
-  return {"", job.creation_ms, job.name};
-}
-
 absl::StatusOr<std::string> ListTrainingJobs(const Node& input, const Context& context,
                                              const Backends& backends) {
   ValidationErrors errors;
@@ -134,50 +121,32 @@ absl::StatusOr<std::string> ListTrainingJobs(const Node& input, const Context& c
   std::optional<std::string> plan = r.String(input["TrainingPlanArnEquals"], false, 0, 2048);
   if (!errors.empty()) return errors.ToStatus("ValidationException");
 
-  std::optional<SortKey> after;
-  if (token && !token->empty()) {
-    std::optional<nlohmann::json> cursor = DecodeToken(*token);
-    if (!cursor || !cursor->contains("s") || !(*cursor)["s"].is_string() ||
-        !cursor->contains("i") || !(*cursor)["i"].is_number_integer() || !cursor->contains("n") ||
-        !(*cursor)["n"].is_string()) {
-      return ValidationException(
-          "The NextToken is invalid; pass the NextToken of the previous response.");
-    }
-    after = SortKey{(*cursor)["s"].get<std::string>(), (*cursor)["i"].get<int64_t>(),
-                    (*cursor)["n"].get<std::string>()};
-  }
   if (backends.jobs == nullptr) return NoJobRunner();
   absl::StatusOr<std::vector<model::JobRecord>> jobs = backends.jobs->ListJobs();
   if (!jobs.ok()) return jobs.status();
-
-  std::string needle = Lower(contains.value_or(""));
-  std::vector<std::pair<SortKey, const model::JobRecord*>> selected;
-  if (!warm && !plan) {  // no warm pools or training plans: those filters match nothing
-    for (const model::JobRecord& job : *jobs) {
-      if (created_after && !(job.creation_ms > *created_after)) continue;
-      if (created_before && !(job.creation_ms < *created_before)) continue;
-      if (modified_after && !(job.last_modified_ms > *modified_after)) continue;
-      if (modified_before && !(job.last_modified_ms < *modified_before)) continue;
-      if (!needle.empty() && Lower(job.name).find(needle) == std::string::npos) continue;
-      if (status && model::JobStatusName(job.status) != *status) continue;
-      SortKey key = KeyOf(job, sort_by);
-      if (after && (descending ? !(key < *after) : !(*after < key))) continue;
-      selected.emplace_back(std::move(key), &job);
-    }
+  // No warm pools or training plans here: those filters match nothing.
+  if (warm || plan) jobs->clear();
+  query::ListJobsRequest list;
+  list.name_contains = contains.value_or("");
+  if (status) list.status = model::ParseJobStatus(*status);
+  list.creation_after_ms = created_after;
+  list.creation_before_ms = created_before;
+  list.modified_after_ms = modified_after;
+  list.modified_before_ms = modified_before;
+  list.sort_by = sort_by == "Name"     ? query::JobSortBy::kName
+                 : sort_by == "Status" ? query::JobSortBy::kStatus
+                                       : query::JobSortBy::kCreationTime;
+  list.descending = descending;
+  list.max_results = static_cast<int>(max);
+  list.next_token = token.value_or("");
+  absl::StatusOr<query::ListJobsResponse> page = query::ListJobs(*std::move(jobs), list);
+  if (query::GetErrorKind(page.status()) == query::ErrorKind::kInvalidCursor) {
+    return ValidationException(
+        absl::StrFormat("The NextToken is invalid: %s.", MessageOf(page.status())));
   }
-  std::sort(selected.begin(), selected.end(), [&](const auto& a, const auto& b) {
-    return descending ? b.first < a.first : a.first < b.first;
-  });
-
+  if (!page.ok()) return page.status();
   Json summaries = Json::array();
-  std::optional<std::string> next;
-  for (size_t i = 0; i < selected.size(); ++i) {
-    if (static_cast<int64_t>(i) == max) {
-      const SortKey& k = selected[i - 1].first;
-      next = EncodeToken({{"s", k.text}, {"i", k.number}, {"n", k.name}});
-      break;
-    }
-    const model::JobRecord& job = *selected[i].second;
+  for (const model::JobRecord& job : page->jobs) {
     Json s;
     s["TrainingJobName"] = job.name;
     s["TrainingJobArn"] = JobArn(context, job.name);
@@ -192,7 +161,7 @@ absl::StatusOr<std::string> ListTrainingJobs(const Node& input, const Context& c
   }
   Json body;
   body["TrainingJobSummaries"] = std::move(summaries);
-  if (next) body["NextToken"] = *next;
+  if (!page->next_token.empty()) body["NextToken"] = page->next_token;
   return DumpJson(body);
 }
 

@@ -17,13 +17,6 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-bool Matches(const LogFilter& f, std::string_view message) {
-  auto has = [&](const std::string& term) { return message.find(term) != std::string_view::npos; };
-  if (!std::all_of(f.all_of.begin(), f.all_of.end(), has)) return false;
-  if (!f.any_of.empty() && !std::any_of(f.any_of.begin(), f.any_of.end(), has)) return false;
-  return std::none_of(f.none_of.begin(), f.none_of.end(), has);
-}
-
 }  // namespace
 
 void FakeBackend::RejectMetric(const std::string& metric, absl::Status status) {
@@ -46,6 +39,19 @@ std::vector<FakeBackend::Observation> FakeBackend::ObservationsForTest(
     out.push_back({p.t_ms, p.count > 0 ? p.sum / p.count : 0, p.count});
   }
   return out;
+}
+
+absl::StatusOr<std::optional<query::LastSample>> FakeBackend::LastValue(
+    const model::SeriesKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = series_.find(key);
+  if (it == series_.end() || it->second.points.empty()) return std::nullopt;
+  // The newest point; of points at the same time, the last stored.
+  const Point* newest = nullptr;
+  for (const Point& p : it->second.points) {
+    if (newest == nullptr || p.t_ms >= newest->t_ms) newest = &p;
+  }
+  return query::LastSample{newest->t_ms, newest->count > 0 ? newest->sum / newest->count : 0};
 }
 
 size_t FakeBackend::PutCallsForTest() const {
@@ -296,9 +302,6 @@ absl::StatusOr<std::vector<StoredLogEvent>> FakeBackend::ReadLogStream(const Log
 }
 
 absl::StatusOr<LogFilterPage> FakeBackend::FilterLogEvents(const LogFilterQuery& q) {
-  if (q.filter.regex) {
-    return absl::UnimplementedError("the fake backend does not match %regex% patterns");
-  }
   std::lock_guard<std::mutex> lock(mu_);
   auto g = groups_.find(q.group);
   if (g == groups_.end()) return absl::NotFoundError(logs::kGroupNotFound);
@@ -313,7 +316,7 @@ absl::StatusOr<LogFilterPage> FakeBackend::FilterLogEvents(const LogFilterQuery&
       if (q.start_ms && e.position.t_ms < *q.start_ms) continue;
       if (q.end_ms && e.position.t_ms > *q.end_ms) continue;
       if (q.after && !(*q.after < e.position)) continue;
-      if (Matches(q.filter, e.message)) matches.push_back(&e);
+      if (q.pattern == nullptr || q.pattern->Matches(e.message)) matches.push_back(&e);
     }
   }
   std::sort(matches.begin(), matches.end(),

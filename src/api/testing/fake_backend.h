@@ -4,8 +4,7 @@
 // follows the backend contracts (spec §4.2 rounding and tiers, exact
 // nearest-rank percentiles, log positions, job statuses) simply and
 // slowly; it is not a store. Thread-safe.
-//
-// Limits of the fake: %regex% filter patterns answer Unimplemented.
+
 
 #include <map>
 #include <mutex>
@@ -21,13 +20,17 @@ namespace trainwatch::api::testing {
 
 class FakeBackend final : public model::SampleSink,
                           public MetricsReader,
-                          public LogsBackend,
+                          public LogsReader,
+                          public LogsWriter,
                           public JobsBackend {
  public:
   // `clock` (for ingestion times and job transitions) must outlive the fake.
   explicit FakeBackend(const util::Clock& clock) : clock_(clock) {}
 
-  Backends backends() { return Backends{this, this, this, this}; }
+  Backends backends() {
+    return Backends{.samples = this, .metrics = this, .logs = this, .log_writer = this,
+                    .jobs = this};
+  }
 
   // Test hooks.
   // Put fails with `status` for any batch holding a metric named `metric`.
@@ -50,8 +53,9 @@ class FakeBackend final : public model::SampleSink,
   // MetricsReader
   absl::StatusOr<std::vector<StatisticsBucket>> GetStatistics(const StatisticsQuery& query) override;
   absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& query) override;
+  absl::StatusOr<std::optional<query::LastSample>> LastValue(const model::SeriesKey& key) override;
 
-  // LogsBackend
+  // LogsReader, LogsWriter
   absl::Status CreateLogGroup(const std::string& group, int64_t now_ms) override;
   absl::Status CreateLogStream(const model::LogStreamId& stream, int64_t now_ms) override;
   absl::StatusOr<std::vector<LogGroupInfo>> ListLogGroups(const std::string& prefix) override;

@@ -1,0 +1,60 @@
+#pragma once
+// StoreReader: the readers of query/reader.h over the embedded store. The
+// one place where a read of metrics, logs or jobs meets store::ReadView;
+// everything that answers a user (api/, cli/, and what comes: rules, the
+// dashboard, the report) reads through it.
+//
+// Each call takes a fresh read view (a consistent state of the store);
+// Snapshot() gives a reader whose calls all see one view, for the many
+// queries of one request. Thread-safe (store::Db is).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/job_record.h"
+#include "query/reader.h"
+
+namespace trainwatch::store {
+class Db;
+}
+
+namespace trainwatch::query {
+
+class StoreReader final : public MetricsReader, public LogsReader, public JobsReader {
+ public:
+  // `db` must outlive the reader.
+  explicit StoreReader(store::Db& db) : db_(db) {}
+
+  // ---- MetricsReader
+  // Through GetMetricStatistics (tier choice, rounding, percentiles); a
+  // query over more than kMaxStatisticsDatapoints periods with one
+  // statistic goes through GetMetricData (its units aggregated together).
+  absl::StatusOr<std::vector<StatisticsBucket>> GetStatistics(const StatisticsQuery& query) override;
+  // A reader over one read view of the store.
+  absl::StatusOr<std::unique_ptr<MetricsReader>> Snapshot() override;
+  // Series of the namespace (and metric) from the index, filtered, without
+  // units, in MetricId order. O(series in the namespace) a page.
+  absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& query) override;
+  // In O(1): the series' last-value record.
+  absl::StatusOr<std::optional<LastSample>> LastValue(const model::SeriesKey& key) override;
+
+  // ---- LogsReader
+  absl::StatusOr<std::vector<LogGroupInfo>> ListLogGroups(const std::string& prefix) override;
+  absl::StatusOr<std::vector<LogStreamInfo>> ListLogStreams(const std::string& group,
+                                                            const std::string& prefix) override;
+  absl::StatusOr<std::vector<StoredLogEvent>> ReadLogStream(const LogReadQuery& query) override;
+  // One cursor per stream, merged by position.
+  absl::StatusOr<LogFilterPage> FilterLogEvents(const LogFilterQuery& query) override;
+
+  // ---- JobsReader
+  absl::StatusOr<std::optional<model::JobRecord>> GetJob(const std::string& name) override;
+  absl::StatusOr<std::vector<model::JobRecord>> ListJobs() override;
+
+ private:
+  store::Db& db_;
+};
+
+}  // namespace trainwatch::query
