@@ -33,7 +33,7 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_
                                                         util::Clock* clock = nullptr);
 
 // Opens `data_dir` for `trainwatch server`: as its writer when nobody holds
-// it (runs then send their data through the server: app/remote_sink.h), else
+// it (runs then send their data through the server: agent/remote_sink.h), else
 // as a follower of the run that does (OpenFollower).
 absl::StatusOr<std::unique_ptr<store::Db>> OpenForServer(const std::string& data_dir,
                                                          util::Clock* clock = nullptr);

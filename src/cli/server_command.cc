@@ -13,10 +13,10 @@
 #include "absl/strings/str_format.h"
 #include "api/api.h"
 #include "api/native/native_api.h"
+#include "agent/remote_sink.h"
+#include "agent/server_discovery.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
-#include "app/remote_sink.h"
-#include "app/server_discovery.h"
 #include "cli/allocator.h"
 #include "cli/build_info.h"
 #include "cli/commands.h"
@@ -42,11 +42,13 @@ struct ServerFlags {
 // delivered before anything else is served, so jobs end as their runners saw them.
 void DeliverLeftoverSpools(const std::string& data_dir, app::StoreAgentBackend& agents) {
   std::error_code ec;
-  std::filesystem::directory_iterator it(app::SpoolRoot(data_dir), ec);
+  std::filesystem::directory_iterator it(agent::SpoolRoot(data_dir), ec);
   if (ec) return;
   for (const auto& entry : it) {
     if (!entry.is_directory()) continue;
-    absl::StatusOr<int64_t> n = app::DeliverLeftoverSpool(entry.path().string(), agents);
+    absl::StatusOr<int64_t> n = agent::DeliverLeftoverSpool(
+        entry.path().string(),
+        [&agents](const api::AgentBatch& batch) { return agents.Deliver(batch); });
     if (n.ok()) {
       if (*n > 0) {
         std::fprintf(stderr, "trainwatch: delivered %lld batches that %s had spooled\n",
@@ -127,7 +129,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   if (!srv.ok()) return ReportError(srv.status(), absl::IsUnavailable(srv.status()) ? 1 : 2);
   const std::string url = "http://" + (*srv)->address();
   if (agents != nullptr) {
-    if (absl::Status s = app::PublishServer(data_dir, url); !s.ok()) {
+    if (absl::Status s = agent::PublishServer(data_dir, url); !s.ok()) {
       std::fprintf(stderr, "trainwatch: %s; runs will not find this server\n",
                    std::string(s.message()).c_str());
     }
@@ -156,7 +158,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   }
   sweep_cv.notify_all();
   sweeper.join();
-  app::WithdrawServer(data_dir);
+  agent::WithdrawServer(data_dir);
   return 0;
 }
 
