@@ -18,8 +18,8 @@
 #include <utility>
 
 #include "api/backend.h"
-#include "app/local_jobs.h"
 #include "ingest/ingest.h"
+#include "job/local_jobs.h"
 #include "store/db.h"
 #include "util/clock.h"
 
@@ -127,7 +127,7 @@ class StoreJobsBackend final : public api::JobsBackend {
   // `local` runs CreateTrainingJob's jobs (null: CreateTrainingJob is not
   // served, as in a server that only follows the folder).
   // `contacts` (may be null) tells RecordSilentRunners which runners are silent.
-  explicit StoreJobsBackend(store::Db& db, LocalJobs* local = nullptr,
+  explicit StoreJobsBackend(store::Db& db, job::LocalJobs* local = nullptr,
                             const RunnerContacts* contacts = nullptr)
       : db_(db), local_(local), contacts_(contacts) {}
 
@@ -145,7 +145,7 @@ class StoreJobsBackend final : public api::JobsBackend {
 
  private:
   store::Db& db_;
-  LocalJobs* local_;
+  job::LocalJobs* local_;
   const RunnerContacts* contacts_;
 };
 

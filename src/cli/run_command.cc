@@ -17,12 +17,12 @@
 #include "absl/strings/str_join.h"
 #include "agent/agent.h"
 #include "app/job_access.h"
-#include "app/profiler_observer.h"
 #include "cli/commands.h"
 #include "cli/job_format.h"
 #include "extract/definitions.h"
 #include "ingest/ingest.h"
 #include "job/job_runner.h"
+#include "job/profiler_observer.h"
 #include "job/runner_identity.h"
 #include "profiler/profiler_options.h"
 #include "query/jobs.h"
@@ -210,9 +210,9 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   }
   auto runner = job::JobRunner::Create(std::move(spec), sink);
   if (!runner.ok()) return ReportError(runner.status());
-  std::unique_ptr<app::ProfilerObserver> profiler;
+  std::unique_ptr<job::ProfilerObserver> profiler;
   if (*interval_ms > 0) {
-    profiler = std::make_unique<app::ProfilerObserver>(*interval_ms, sink,
+    profiler = std::make_unique<job::ProfilerObserver>(*interval_ms, sink,
                                                        &util::SystemClock::Get());
     (*runner)->AddObserver(profiler.get());
   }

@@ -21,6 +21,7 @@
 #include "cli/build_info.h"
 #include "cli/commands.h"
 #include "ingest/ingest.h"
+#include "job/local_jobs.h"
 #include "server/listen_address.h"
 #include "server/router.h"
 #include "server/server.h"
@@ -94,12 +95,12 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   // server.json); as a follower (a run held the folder) it only reads.
   std::unique_ptr<ingest::Ingest> ingest;
   std::unique_ptr<app::StoreAgentBackend> agents;
-  std::unique_ptr<app::LocalJobs> local_jobs;  // CreateTrainingJob's jobs
+  std::unique_ptr<job::LocalJobs> local_jobs;  // CreateTrainingJob's jobs
   app::RunnerContacts contacts(&util::SystemClock::Get(), *runner_timeout_ms);
   if ((*db)->writable()) {
     ingest = std::make_unique<ingest::Ingest>(db->get());
     agents = std::make_unique<app::StoreAgentBackend>(*ingest, &contacts);
-    local_jobs = std::make_unique<app::LocalJobs>(data_dir, ingest.get(),
+    local_jobs = std::make_unique<job::LocalJobs>(data_dir, ingest.get(),
                                                   &util::SystemClock::Get());
     DeliverLeftoverSpools(data_dir, *agents);
   } else {

@@ -1,4 +1,4 @@
-#include "app/local_jobs.h"
+#include "job/local_jobs.h"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
-#include "app/profiler_observer.h"
+#include "job/profiler_observer.h"
 #include "job/job_runner.h"
 #include "nlohmann/json.hpp"
 #include "profiler/profiler_options.h"
@@ -19,7 +19,7 @@
 
 extern char** environ;
 
-namespace trainwatch::app {
+namespace trainwatch::job {
 namespace {
 
 namespace fs = std::filesystem;
@@ -76,7 +76,7 @@ absl::Status PackModel(const fs::path& model_dir, const fs::path& out) {
 }  // namespace
 
 struct LocalJobs::Running {
-  std::unique_ptr<job::JobRunner> runner;
+  std::unique_ptr<JobRunner> runner;
   std::unique_ptr<ProfilerObserver> profiler;
   std::thread thread;
   std::atomic<bool> done{false};
@@ -119,7 +119,7 @@ bool LocalJobs::Stop(const std::string& name) {
   return true;
 }
 
-absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& spec) {
+absl::StatusOr<model::JobRecord> LocalJobs::Start(const TrainingJobSpec& spec) {
   if (spec.entrypoint.empty()) {
     return absl::InvalidArgumentError(
         "ContainerEntrypoint is required when no container runtime is configured");
@@ -151,7 +151,7 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
   Json channel_dirs = Json::object();
   Json channel_names = Json::array();
   std::map<std::string, std::string> env;
-  for (const api::TrainingJobSpec::Channel& c : spec.channels) {
+  for (const TrainingJobSpec::Channel& c : spec.channels) {
     const fs::path channel_dir = dir / "input/data" / c.name;
     fs::remove_all(channel_dir, ec);
     if (c.uri.rfind("file://", 0) == 0) {
@@ -212,7 +212,7 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
                                .dump();
   for (const auto& [k, v] : spec.environment) env[k] = v;  // the job's own win
 
-  job::RunSpec run;
+  RunSpec run;
   run.name = spec.name;
   run.command = spec.entrypoint;
   run.command.insert(run.command.end(), spec.arguments.begin(), spec.arguments.end());
@@ -234,7 +234,7 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
   if (interval_ms > 0 && !profiler::ValidateProfileInterval(interval_ms).ok()) interval_ms = 500;
   run.profiling_interval_ms = interval_ms;
 
-  absl::StatusOr<std::unique_ptr<job::JobRunner>> runner = job::JobRunner::Create(run, sink_);
+  absl::StatusOr<std::unique_ptr<JobRunner>> runner = JobRunner::Create(run, sink_);
   if (!runner.ok()) return runner.status();
   auto r = std::make_shared<Running>();
   r->runner = *std::move(runner);
@@ -250,7 +250,7 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
     Reap();
     running_[absl::AsciiStrToLower(name)] = r;
     raw->thread = std::thread([job = raw.get(), dir, output_path, name] {
-      absl::StatusOr<job::RunResult> result = job->runner->Run();
+      absl::StatusOr<RunResult> result = job->runner->Run();
       if (!result.ok()) {
         job->error = result.status();
       } else if (output_path.rfind("file://", 0) == 0) {
@@ -277,4 +277,4 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
   return absl::UnavailableError(absl::StrFormat("job %s was not recorded within 30 s", name));
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::job

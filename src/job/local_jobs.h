@@ -12,7 +12,7 @@
 // - when it ends, model/ is packed into <S3OutputPath>/<name>/output/model.tar.gz
 //   when S3OutputPath is a file:// URI.
 //
-// Each job runs on a thread of the server through job::JobRunner, writing to
+// Each job runs on a thread of the server through JobRunner, writing to
 // the server's own ingest (the server holds the data folder), with the
 // profiler at ProfilerConfig's interval. Thread-safe.
 
@@ -23,16 +23,14 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "api/backend.h"
+#include "job/training_job_spec.h"
+#include "model/job_record.h"
 #include "model/sinks.h"
 #include "util/clock.h"
 
 namespace trainwatch::job {
+
 class JobRunner;
-}
-
-namespace trainwatch::app {
-
 class ProfilerObserver;
 
 class LocalJobs {
@@ -44,7 +42,7 @@ class LocalJobs {
 
   // Starts the job and returns its record once stored (Starting or later).
   // InvalidArgument without ContainerEntrypoint; AlreadyExists for a name taken.
-  absl::StatusOr<model::JobRecord> Start(const api::TrainingJobSpec& spec);
+  absl::StatusOr<model::JobRecord> Start(const TrainingJobSpec& spec);
   // True when `name` runs here; it is then being stopped.
   bool Stop(const std::string& name);
 
@@ -62,4 +60,4 @@ class LocalJobs {
   std::map<std::string, std::shared_ptr<Running>> running_;  // by lower-cased name
 };
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::job
