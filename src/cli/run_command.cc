@@ -22,12 +22,11 @@
 #include "extract/definitions.h"
 #include "ingest/ingest.h"
 #include "job/job_runner.h"
-#include "job/profiler_observer.h"
 #include "job/runner_identity.h"
+#include "job/training_run.h"
 #include "profiler/profiler_options.h"
 #include "query/jobs.h"
 #include "store/db.h"
-#include "util/clock.h"
 #include "util/time_parse.h"
 
 namespace trainwatch::cli {
@@ -208,19 +207,13 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     remote = *std::move(created);
     sink = remote.get();
   }
-  auto runner = job::JobRunner::Create(std::move(spec), sink);
+  auto runner = job::TrainingRun::Create(std::move(spec), sink);
   if (!runner.ok()) return ReportError(runner.status());
-  std::unique_ptr<job::ProfilerObserver> profiler;
-  if (*interval_ms > 0) {
-    profiler = std::make_unique<job::ProfilerObserver>(*interval_ms, sink,
-                                                       &util::SystemClock::Get());
-    (*runner)->AddObserver(profiler.get());
-  }
   // The heartbeat: a server on another machine can neither check nor signal
   // this process; it records a stop request that the heartbeat's answer carries.
   std::unique_ptr<agent::StopWatcher> stop_watcher;
   if (remote) {
-    job::JobRunner* job_runner = runner->get();
+    job::TrainingRun* job_runner = runner->get();
     stop_watcher = std::make_unique<agent::StopWatcher>(
         [&remote, job_runner, host = flags.host, identity = job::CurrentRunnerIdentity()] {
           return remote->Heartbeat(job_runner->Snapshot().name, host, identity);

@@ -11,8 +11,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
-#include "job/profiler_observer.h"
-#include "job/job_runner.h"
+#include "job/training_run.h"
 #include "nlohmann/json.hpp"
 #include "profiler/profiler_options.h"
 #include "util/log.h"
@@ -76,8 +75,7 @@ absl::Status PackModel(const fs::path& model_dir, const fs::path& out) {
 }  // namespace
 
 struct LocalJobs::Running {
-  std::unique_ptr<JobRunner> runner;
-  std::unique_ptr<ProfilerObserver> profiler;
+  std::unique_ptr<TrainingRun> runner;
   std::thread thread;
   std::atomic<bool> done{false};
   absl::Status error;  // Run's own failure (before the job could run); set before done
@@ -234,14 +232,13 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const TrainingJobSpec& spec) {
   if (interval_ms > 0 && !profiler::ValidateProfileInterval(interval_ms).ok()) interval_ms = 500;
   run.profiling_interval_ms = interval_ms;
 
-  absl::StatusOr<std::unique_ptr<JobRunner>> runner = JobRunner::Create(run, sink_);
+  JobRunnerOptions options;
+  options.clock = clock_;
+  absl::StatusOr<std::unique_ptr<TrainingRun>> runner =
+      TrainingRun::Create(std::move(run), sink_, options);
   if (!runner.ok()) return runner.status();
   auto r = std::make_shared<Running>();
   r->runner = *std::move(runner);
-  if (interval_ms > 0) {
-    r->profiler = std::make_unique<ProfilerObserver>(interval_ms, sink_, clock_);
-    r->runner->AddObserver(r->profiler.get());
-  }
   std::shared_ptr<Running> raw = r;
   const std::string output_path = spec.output_path;
   const std::string name = spec.name;

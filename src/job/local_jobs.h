@@ -12,9 +12,11 @@
 // - when it ends, model/ is packed into <S3OutputPath>/<name>/output/model.tar.gz
 //   when S3OutputPath is a file:// URI.
 //
-// Each job runs on a thread of the server through JobRunner, writing to
-// the server's own ingest (the server holds the data folder), with the
-// profiler at ProfilerConfig's interval. Thread-safe.
+// Each job runs on a thread of the server as a TrainingRun (the same wiring
+// as `trainwatch run`: job/training_run.h), writing to the server's own
+// ingest (the server holds the data folder), with the profiler at
+// ProfilerConfig's interval (500 ms when that is not one the profiler
+// takes). Thread-safe.
 
 #include <map>
 #include <memory>
@@ -29,9 +31,6 @@
 #include "util/clock.h"
 
 namespace trainwatch::job {
-
-class JobRunner;
-class ProfilerObserver;
 
 class LocalJobs {
  public:
