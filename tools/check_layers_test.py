@@ -40,6 +40,54 @@ class CheckLayersTest(unittest.TestCase):
             self.assertEqual(len(problems), 1)
             self.assertIn("store/db.cc", problems[0])
 
+    def write_wire(self, src, codec_includes='#include "api/native/agent_wire.h"\n'):
+        write(src, "api/native/agent_wire.h", '#include "model/series.h"\n')
+        write(src, "api/native/agent_codec.h", codec_includes)
+        write(src, "api/snappy_body.h", "#include <string>\n")
+
+    def test_agent_may_include_the_shared_wire_headers_and_no_other_api_header(self):
+        with tempfile.TemporaryDirectory() as src:
+            self.write_wire(src)
+            write(src, "agent/remote_sink.cc",
+                  '#include "api/native/agent_codec.h"\n#include "api/snappy_body.h"\n'
+                  '#include "model/sinks.h"\n#include "api/backend.h"\n')
+            problems = check_layers.check(src)
+            self.assertEqual(len(problems), 1, problems)
+            self.assertIn("agent/remote_sink.cc:4", problems[0])
+
+    def test_a_shared_header_that_brings_in_more_of_its_layer_is_reported(self):
+        with tempfile.TemporaryDirectory() as src:
+            self.write_wire(src, codec_includes='#include "api/backend.h"\n')
+            write(src, "agent/remote_sink.cc", '#include "api/native/agent_codec.h"\n')
+            problems = check_layers.check(src)
+            self.assertEqual(len(problems), 1, problems)
+            self.assertIn("api/native/agent_codec.h:1", problems[0])
+
+    def test_a_missing_shared_header_is_reported(self):
+        with tempfile.TemporaryDirectory() as src:
+            self.write_wire(src)
+            os.remove(os.path.join(src, "api/snappy_body.h"))
+            write(src, "agent/spool.cc", '#include "util/log.h"\n')
+            problems = check_layers.check(src)
+            self.assertEqual(len(problems), 1, problems)
+            self.assertIn("api/snappy_body.h", problems[0])
+
+    def test_curl_outside_agent_is_reported(self):
+        with tempfile.TemporaryDirectory() as src:
+            self.write_wire(src)
+            write(src, "agent/remote_sink.cc", "#include <curl/curl.h>\n")
+            write(src, "cli/stop_command.cc", "#include <curl/curl.h>\n")
+            problems = check_layers.check(src)
+            self.assertEqual(len(problems), 1, problems)
+            self.assertIn("cli/stop_command.cc", problems[0])
+
+    def test_job_may_use_the_profiler_but_not_api_or_store(self):
+        with tempfile.TemporaryDirectory() as src:
+            write(src, "job/local_jobs.cc",
+                  '#include "profiler/profiler.h"\n#include "api/backend.h"\n'
+                  '#include "store/db.h"\n')
+            self.assertEqual(len(check_layers.check(src)), 2)
+
     def test_app_may_include_anything(self):
         with tempfile.TemporaryDirectory() as src:
             write(src, "app/app.cc", '#include "server/server.h"\n#include "store/db.h"\n')

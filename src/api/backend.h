@@ -20,6 +20,8 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "api/native/agent_wire.h"
+#include "job/training_job_spec.h"
 #include "model/job_record.h"
 #include "model/log_event.h"
 #include "model/series.h"
@@ -66,45 +68,7 @@ class LogsWriter {
 
 // ---------------------------------------------------------- training jobs
 
-// A validated CreateTrainingJob request (spec §7.2), in trainwatch's terms.
-struct TrainingJobSpec {
-  struct Channel {
-    std::string name;
-    std::string uri;  // S3Uri (s3:// or file://)
-    std::string data_type;
-    std::string content_type;
-    std::string compression_type;
-  };
-  struct Rule {
-    std::string configuration_name;
-    std::string rule_to_invoke;  // RuleParameters["rule_to_invoke"], may be empty
-    std::map<std::string, std::string> parameters;
-    bool profiler = false;  // ProfilerRuleConfigurations (else DebugRuleConfigurations)
-  };
-
-  std::string name;
-  std::string training_image;
-  std::string input_mode = "File";
-  std::vector<model::MetricDefinition> metric_definitions;
-  std::vector<std::string> entrypoint;  // ContainerEntrypoint
-  std::vector<std::string> arguments;   // ContainerArguments
-  std::map<std::string, std::string> hyperparameters;
-  std::map<std::string, std::string> environment;
-  std::string role_arn;
-  std::vector<Channel> channels;
-  std::string output_path;  // OutputDataConfig.S3OutputPath
-  std::string instance_type;
-  int64_t instance_count = 1;
-  int64_t volume_size_gb = 1;
-  int64_t max_runtime_s = 86400;
-  int64_t profiling_interval_ms = 0;  // 0 = profiling off
-  std::vector<Rule> rules;
-  std::vector<std::pair<std::string, std::string>> tags;
-  // The request as received with SageMaker's defaults filled in; what
-  // DescribeTrainingJob echoes (store it in JobRecord::request_json).
-  std::string request_json;
-  int64_t creation_ms = 0;
-};
+using TrainingJobSpec = job::TrainingJobSpec;
 
 class JobsBackend {
  public:
@@ -122,29 +86,6 @@ class JobsBackend {
 };
 
 // ----------------------------------------------------------------- agents
-
-// One batch of a remote `trainwatch run` (POST /api/v1/agent/deliver): what
-// it would have written to a store of its own. `agent` and `seq` make the
-// delivery exactly-once: the server writes a batch whose number it has seen
-// from that agent only once.
-struct AgentBatch {
-  enum class Kind { kSamples, kLogs, kCreateJob, kUpdateJob };
-  std::string agent;
-  int64_t seq = 0;
-  Kind kind = Kind::kSamples;
-  model::SampleBatch samples;  // kSamples
-  model::LogBatch logs;        // kLogs
-  model::JobRecord job;        // kCreateJob, kUpdateJob
-};
-
-// A `trainwatch run` that sends to a server says it is alive about once a
-// second (POST /api/v1/agent/heartbeat) and learns whether a stop was asked of
-// it: the server cannot check or signal a runner on another machine.
-struct AgentHeartbeat {
-  std::string job;
-  int host = 1;
-  model::RunnerIdentity runner;  // must be the one in the host's record
-};
 
 class AgentBackend {
  public:

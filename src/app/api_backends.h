@@ -19,9 +19,9 @@
 #include <utility>
 
 #include "api/backend.h"
-#include "app/local_jobs.h"
 #include "app/open_store.h"
 #include "ingest/ingest.h"
+#include "job/local_jobs.h"
 #include "query/reader.h"
 #include "store/db.h"
 #include "util/clock.h"
@@ -104,7 +104,7 @@ class StoreJobsBackend final : public api::JobsBackend {
   // `local` runs CreateTrainingJob's jobs (null: CreateTrainingJob is not
   // served, as in a server that only follows the folder).
   // `contacts` (may be null) tells RecordSilentRunners which runners are silent.
-  explicit StoreJobsBackend(store::Db& db, LocalJobs* local = nullptr,
+  explicit StoreJobsBackend(store::Db& db, job::LocalJobs* local = nullptr,
                             const RunnerContacts* contacts = nullptr)
       : db_(db), local_(local), contacts_(contacts) {}
 
@@ -122,7 +122,7 @@ class StoreJobsBackend final : public api::JobsBackend {
 
  private:
   store::Db& db_;
-  LocalJobs* local_;
+  job::LocalJobs* local_;
   const RunnerContacts* contacts_;
 };
 

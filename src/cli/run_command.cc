@@ -15,17 +15,15 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/agent.h"
 #include "app/job_access.h"
-#include "app/profiler_observer.h"
-#include "app/remote_sink.h"
-#include "app/server_discovery.h"
-#include "app/stop_watcher.h"
 #include "cli/commands.h"
 #include "cli/job_format.h"
 #include "extract/definitions.h"
 #include "ingest/ingest.h"
 #include "job/job_runner.h"
 #include "job/runner_identity.h"
+#include "job/training_run.h"
 #include "profiler/profiler_options.h"
 #include "query/store_reader.h"
 #include "util/clock.h"
@@ -159,11 +157,11 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   if (endpoint.empty()) {
     if (const char* env = std::getenv("TRAINWATCH_ENDPOINT"); env != nullptr) endpoint = env;
   }
-  if (endpoint.empty()) endpoint = app::FindServer(data_dir).value_or("");
+  if (endpoint.empty()) endpoint = agent::FindServer(data_dir).value_or("");
 
   std::unique_ptr<store::Db> db;
   std::unique_ptr<ingest::Ingest> local;
-  std::unique_ptr<app::RemoteSink> remote;
+  std::unique_ptr<agent::RemoteSink> remote;
   model::TelemetrySink* sink = nullptr;
   if (endpoint.empty()) {
     auto opened = app::OpenForRun(data_dir);
@@ -173,29 +171,23 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     local = std::make_unique<ingest::Ingest>(db.get());
     sink = local.get();
   } else {
-    app::RemoteSinkOptions remote_options;
+    agent::RemoteSinkOptions remote_options;
     remote_options.endpoint = endpoint;
-    remote_options.agent = app::NewAgentName();
-    remote_options.spool_dir = app::SpoolRoot(data_dir) + "/" + remote_options.agent;
-    auto created = app::RemoteSink::Create(remote_options);
+    remote_options.agent = agent::NewAgentName();
+    remote_options.spool_dir = agent::SpoolRoot(data_dir) + "/" + remote_options.agent;
+    auto created = agent::RemoteSink::Create(remote_options);
     if (!created.ok()) return ReportError(created.status());
     remote = *std::move(created);
     sink = remote.get();
   }
-  auto runner = job::JobRunner::Create(std::move(spec), sink);
+  auto runner = job::TrainingRun::Create(std::move(spec), sink);
   if (!runner.ok()) return ReportError(runner.status());
-  std::unique_ptr<app::ProfilerObserver> profiler;
-  if (*interval_ms > 0) {
-    profiler = std::make_unique<app::ProfilerObserver>(*interval_ms, sink,
-                                                       &util::SystemClock::Get());
-    (*runner)->AddObserver(profiler.get());
-  }
   // The heartbeat: a server on another machine can neither check nor signal
   // this process; it records a stop request that the heartbeat's answer carries.
-  std::unique_ptr<app::StopWatcher> stop_watcher;
+  std::unique_ptr<agent::StopWatcher> stop_watcher;
   if (remote) {
-    job::JobRunner* job_runner = runner->get();
-    stop_watcher = std::make_unique<app::StopWatcher>(
+    job::TrainingRun* job_runner = runner->get();
+    stop_watcher = std::make_unique<agent::StopWatcher>(
         [&remote, job_runner, host = flags.host, identity = job::CurrentRunnerIdentity()] {
           return remote->Heartbeat(job_runner->Snapshot().name, host, identity);
         },

@@ -13,14 +13,15 @@
 #include "absl/strings/str_format.h"
 #include "api/api.h"
 #include "api/native/native_api.h"
+#include "agent/remote_sink.h"
+#include "agent/server_discovery.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
-#include "app/remote_sink.h"
-#include "app/server_discovery.h"
 #include "cli/allocator.h"
 #include "cli/build_info.h"
 #include "cli/commands.h"
 #include "ingest/ingest.h"
+#include "job/local_jobs.h"
 #include "query/store_reader.h"
 #include "server/listen_address.h"
 #include "server/router.h"
@@ -43,11 +44,13 @@ struct ServerFlags {
 // delivered before anything else is served, so jobs end as their runners saw them.
 void DeliverLeftoverSpools(const std::string& data_dir, app::StoreAgentBackend& agents) {
   std::error_code ec;
-  std::filesystem::directory_iterator it(app::SpoolRoot(data_dir), ec);
+  std::filesystem::directory_iterator it(agent::SpoolRoot(data_dir), ec);
   if (ec) return;
   for (const auto& entry : it) {
     if (!entry.is_directory()) continue;
-    absl::StatusOr<int64_t> n = app::DeliverLeftoverSpool(entry.path().string(), agents);
+    absl::StatusOr<int64_t> n = agent::DeliverLeftoverSpool(
+        entry.path().string(),
+        [&agents](const api::AgentBatch& batch) { return agents.Deliver(batch); });
     if (n.ok()) {
       if (*n > 0) {
         std::fprintf(stderr, "trainwatch: delivered %lld batches that %s had spooled\n",
@@ -93,12 +96,12 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   // server.json); as a follower (a run held the folder) it only reads.
   std::unique_ptr<ingest::Ingest> ingest;
   std::unique_ptr<app::StoreAgentBackend> agents;
-  std::unique_ptr<app::LocalJobs> local_jobs;  // CreateTrainingJob's jobs
+  std::unique_ptr<job::LocalJobs> local_jobs;  // CreateTrainingJob's jobs
   app::RunnerContacts contacts(&util::SystemClock::Get(), *runner_timeout_ms);
   if ((*db)->writable()) {
     ingest = std::make_unique<ingest::Ingest>(db->get());
     agents = std::make_unique<app::StoreAgentBackend>(*ingest, &contacts);
-    local_jobs = std::make_unique<app::LocalJobs>(data_dir, ingest.get(),
+    local_jobs = std::make_unique<job::LocalJobs>(data_dir, ingest.get(),
                                                   &util::SystemClock::Get());
     DeliverLeftoverSpools(data_dir, *agents);
   } else {
@@ -134,7 +137,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   if (!srv.ok()) return ReportError(srv.status(), absl::IsUnavailable(srv.status()) ? 1 : 2);
   const std::string url = "http://" + (*srv)->address();
   if (agents != nullptr) {
-    if (absl::Status s = app::PublishServer(data_dir, url); !s.ok()) {
+    if (absl::Status s = agent::PublishServer(data_dir, url); !s.ok()) {
       std::fprintf(stderr, "trainwatch: %s; runs will not find this server\n",
                    std::string(s.message()).c_str());
     }
@@ -163,7 +166,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   }
   sweep_cv.notify_all();
   sweeper.join();
-  app::WithdrawServer(data_dir);
+  agent::WithdrawServer(data_dir);
   return 0;
 }
 

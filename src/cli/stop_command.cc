@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "agent/remote_sink.h"
+#include "agent/server_discovery.h"
 #include "app/job_access.h"
-#include "app/remote_sink.h"
-#include "app/server_discovery.h"
 #include "nlohmann/json.hpp"
 #include "cli/commands.h"
 
@@ -30,9 +30,9 @@ int RunStop(const StopFlags& flags, const GlobalOptions& options) {
   auto job = app::LoadJob(**db, flags.name);
   if (!job.ok()) return ReportError(job.status(), 1);
   if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
-  if (std::optional<std::string> server = app::FindServer(data_dir)) {
+  if (std::optional<std::string> server = agent::FindServer(data_dir)) {
     // The server may run the job itself (CreateTrainingJob): ask it, it knows.
-    app::HttpResult r = app::HttpCall("POST", *server + "/api/v1/jobs/" + (*job)->name + "/stop",
+    agent::HttpResult r = agent::HttpCall("POST", *server + "/api/v1/jobs/" + (*job)->name + "/stop",
                                       "", 2000, 30000);
     if (r.status != 200) {
       nlohmann::json body = nlohmann::json::parse(r.body, nullptr, false);

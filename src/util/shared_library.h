@@ -1,7 +1,7 @@
 #pragma once
 // A shared library loaded when first needed (dlopen), and typed lookups of
 // its functions: for optional dependencies that most commands never use or a
-// machine may lack, such as libcurl (app/remote_sink.cc) and NVML
+// machine may lack, such as libcurl (agent/remote_sink.cc) and NVML
 // (profiler/nvml.cc).
 
 #include <memory>

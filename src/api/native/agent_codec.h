@@ -11,14 +11,14 @@
 //   {"agent": ..., "seq": ..., "kind": "create_job" | "update_job", "job": {JobRecordJson}}
 //
 // Both ends use these functions: the server (NativeApi) to decode, the agent
-// (app/remote_sink) to encode. docs/api.md documents the format.
+// (agent/remote_sink) to encode. docs/api.md documents the format.
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "api/backend.h"
+#include "api/native/agent_wire.h"
 #include "nlohmann/json.hpp"
 
 namespace trainwatch::api {

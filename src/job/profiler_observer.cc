@@ -1,9 +1,9 @@
-#include "app/profiler_observer.h"
+#include "job/profiler_observer.h"
 
 #include "absl/strings/str_format.h"
 #include "util/log.h"
 
-namespace trainwatch::app {
+namespace trainwatch::job {
 
 ProfilerObserver::~ProfilerObserver() {
   if (profiler_ != nullptr) profiler_->Stop();
@@ -34,4 +34,4 @@ void ProfilerObserver::OnTrainingExited(const model::JobRecord& /*job*/,
   profiler_.reset();
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::job

@@ -11,9 +11,9 @@
 #include "profiler/profiler.h"
 #include "util/clock.h"
 
-namespace trainwatch::app {
+namespace trainwatch::job {
 
-class ProfilerObserver final : public job::JobObserver {
+class ProfilerObserver final : public JobObserver {
  public:
   // `interval_ms` one of the profiler's intervals; `sink` and `clock` must
   // outlive the observer.
@@ -37,4 +37,4 @@ class ProfilerObserver final : public job::JobObserver {
   bool started_ = false;
 };
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::job

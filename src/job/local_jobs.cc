@@ -1,4 +1,4 @@
-#include "app/local_jobs.h"
+#include "job/local_jobs.h"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -11,15 +11,14 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
-#include "app/profiler_observer.h"
-#include "job/job_runner.h"
+#include "job/training_run.h"
 #include "nlohmann/json.hpp"
 #include "profiler/profiler_options.h"
 #include "util/log.h"
 
 extern char** environ;
 
-namespace trainwatch::app {
+namespace trainwatch::job {
 namespace {
 
 namespace fs = std::filesystem;
@@ -76,8 +75,7 @@ absl::Status PackModel(const fs::path& model_dir, const fs::path& out) {
 }  // namespace
 
 struct LocalJobs::Running {
-  std::unique_ptr<job::JobRunner> runner;
-  std::unique_ptr<ProfilerObserver> profiler;
+  std::unique_ptr<TrainingRun> runner;
   std::thread thread;
   std::atomic<bool> done{false};
   absl::Status error;  // Run's own failure (before the job could run); set before done
@@ -119,7 +117,7 @@ bool LocalJobs::Stop(const std::string& name) {
   return true;
 }
 
-absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& spec) {
+absl::StatusOr<model::JobRecord> LocalJobs::Start(const TrainingJobSpec& spec) {
   if (spec.entrypoint.empty()) {
     return absl::InvalidArgumentError(
         "ContainerEntrypoint is required when no container runtime is configured");
@@ -151,7 +149,7 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
   Json channel_dirs = Json::object();
   Json channel_names = Json::array();
   std::map<std::string, std::string> env;
-  for (const api::TrainingJobSpec::Channel& c : spec.channels) {
+  for (const TrainingJobSpec::Channel& c : spec.channels) {
     const fs::path channel_dir = dir / "input/data" / c.name;
     fs::remove_all(channel_dir, ec);
     if (c.uri.rfind("file://", 0) == 0) {
@@ -212,7 +210,7 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
                                .dump();
   for (const auto& [k, v] : spec.environment) env[k] = v;  // the job's own win
 
-  job::RunSpec run;
+  RunSpec run;
   run.name = spec.name;
   run.command = spec.entrypoint;
   run.command.insert(run.command.end(), spec.arguments.begin(), spec.arguments.end());
@@ -234,14 +232,13 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
   if (interval_ms > 0 && !profiler::ValidateProfileInterval(interval_ms).ok()) interval_ms = 500;
   run.profiling_interval_ms = interval_ms;
 
-  absl::StatusOr<std::unique_ptr<job::JobRunner>> runner = job::JobRunner::Create(run, sink_);
+  JobRunnerOptions options;
+  options.clock = clock_;
+  absl::StatusOr<std::unique_ptr<TrainingRun>> runner =
+      TrainingRun::Create(std::move(run), sink_, options);
   if (!runner.ok()) return runner.status();
   auto r = std::make_shared<Running>();
   r->runner = *std::move(runner);
-  if (interval_ms > 0) {
-    r->profiler = std::make_unique<ProfilerObserver>(interval_ms, sink_, clock_);
-    r->runner->AddObserver(r->profiler.get());
-  }
   std::shared_ptr<Running> raw = r;
   const std::string output_path = spec.output_path;
   const std::string name = spec.name;
@@ -250,7 +247,7 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
     Reap();
     running_[absl::AsciiStrToLower(name)] = r;
     raw->thread = std::thread([job = raw.get(), dir, output_path, name] {
-      absl::StatusOr<job::RunResult> result = job->runner->Run();
+      absl::StatusOr<RunResult> result = job->runner->Run();
       if (!result.ok()) {
         job->error = result.status();
       } else if (output_path.rfind("file://", 0) == 0) {
@@ -277,4 +274,4 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const api::TrainingJobSpec& sp
   return absl::UnavailableError(absl::StrFormat("job %s was not recorded within 30 s", name));
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::job

@@ -1,9 +1,9 @@
-#include "app/stop_watcher.h"
+#include "agent/stop_watcher.h"
 
 #include <chrono>
 #include <utility>
 
-namespace trainwatch::app {
+namespace trainwatch::agent {
 
 StopWatcher::StopWatcher(Beat beat, int64_t interval_ms, std::function<void()> on_stop)
     : beat_(std::move(beat)),
@@ -36,4 +36,4 @@ void StopWatcher::Loop() {
   }
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::agent

@@ -12,9 +12,11 @@
 // - when it ends, model/ is packed into <S3OutputPath>/<name>/output/model.tar.gz
 //   when S3OutputPath is a file:// URI.
 //
-// Each job runs on a thread of the server through job::JobRunner, writing to
-// the server's own ingest (the server holds the data folder), with the
-// profiler at ProfilerConfig's interval. Thread-safe.
+// Each job runs on a thread of the server as a TrainingRun (the same wiring
+// as `trainwatch run`: job/training_run.h), writing to the server's own
+// ingest (the server holds the data folder), with the profiler at
+// ProfilerConfig's interval (500 ms when that is not one the profiler
+// takes). Thread-safe.
 
 #include <map>
 #include <memory>
@@ -23,17 +25,12 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "api/backend.h"
+#include "job/training_job_spec.h"
+#include "model/job_record.h"
 #include "model/sinks.h"
 #include "util/clock.h"
 
 namespace trainwatch::job {
-class JobRunner;
-}
-
-namespace trainwatch::app {
-
-class ProfilerObserver;
 
 class LocalJobs {
  public:
@@ -44,7 +41,7 @@ class LocalJobs {
 
   // Starts the job and returns its record once stored (Starting or later).
   // InvalidArgument without ContainerEntrypoint; AlreadyExists for a name taken.
-  absl::StatusOr<model::JobRecord> Start(const api::TrainingJobSpec& spec);
+  absl::StatusOr<model::JobRecord> Start(const TrainingJobSpec& spec);
   // True when `name` runs here; it is then being stopped.
   bool Stop(const std::string& name);
 
@@ -62,4 +59,4 @@ class LocalJobs {
   std::map<std::string, std::shared_ptr<Running>> running_;  // by lower-cased name
 };
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::job

@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace trainwatch::app {
+namespace trainwatch::agent {
 
 class StopWatcher {
  public:
@@ -44,4 +44,4 @@ class StopWatcher {
   std::thread thread_;
 };
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::agent

@@ -1,21 +1,19 @@
 // The agent path end to end in one process: RemoteSink -> spool -> HTTP ->
 // server -> NativeApi -> StoreAgentBackend -> ingest -> store, with the server
-// going away, coming back, and answers getting lost.
-#include "app/remote_sink.h"
-
-#include <gmock/gmock.h>
+// going away, coming back, and answers getting lost. It puts the agent
+// together with the server's side, so it lives in the composition root; the
+// agent's own tests are in agent/.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "agent/remote_sink.h"
 #include "api/native/native_api.h"
 #include "app/api_backends.h"
-#include "app/spool.h"
 #include "ingest/ingest.h"
 #include "job/runner_identity.h"
 #include "nlohmann/json.hpp"
@@ -27,75 +25,9 @@
 namespace trainwatch::app {
 namespace {
 
-using ::testing::HasSubstr;
-
+using agent::RemoteSink;
+using agent::RemoteSinkOptions;
 using store::testing::TempDir;
-
-// ---------------------------------------------------------------- Spool
-
-std::function<std::string(int64_t)> Text(std::string s) {
-  return [s](int64_t seq) { return s + "#" + std::to_string(seq); };
-}
-
-TEST(SpoolTest, KeepsOrderSurvivesReopenAndForgetsWhatWasAcked) {
-  TempDir dir;
-  const std::string spool_dir = dir.path() + "/s";
-  {
-    auto spool = Spool::Open(spool_dir, 1 << 20);
-    ASSERT_TRUE(spool.ok()) << spool.status();
-    for (int i = 0; i < 5; ++i) ASSERT_EQ(*(*spool)->Append(Text("batch")), i + 1);
-    auto front = (*spool)->Front(0);
-    ASSERT_TRUE(front.ok() && front->has_value());
-    EXPECT_EQ((*front)->seq, 1);
-    EXPECT_EQ((*front)->payload, "batch#1");
-    ASSERT_TRUE((*spool)->Ack(2).ok());
-    EXPECT_EQ((*spool)->pending(), 3);
-    // A second process cannot take a live spool.
-    auto other = Spool::Open(spool_dir, 1 << 20);
-    EXPECT_TRUE(absl::IsFailedPrecondition(other.status())) << other.status();
-  }
-  auto spool = Spool::Open(spool_dir, 1 << 20);
-  ASSERT_TRUE(spool.ok()) << spool.status();
-  EXPECT_EQ((*spool)->pending(), 3);
-  EXPECT_EQ((*(*spool)->Front(0))->payload, "batch#3");
-  EXPECT_EQ(*(*spool)->Append(Text("more")), 6) << "numbers go on after a reopen";
-  ASSERT_TRUE((*spool)->Ack(6).ok());
-  EXPECT_EQ((*spool)->pending(), 0);
-  EXPECT_FALSE((*(*spool)->Front(0)).has_value());
-}
-
-TEST(SpoolTest, ATornLastRecordIsCutOffAndAFullSpoolRefuses) {
-  TempDir dir;
-  const std::string spool_dir = dir.path() + "/s";
-  {
-    auto spool = Spool::Open(spool_dir, 1 << 20);
-    ASSERT_TRUE(spool.ok());
-    ASSERT_TRUE((*spool)->Append(Text("whole")).ok());
-    ASSERT_TRUE((*spool)->Append(Text("torn")).ok());
-  }
-  // A crash in the middle of the second append: its last bytes never landed.
-  std::string segment;
-  for (const auto& e : std::filesystem::directory_iterator(spool_dir)) {
-    if (e.path().extension() == ".seg") segment = e.path();
-  }
-  ASSERT_FALSE(segment.empty());
-  std::filesystem::resize_file(segment, std::filesystem::file_size(segment) - 3);
-  {
-    auto spool = Spool::Open(spool_dir, 1 << 20);
-    ASSERT_TRUE(spool.ok()) << spool.status();
-    EXPECT_EQ((*spool)->pending(), 1);
-    EXPECT_EQ((*(*spool)->Front(0))->payload, "whole#1");
-    EXPECT_EQ(*(*spool)->Append(Text("after")), 2);
-  }
-  auto small = Spool::Open(dir.path() + "/small", 64);
-  ASSERT_TRUE(small.ok());
-  EXPECT_TRUE((*small)->Append(Text(std::string(20, 'x'))).ok());
-  auto full = (*small)->Append(Text(std::string(40, 'y')));
-  EXPECT_TRUE(absl::IsResourceExhausted(full.status())) << full.status();
-  EXPECT_THAT(full.status().message(), HasSubstr("full"));
-}
-
-// ------------------------------------------------------------ RemoteSink
 
 // The server side: the native API over a writer Db, with answers that can be
 // lost on the way back (the batch is stored, the agent hears 503).
@@ -327,7 +259,8 @@ TEST_F(RemoteSinkTest, ASpoolLeftBehindIsDeliveredByTheServerOnce) {
 
   ingest::Ingest ingest(&receiver.db());
   StoreAgentBackend backend(ingest);
-  auto delivered = DeliverLeftoverSpool(spool_dir, backend);
+  auto delivered = agent::DeliverLeftoverSpool(
+      spool_dir, [&backend](const api::AgentBatch& batch) { return backend.Deliver(batch); });
   ASSERT_TRUE(delivered.ok()) << delivered.status();
   EXPECT_EQ(*delivered, 2);
   EXPECT_EQ(EventCount(receiver.db()), 40u);

@@ -1,4 +1,4 @@
-#include "app/spool.h"
+#include "agent/spool.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -16,7 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "util/log.h"
 
-namespace trainwatch::app {
+namespace trainwatch::agent {
 namespace {
 
 constexpr int64_t kSegmentBytes = 16 << 20;
@@ -326,4 +326,4 @@ void Spool::Interrupt() {
   cv_.notify_all();
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::agent

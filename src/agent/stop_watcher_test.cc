@@ -1,4 +1,4 @@
-#include "app/stop_watcher.h"
+#include "agent/stop_watcher.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <chrono>
 #include <thread>
 
-namespace trainwatch::app {
+namespace trainwatch::agent {
 namespace {
 
 bool WaitFor(const std::atomic<int>& value, int want) {
@@ -57,4 +57,4 @@ TEST(StopWatcher, EndsPromptlyWhenDestroyed) {
 }
 
 }  // namespace
-}  // namespace trainwatch::app
+}  // namespace trainwatch::agent

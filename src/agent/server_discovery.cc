@@ -1,4 +1,4 @@
-#include "app/server_discovery.h"
+#include "agent/server_discovery.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 
-namespace trainwatch::app {
+namespace trainwatch::agent {
 namespace {
 
 std::string DiscoveryPath(const std::string& data_dir) { return data_dir + "/server.json"; }
@@ -75,4 +75,4 @@ std::optional<std::string> FindServer(const std::string& data_dir) {
 
 std::string SpoolRoot(const std::string& data_dir) { return data_dir + "/spool"; }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::agent

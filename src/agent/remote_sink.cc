@@ -1,4 +1,4 @@
-#include "app/remote_sink.h"
+#include "agent/remote_sink.h"
 
 #include <curl/curl.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 #include "util/log.h"
 #include "util/shared_library.h"
 
-namespace trainwatch::app {
+namespace trainwatch::agent {
 namespace {
 
 size_t CollectBody(char* data, size_t size, size_t n, void* out) {
@@ -406,7 +406,7 @@ bool RemoteSink::Drain(
   return true;
 }
 
-absl::StatusOr<int64_t> DeliverLeftoverSpool(const std::string& dir, api::AgentBackend& deliver) {
+absl::StatusOr<int64_t> DeliverLeftoverSpool(const std::string& dir, const DeliverFn& deliver) {
   absl::StatusOr<std::unique_ptr<Spool>> spool = Spool::Open(dir, INT64_MAX);
   if (!spool.ok()) return spool.status();
   int64_t delivered = 0;
@@ -415,7 +415,7 @@ absl::StatusOr<int64_t> DeliverLeftoverSpool(const std::string& dir, api::AgentB
     if (!front.ok()) return front.status();
     if (!front->has_value()) break;
     absl::StatusOr<api::AgentBatch> batch = api::DecodeAgentBatch((*front)->payload, SIZE_MAX);
-    absl::Status s = batch.ok() ? deliver.Deliver(*batch).status() : batch.status();
+    absl::Status s = batch.ok() ? deliver(*batch).status() : batch.status();
     if (!s.ok()) {
       if (!absl::IsInvalidArgument(s) && !absl::IsAlreadyExists(s) && !absl::IsNotFound(s)) {
         return s;  // the store is in trouble: keep the spool for the next start
@@ -433,4 +433,4 @@ absl::StatusOr<int64_t> DeliverLeftoverSpool(const std::string& dir, api::AgentB
   return delivered;
 }
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::agent

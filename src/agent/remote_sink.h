@@ -31,11 +31,11 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "api/backend.h"
-#include "app/spool.h"
+#include "agent/spool.h"
+#include "api/native/agent_wire.h"
 #include "model/sinks.h"
 
-namespace trainwatch::app {
+namespace trainwatch::agent {
 
 struct RemoteSinkOptions {
   std::string endpoint;   // "http://127.0.0.1:9400"
@@ -95,7 +95,7 @@ class RemoteSink final : public model::TelemetrySink {
   absl::StatusOr<std::optional<model::JobRecord>> GetJob(std::string_view name) override;
 
   // POST /api/v1/agent/heartbeat: tells the server this runner of host `host`
-  // of `job` is alive; true when a stop was asked of it (app/stop_watcher.h).
+  // of `job` is alive; true when a stop was asked of it (agent/stop_watcher.h).
   absl::StatusOr<bool> Heartbeat(const std::string& job, int host,
                                  const model::RunnerIdentity& runner);
 
@@ -132,10 +132,13 @@ class RemoteSink final : public model::TelemetrySink {
 };
 
 // Delivers a spool left behind by an agent that is gone (its lock is free)
-// straight to `deliver` (the server's own AgentBackend), then removes it.
-// Returns the number of batches delivered; FailedPrecondition when the spool
-// belongs to a live agent.
-absl::StatusOr<int64_t> DeliverLeftoverSpool(const std::string& dir,
-                                             api::AgentBackend& deliver);
+// straight to `deliver` (the server's own api::AgentBackend::Deliver), in
+// order, then removes it. A batch that `deliver` refuses with
+// InvalidArgument, AlreadyExists or NotFound is dropped with a warning; any
+// other error stops the delivery and keeps the rest of the spool for the
+// next try. Returns the number of batches delivered; FailedPrecondition when
+// the spool belongs to a live agent.
+using DeliverFn = std::function<absl::StatusOr<bool>(const api::AgentBatch& batch)>;
+absl::StatusOr<int64_t> DeliverLeftoverSpool(const std::string& dir, const DeliverFn& deliver);
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::agent

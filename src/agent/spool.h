@@ -28,7 +28,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace trainwatch::app {
+namespace trainwatch::agent {
 
 class Spool {
  public:
@@ -92,4 +92,4 @@ class Spool {
   bool interrupted_ = false;
 };
 
-}  // namespace trainwatch::app
+}  // namespace trainwatch::agent
