@@ -57,6 +57,9 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(DbOptions options) {
   }
   util::Clock* clock = options.clock != nullptr ? options.clock : &util::SystemClock::Get();
   DataFolderPaths paths(options.data_dir);
+  // First, before anything reads or writes the folder: one of another data
+  // format is refused as it is (data_folder.h).
+  TW_RETURN_IF_ERROR(CheckDataFormat(paths).status());
   RetentionPolicy retention;
   if (options.retention) {
     retention = *options.retention;
@@ -85,6 +88,13 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(DbOptions options) {
     } else if (mode == OpenMode::kWriter || !absl::IsFailedPrecondition(lock.status())) {
       return lock.status();
     }
+  }
+  if (writer) {
+    // Checked again under the lock. A new folder gets its format file before
+    // RocksDB creates db/; a folder written before the file existed (its db/
+    // is format 1) gets it now.
+    TW_ASSIGN_OR_RETURN(const bool has_format, CheckDataFormat(paths));
+    if (!has_format) TW_RETURN_IF_ERROR(WriteDataFormat(paths));
   }
   TW_RETURN_IF_ERROR(db->OpenKv(writer));
   if (writer) {
