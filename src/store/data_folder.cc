@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -12,8 +13,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "util/status_macros.h"
 #include "util/time_parse.h"
 
 namespace trainwatch::store {
@@ -21,10 +24,102 @@ namespace fs = std::filesystem;
 
 DataFolderPaths::DataFolderPaths(std::string root_dir)
     : root(std::move(root_dir)),
+      format(root + "/format"),
       db(root + "/db"),
       writer_lock(root + "/writer.lock"),
       readers(root + "/readers"),
       retention(root + "/retention.conf") {}
+
+namespace {
+
+constexpr char kFormatPrefix[] = "trainwatch-data-format ";
+
+}  // namespace
+
+absl::StatusOr<std::optional<int>> ReadDataFormat(const DataFolderPaths& paths) {
+  int fd = ::open(paths.format.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "cannot read \"%s\" (the data folder's format): %s", paths.format, std::strerror(errno)));
+  }
+  std::string text(256, '\0');
+  ssize_t n = ::read(fd, text.data(), text.size());
+  const int err = errno;
+  ::close(fd);
+  if (n < 0) {
+    return absl::PermissionDeniedError(absl::StrFormat(
+        "cannot read \"%s\" (the data folder's format): %s", paths.format, std::strerror(err)));
+  }
+  text.resize(static_cast<size_t>(n));
+  std::string line = text.substr(0, text.find('\n'));
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const std::string prefix = kFormatPrefix;
+  const std::string digits = line.size() > prefix.size() ? line.substr(prefix.size()) : "";
+  int version = 0;
+  const bool ok = line.compare(0, prefix.size(), prefix) == 0 && !digits.empty() &&
+                  digits.size() <= 9 &&
+                  std::all_of(digits.begin(), digits.end(),
+                              [](char c) { return c >= '0' && c <= '9'; }) &&
+                  absl::SimpleAtoi(digits, &version);
+  if (!ok) {
+    return absl::DataLossError(absl::StrFormat(
+        "the data folder \"%s\" has a damaged format file \"%s\": its first line is \"%s\", "
+        "not \"%s<number>\"; if this build of trainwatch wrote the folder, make that line "
+        "\"%s%d\"",
+        paths.root, paths.format, absl::CHexEscape(line.substr(0, 100)), kFormatPrefix,
+        kFormatPrefix, kDataFormatVersion));
+  }
+  return version;
+}
+
+absl::StatusOr<bool> CheckDataFormat(const DataFolderPaths& paths) {
+  TW_ASSIGN_OR_RETURN(std::optional<int> version, ReadDataFormat(paths));
+  if (!version) return false;
+  if (*version == kDataFormatVersion) return true;
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "the data folder \"%s\" is in trainwatch data format %d (%s), and this build of "
+      "trainwatch reads data format %d only; open it with a trainwatch build that reads data "
+      "format %d, or pass another --data folder (this one was left as it is)",
+      paths.root, *version,
+      *version > kDataFormatVersion ? "written by a newer trainwatch"
+                                    : "written by an older trainwatch",
+      kDataFormatVersion, *version));
+}
+
+absl::Status WriteDataFormat(const DataFolderPaths& paths) {
+  const std::string tmp = paths.format + ".tmp";
+  const std::string text = absl::StrFormat("%s%d\n", kFormatPrefix, kDataFormatVersion);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::PermissionDeniedError(
+        absl::StrFormat("cannot write \"%s\": %s", tmp, std::strerror(errno)));
+  }
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  int err = errno;
+  if (ok && ::fsync(fd) != 0) {
+    ok = false;
+    err = errno;
+  }
+  ::close(fd);
+  if (!ok) {
+    return absl::InternalError(
+        absl::StrFormat("cannot write \"%s\": %s", tmp, std::strerror(err)));
+  }
+  if (::rename(tmp.c_str(), paths.format.c_str()) != 0) {
+    return absl::InternalError(absl::StrFormat("cannot rename \"%s\" to \"%s\": %s", tmp,
+                                               paths.format, std::strerror(errno)));
+  }
+  // The rename itself, durably: the file is written before RocksDB creates
+  // db/, and must not be lost once db/ exists (best effort: some file systems
+  // cannot sync a folder).
+  int dir = ::open(paths.root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir >= 0) {
+    (void)::fsync(dir);
+    ::close(dir);
+  }
+  return absl::OkStatus();
+}
 
 WriterInfo ReadWriterInfo(const DataFolderPaths& paths) {
   WriterInfo info;

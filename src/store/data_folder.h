@@ -2,6 +2,9 @@
 // The data folder on disk and who may write it.
 //
 //   <data>/
+//     format            "trainwatch-data-format <N>\n": the data format of the
+//                       folder (kDataFormatVersion below), written when a writer
+//                       first opens it and checked at every open
 //     writer.lock       held (flock) by the one process that writes; it holds
 //                       "pid=<pid>\ncommand=<command line>\nsince_ms=<t>\n"
 //     db/               the RocksDB database (with RocksDB's own LOCK)
@@ -11,17 +14,33 @@
 //
 // The writer lock is an advisory flock, released by the kernel when its
 // holder dies (kill -9 included), so a crashed writer never blocks the folder.
+//
+// The format version is a plain file rather than a record in the database so
+// that it can be read before RocksDB opens anything (a folder of another format
+// may have other column families, and a primary open rewrites the MANIFEST and
+// replays the WAL: refusing must leave the folder untouched), and so that a
+// person or a script can tell which trainwatch a folder needs with `cat`.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace trainwatch::store {
 
+// The data format this build reads and writes: the layout of the data folder
+// and of the records in db/ (docs/format/store.md). Change it when folders
+// written by this build would be misread by builds of the previous number, or
+// the other way round; keep tests/testdata/format_v<N> for every number this
+// build still reads (the test that opens it fails when a change breaks them).
+inline constexpr int kDataFormatVersion = 1;
+
 struct DataFolderPaths {
   std::string root;
+  std::string format;        // root/format
   std::string db;            // root/db
   std::string writer_lock;   // root/writer.lock
   std::string readers;       // root/readers
@@ -54,6 +73,23 @@ class WriterLock {
   explicit WriterLock(int fd) : fd_(fd) {}
   int fd_;
 };
+
+// The folder's data format, from its format file: nullopt when there is none
+// (a new folder, or one written before the file existed: format 1 when it has
+// a db/). DataLoss naming the file when its first line is not
+// "trainwatch-data-format <N>".
+absl::StatusOr<std::optional<int>> ReadDataFormat(const DataFolderPaths& paths);
+
+// Whether this build can open the folder: true when its format file says
+// kDataFormatVersion, false when there is none (a new folder, or one from
+// before the file). FailedPrecondition for any other format, older or newer,
+// naming the folder's format, this build's and what to do. Reads only.
+absl::StatusOr<bool> CheckDataFormat(const DataFolderPaths& paths);
+
+// Writes the format file ("trainwatch-data-format <kDataFormatVersion>"),
+// atomically (a temporary file renamed over it) and durably. Writers only,
+// under the lock, before RocksDB creates db/ in a new folder.
+absl::Status WriteDataFormat(const DataFolderPaths& paths);
 
 // Reads the lock file's contents (best effort; empty fields when unreadable).
 WriterInfo ReadWriterInfo(const DataFolderPaths& paths);

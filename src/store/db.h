@@ -61,6 +61,8 @@
 
 namespace trainwatch::store {
 
+// Every mode refuses a folder of another data format (FailedPrecondition
+// naming both formats; data_folder.h) before it touches the folder.
 enum class OpenMode {
   // The single writer. Creates the folder when missing. FailedPrecondition
   // naming the holder (pid, command) when another writer has it.

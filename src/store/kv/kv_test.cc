@@ -150,7 +150,7 @@ TEST(Kv, HeadPatternOfRecordsAndRangeDeletes) {
   EXPECT_EQ(kv->Get(Cf::kIndex, "l" + big(5)).value().value_or(""), "299");
 }
 
-// The head's seals (store/db_samples.cc) also delete from where a series' last
+// The head's seals (store/db_head.cc) also delete from where a series' last
 // delete ended: from a 17-byte key between two of its 16-byte records, amid
 // puts of the same series that keep their insert hint.
 TEST(Kv, HeadRangeDeletesFromBetweenRecordsAmidPointPuts) {

@@ -1,0 +1,322 @@
+// Db's writes: the group commit (Submit, CommitGroup) and the write
+// operations that go through it (samples, logs, jobs, deliveries).
+#include <map>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "store/coding.h"
+#include "store/db.h"
+#include "store/db_writer.h"
+#include "store/job_codec.h"
+#include "util/status_macros.h"
+
+namespace trainwatch::store {
+
+// ---------------------------------------------------------------------------
+// Group commit
+
+absl::Status Db::Submit(Writer* w) {
+  std::unique_lock<std::mutex> lock(queue_mu_);
+  queue_.push_back(w);
+  while (!w->done && w != queue_.front()) w->cv.wait(lock);
+  if (w->done) return w->status;
+
+  // This writer leads: commit everything queued now, in arrival order.
+  constexpr size_t kMaxGroup = 512;
+  std::vector<Writer*> group;
+  for (Writer* q : queue_) {
+    group.push_back(q);
+    if (group.size() >= kMaxGroup) break;
+  }
+  const absl::Status sticky = write_error_;
+  lock.unlock();
+
+  if (!sticky.ok()) {
+    for (Writer* g : group) g->status = sticky;
+  } else {
+    CommitGroup(group);
+  }
+  lock.lock();
+  for (size_t i = 0; i < group.size(); ++i) {
+    Writer* g = queue_.front();
+    queue_.pop_front();
+    g->done = true;
+    if (g != w) g->cv.notify_one();
+  }
+  if (!queue_.empty()) queue_.front()->cv.notify_one();
+  return w->status;
+}
+
+namespace {
+
+std::string DeliveryKey(const std::string& agent) { return "delivered/" + agent; }
+
+// " (host algo-N)" for a host other than the first, for messages.
+std::string HostSuffix(const model::JobRecord& job) {
+  return job.host_index == 1 ? std::string() : absl::StrFormat(" (host algo-%d)", job.host_index);
+}
+
+// What every job write needs: a name, a host number, and one host's record.
+absl::Status CheckJobWrite(const model::JobRecord& job) {
+  if (job.name.empty()) return absl::InvalidArgumentError("a training job needs a name");
+  if (job.host_index < 1 || job.host_index > model::kMaxJobHosts) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "host number %d of training job \"%s\" is out of range 1-%d", job.host_index, job.name,
+        model::kMaxJobHosts));
+  }
+  if (!job.hosts.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the record of training job \"%s\" merges %d hosts; write each host's own record",
+        job.name, job.hosts.size()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void Db::CommitGroup(const std::vector<Writer*>& group) {
+  kv::WriteBatch batch;
+  const int64_t now_ms = clock_->NowMs();
+  std::set<std::string> created;  // job keys created earlier in this group
+  std::map<std::string, int64_t> delivered;  // agent -> seq, as of this group
+  bool drain_seals = false;
+  for (Writer* w : group) {
+    // SealAll promises the data sealed. Without the sealer thread nothing
+    // else would encode the jobs, so maintenance does; with it, maintenance
+    // writes what the sealer has finished (as any commit does), which
+    // bounds how long a sealed head's rows stay in head records when
+    // writes stop to about a tick, and keeps encoding off the write path.
+    drain_seals = drain_seals || w->kind == Writer::Kind::kSealAll ||
+                  (w->kind == Writer::Kind::kMaintain && !options_.background_thread);
+    batch.SetSavePoint();
+    absl::Status s;
+    if (w->delivery != nullptr) {
+      auto known = delivered.find(w->delivery->agent);
+      if (known == delivered.end()) {
+        absl::StatusOr<std::optional<std::string>> v =
+            kv_->Get(kv::Cf::kMeta, DeliveryKey(w->delivery->agent));
+        if (!v.ok()) {
+          batch.RollbackToSavePoint();
+          w->status = v.status();
+          continue;
+        }
+        int64_t seq = (*v && (*v)->size() == 8) ? static_cast<int64_t>(coding::GetBig64((*v)->data())) : 0;
+        known = delivered.emplace(w->delivery->agent, seq).first;
+      }
+      if (w->delivery->seq <= known->second) {
+        batch.PopSavePoint();
+        w->duplicate = true;
+        w->status = absl::OkStatus();
+        continue;
+      }
+    }
+    if (w->kind == Writer::Kind::kCreateJob || w->kind == Writer::Kind::kUpdateJob) {
+      // Each host of a job has its own record (JobHostKey).
+      const std::string key = JobHostKey(w->job->name, w->job->host_index);
+      absl::StatusOr<std::optional<std::string>> existing = kv_->Get(kv::Cf::kJobs, key);
+      if (!existing.ok()) {
+        s = existing.status();
+      } else {
+        const bool exists = existing->has_value() || created.count(key) > 0;
+        if (w->kind == Writer::Kind::kCreateJob && exists) {
+          s = absl::AlreadyExistsError(
+              w->job->host_index == 1
+                  ? absl::StrFormat("a training job named \"%s\" already exists (names are "
+                                    "compared ignoring case); choose another name",
+                                    w->job->name)
+                  : absl::StrFormat("host algo-%d of training job \"%s\" is already recorded; "
+                                    "give each host of the job its own --host number",
+                                    w->job->host_index, w->job->name));
+        } else if (w->kind == Writer::Kind::kUpdateJob && !exists) {
+          s = absl::NotFoundError(absl::StrFormat("no training job named \"%s\"%s to update",
+                                                  w->job->name, HostSuffix(*w->job)));
+        } else if (w->kind == Writer::Kind::kUpdateJob && existing->has_value() &&
+                   !w->job->stop_requested_ms) {
+          // A stop asked for while the runner was writing an update of its own
+          // must survive that update (its heartbeat brings it to the runner).
+          absl::StatusOr<model::JobRecord> stored = DecodeJob(**existing);
+          if (stored.ok() && stored->stop_requested_ms && !model::IsTerminal(w->job->status)) {
+            model::JobRecord kept = *w->job;
+            kept.stop_requested_ms = stored->stop_requested_ms;
+            batch.Put(kv::Cf::kJobs, key, EncodeJob(kept));
+          } else {
+            batch.Put(kv::Cf::kJobs, key, EncodeJob(*w->job));
+          }
+        } else {
+          batch.Put(kv::Cf::kJobs, key, EncodeJob(*w->job));
+          created.insert(key);
+        }
+      }
+      if (!s.ok()) {
+        batch.RollbackToSavePoint();
+        w->status = s;
+        continue;
+      }
+    } else {
+      s = PrepareOne(w, &batch, now_ms);
+      if (!s.ok()) {
+        // The in-memory writer state may already include this writer's part:
+        // stop writing rather than risk reusing sequence numbers.
+        write_error_ = s;
+        for (Writer* g : group) g->status = s;
+        return;
+      }
+    }
+    if (w->delivery != nullptr) {
+      std::string v;
+      coding::PutBig64(&v, static_cast<uint64_t>(w->delivery->seq));
+      batch.Put(kv::Cf::kMeta, DeliveryKey(w->delivery->agent), v);
+      delivered[w->delivery->agent] = w->delivery->seq;
+    }
+    batch.PopSavePoint();
+    w->status = absl::OkStatus();
+  }
+  if (async_seal_) {
+    HelpSeal();
+    CommitSealJobs(drain_seals, &batch);
+  }
+  FinishHeadLog(&batch);
+  if (batch.Count() == 0) return;
+  kv::WriteOptions wo;
+  wo.sync = options_.sync_writes;
+  absl::Status s = kv_->Write(&batch, wo);
+  if (!s.ok()) {
+    write_error_ = absl::Status(
+        s.code(), absl::StrFormat("writing to \"%s\" failed (%s); reopen the data folder",
+                                  paths_.root, s.message()));
+    for (Writer* g : group) {
+      if (g->status.ok()) g->status = write_error_;
+    }
+  }
+}
+
+absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
+  switch (w->kind) {
+    case Writer::Kind::kSamples:
+      return PrepareSamples(*w->samples, *w->canonical, batch, now_ms);
+    case Writer::Kind::kLogs:
+      return log_writer_->Prepare(*w->logs, now_ms, batch);
+    case Writer::Kind::kMaintain:
+      PrepareMaintenance(false, batch, now_ms);
+      return absl::OkStatus();
+    case Writer::Kind::kSealAll:
+      PrepareMaintenance(true, batch, now_ms);
+      return absl::OkStatus();
+    case Writer::Kind::kCall:
+      return w->call(batch);
+    case Writer::Kind::kStats: {
+      HeadStats& st = *w->stats;
+      st.series = registry_->size();
+      st.registry_bytes = registry_->MemoryBytes();
+      st.head_log_bytes = head_log_bytes_;
+      st.open_series = 0;
+      st.rows = 0;
+      st.head_bytes = heads_.capacity() * (sizeof(SeriesId) + sizeof(void*)) +
+                      head_sealed_below_.capacity() * (sizeof(SeriesId) + sizeof(uint64_t) + 1);
+      {
+        std::lock_guard<std::mutex> lock(seal_mu_);
+        st.head_bytes += seal_unencoded_bytes_;  // sealed heads not yet encoded
+      }
+      for (const auto& [id, e] : heads_) {
+        if (!e->head.empty()) ++st.open_series;
+        st.rows += e->head.rows();
+        // MemoryBytes counts the SeriesHead inside the entry already.
+        st.head_bytes += sizeof(HeadEntry) - sizeof(SeriesHead) + e->head.MemoryBytes();
+      }
+      return absl::OkStatus();
+    }
+    case Writer::Kind::kCreateJob:
+    case Writer::Kind::kUpdateJob:
+      break;
+  }
+  return absl::InternalError("unexpected writer kind");
+}
+
+absl::Status Db::PutSamples(const model::SampleBatch& batch) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  if (batch.empty()) return absl::OkStatus();
+  TW_RETURN_IF_ERROR(CheckSamples(batch));
+  Writer w;
+  w.kind = Writer::Kind::kSamples;
+  w.samples = &batch;
+  TW_ASSIGN_OR_RETURN(w.canonical, CanonicalKeys(batch, &w.canonical_made));
+  return Submit(&w);
+}
+
+absl::Status Db::PutLogs(const model::LogBatch& batch) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  Writer w;
+  w.kind = Writer::Kind::kLogs;
+  w.logs = &batch;
+  return Submit(&w);
+}
+
+absl::Status Db::CreateJob(const model::JobRecord& job) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
+  Writer w;
+  w.kind = Writer::Kind::kCreateJob;
+  w.job = &job;
+  return Submit(&w);
+}
+
+absl::StatusOr<bool> Db::SubmitDelivered(Writer* w, const Delivery& delivery) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  if (delivery.agent.empty() || delivery.agent.size() > 200 || delivery.seq <= 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "a delivery needs an agent name of 1-200 bytes and a batch number > 0 (got \"%s\", %d)",
+        delivery.agent.substr(0, 200), delivery.seq));
+  }
+  w->delivery = &delivery;
+  TW_RETURN_IF_ERROR(Submit(w));
+  return !w->duplicate;
+}
+
+absl::StatusOr<bool> Db::PutSamples(const model::SampleBatch& batch, const Delivery& delivery) {
+  TW_RETURN_IF_ERROR(CheckSamples(batch));
+  Writer w;
+  w.kind = Writer::Kind::kSamples;
+  w.samples = &batch;
+  TW_ASSIGN_OR_RETURN(w.canonical, CanonicalKeys(batch, &w.canonical_made));
+  return SubmitDelivered(&w, delivery);
+}
+
+absl::StatusOr<bool> Db::PutLogs(const model::LogBatch& batch, const Delivery& delivery) {
+  Writer w;
+  w.kind = Writer::Kind::kLogs;
+  w.logs = &batch;
+  return SubmitDelivered(&w, delivery);
+}
+
+absl::StatusOr<bool> Db::CreateJob(const model::JobRecord& job, const Delivery& delivery) {
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
+  Writer w;
+  w.kind = Writer::Kind::kCreateJob;
+  w.job = &job;
+  return SubmitDelivered(&w, delivery);
+}
+
+absl::StatusOr<bool> Db::UpdateJob(const model::JobRecord& job, const Delivery& delivery) {
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
+  Writer w;
+  w.kind = Writer::Kind::kUpdateJob;
+  w.job = &job;
+  return SubmitDelivered(&w, delivery);
+}
+
+absl::StatusOr<int64_t> Db::DeliveredUpTo(const std::string& agent) {
+  TW_ASSIGN_OR_RETURN(std::optional<std::string> v, kv_->Get(kv::Cf::kMeta, DeliveryKey(agent)));
+  return (v && v->size() == 8) ? static_cast<int64_t>(coding::GetBig64(v->data())) : 0;
+}
+
+absl::Status Db::UpdateJob(const model::JobRecord& job) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
+  Writer w;
+  w.kind = Writer::Kind::kUpdateJob;
+  w.job = &job;
+  return Submit(&w);
+}
+
+}  // namespace trainwatch::store
