@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "simdjson.h"
 #include "api/errors.h"
+#include "model/job_record_json.h"
 #include "util/status_macros.h"
 
 namespace trainwatch::api {
@@ -19,7 +20,8 @@ absl::Status Bad(std::string_view where, std::string_view what) {
   return absl::InvalidArgumentError(absl::StrFormat("%s: %s", where, what));
 }
 
-// Readers for a JSON object's members that say which member is wrong.
+// Readers for a JSON object's members that say which member is wrong (the
+// heartbeat's; model/job_record_json.cc reads job records).
 class Fields {
  public:
   Fields(const Json& j, std::string where) : j_(j), where_(std::move(where)) {}
@@ -39,28 +41,6 @@ class Fields {
     *out = it->get<Int>();
     return absl::OkStatus();
   }
-  template <typename Int>
-  absl::Status OptionalInteger(const char* key, std::optional<Int>* out) const {
-    auto it = j_.find(key);
-    if (it == j_.end() || it->is_null()) return absl::OkStatus();
-    if (!it->is_number_integer()) return Bad(where_, absl::StrFormat("%s must be an integer", key));
-    *out = it->get<Int>();
-    return absl::OkStatus();
-  }
-  absl::Status StringMap(const char* key, std::map<std::string, std::string>* out) const {
-    auto it = j_.find(key);
-    if (it == j_.end()) return absl::OkStatus();
-    if (!it->is_object()) return Bad(where_, absl::StrFormat("%s must be an object of strings", key));
-    for (const auto& [k, v] : it->items()) {
-      if (!v.is_string()) return Bad(where_, absl::StrFormat("%s.%s must be a string", key, k));
-      (*out)[k] = v.get<std::string>();
-    }
-    return absl::OkStatus();
-  }
-  const Json* Array(const char* key) const {
-    auto it = j_.find(key);
-    return it != j_.end() && it->is_array() ? &*it : nullptr;
-  }
 
  private:
   const Json& j_;
@@ -69,156 +49,10 @@ class Fields {
 
 }  // namespace
 
-OrderedJson JobRecordJson(const model::JobRecord& job) {
-  OrderedJson j;
-  j["name"] = job.name;
-  j["arn"] = job.arn;
-  j["status"] = std::string(model::JobStatusName(job.status));
-  j["secondary_status"] = std::string(model::SecondaryStatusName(job.secondary_status));
-  if (!job.failure_reason.empty()) j["failure_reason"] = job.failure_reason;
-  j["creation_ms"] = job.creation_ms;
-  if (job.training_start_ms) j["training_start_ms"] = *job.training_start_ms;
-  if (job.training_end_ms) j["training_end_ms"] = *job.training_end_ms;
-  j["last_modified_ms"] = job.last_modified_ms;
-  OrderedJson transitions = OrderedJson::array();
-  for (const model::StatusTransition& t : job.transitions) {
-    OrderedJson item{{"status", std::string(model::SecondaryStatusName(t.status))},
-                     {"start_ms", t.start_ms}};
-    if (t.end_ms) item["end_ms"] = *t.end_ms;
-    item["message"] = t.message;
-    transitions.push_back(std::move(item));
-  }
-  j["transitions"] = std::move(transitions);
-  OrderedJson finals = OrderedJson::array();
-  for (const model::FinalMetric& m : job.final_metrics) {
-    finals.push_back({{"name", m.name}, {"value", m.value}, {"t_ms", m.t_ms}});
-  }
-  j["final_metrics"] = std::move(finals);
-  OrderedJson defs = OrderedJson::array();
-  for (const model::MetricDefinition& d : job.metric_definitions) {
-    defs.push_back({{"name", d.name}, {"regex", d.regex}});
-  }
-  j["metric_definitions"] = std::move(defs);
-  j["max_runtime_s"] = job.max_runtime_s;
-  j["command"] = job.command;
-  j["working_dir"] = job.working_dir;
-  j["hyperparameters"] = job.hyperparameters;
-  j["environment"] = job.environment;
-  j["profiling_interval_ms"] = job.profiling_interval_ms;
-  j["host_index"] = job.host_index;
-  j["host"] = job.HostName();
-  j["log_stream"] = job.log_stream;
-  if (job.exit_code) j["exit_code"] = *job.exit_code;
-  if (job.exit_signal) j["exit_signal"] = *job.exit_signal;
-  j["runner"] = {{"hostname", job.runner.hostname},
-                 {"boot_id", job.runner.boot_id},
-                 {"pid", job.runner.pid},
-                 {"start_ticks", job.runner.start_ticks}};
-  if (!job.request_json.empty()) j["request_json"] = job.request_json;
-  if (job.stop_requested_ms) j["stop_requested_ms"] = *job.stop_requested_ms;
-  if (!job.hosts.empty()) {
-    OrderedJson hosts = OrderedJson::array();
-    for (const model::JobRecord& host : job.hosts) hosts.push_back(JobRecordJson(host));
-    j["hosts"] = std::move(hosts);
-  }
-  return j;
-}
+OrderedJson JobRecordJson(const model::JobRecord& job) { return model::WireJobRecordJson(job); }
 
 absl::StatusOr<model::JobRecord> JobRecordFromJson(const Json& j) {
-  if (!j.is_object()) return Bad("job", "must be an object");
-  model::JobRecord job;
-  Fields f(j, "job");
-  std::string status, secondary;
-  absl::Status s;
-  if (!(s = f.String("name", &job.name)).ok() || !(s = f.String("arn", &job.arn, false)).ok() ||
-      !(s = f.String("status", &status)).ok() ||
-      !(s = f.String("secondary_status", &secondary)).ok() ||
-      !(s = f.String("failure_reason", &job.failure_reason, false)).ok() ||
-      !(s = f.Integer("creation_ms", &job.creation_ms)).ok() ||
-      !(s = f.OptionalInteger("training_start_ms", &job.training_start_ms)).ok() ||
-      !(s = f.OptionalInteger("training_end_ms", &job.training_end_ms)).ok() ||
-      !(s = f.Integer("last_modified_ms", &job.last_modified_ms)).ok() ||
-      !(s = f.Integer("max_runtime_s", &job.max_runtime_s, false)).ok() ||
-      !(s = f.String("working_dir", &job.working_dir, false)).ok() ||
-      !(s = f.StringMap("hyperparameters", &job.hyperparameters)).ok() ||
-      !(s = f.StringMap("environment", &job.environment)).ok() ||
-      !(s = f.Integer("profiling_interval_ms", &job.profiling_interval_ms, false)).ok() ||
-      !(s = f.Integer("host_index", &job.host_index, false)).ok() ||
-      !(s = f.String("log_stream", &job.log_stream, false)).ok() ||
-      !(s = f.OptionalInteger("exit_code", &job.exit_code)).ok() ||
-      !(s = f.OptionalInteger("exit_signal", &job.exit_signal)).ok() ||
-      !(s = f.String("request_json", &job.request_json, false)).ok() ||
-      !(s = f.OptionalInteger("stop_requested_ms", &job.stop_requested_ms)).ok()) {
-    return s;
-  }
-  std::optional<model::JobStatus> st = model::ParseJobStatus(status);
-  std::optional<model::SecondaryStatus> sec = model::ParseSecondaryStatus(secondary);
-  if (!st) return Bad("job", absl::StrFormat("status \"%s\" is not a job status", status));
-  if (!sec) return Bad("job", absl::StrFormat("secondary_status \"%s\" is not one", secondary));
-  job.status = *st;
-  job.secondary_status = *sec;
-  if (const Json* list = f.Array("transitions")) {
-    for (const Json& t : *list) {
-      if (!t.is_object()) return Bad("job.transitions", "items must be objects");
-      Fields tf(t, "job.transitions");
-      std::string name;
-      model::StatusTransition tr{};
-      if (!(s = tf.String("status", &name)).ok() || !(s = tf.Integer("start_ms", &tr.start_ms)).ok() ||
-          !(s = tf.OptionalInteger("end_ms", &tr.end_ms)).ok() ||
-          !(s = tf.String("message", &tr.message, false)).ok()) {
-        return s;
-      }
-      std::optional<model::SecondaryStatus> ts = model::ParseSecondaryStatus(name);
-      if (!ts) return Bad("job.transitions", absl::StrFormat("unknown status \"%s\"", name));
-      tr.status = *ts;
-      job.transitions.push_back(std::move(tr));
-    }
-  }
-  if (const Json* list = f.Array("final_metrics")) {
-    for (const Json& m : *list) {
-      if (!m.is_object() || !m.contains("value") || !m["value"].is_number()) {
-        return Bad("job.final_metrics", "items must be {name, value, t_ms}");
-      }
-      Fields mf(m, "job.final_metrics");
-      model::FinalMetric fm{"", m["value"].get<double>(), 0};
-      if (!(s = mf.String("name", &fm.name)).ok() || !(s = mf.Integer("t_ms", &fm.t_ms)).ok()) return s;
-      job.final_metrics.push_back(std::move(fm));
-    }
-  }
-  if (const Json* list = f.Array("metric_definitions")) {
-    for (const Json& d : *list) {
-      if (!d.is_object()) return Bad("job.metric_definitions", "items must be {name, regex}");
-      Fields df(d, "job.metric_definitions");
-      model::MetricDefinition def;
-      if (!(s = df.String("name", &def.name)).ok() || !(s = df.String("regex", &def.regex)).ok()) return s;
-      job.metric_definitions.push_back(std::move(def));
-    }
-  }
-  if (const Json* list = f.Array("command")) {
-    for (const Json& a : *list) {
-      if (!a.is_string()) return Bad("job.command", "items must be strings");
-      job.command.push_back(a.get<std::string>());
-    }
-  }
-  if (auto r = j.find("runner"); r != j.end()) {
-    if (!r->is_object()) return Bad("job.runner", "must be an object");
-    Fields rf(*r, "job.runner");
-    if (!(s = rf.String("hostname", &job.runner.hostname, false)).ok() ||
-        !(s = rf.String("boot_id", &job.runner.boot_id, false)).ok() ||
-        !(s = rf.Integer("pid", &job.runner.pid, false)).ok() ||
-        !(s = rf.Integer("start_ticks", &job.runner.start_ticks, false)).ok()) {
-      return s;
-    }
-  }
-  if (const Json* list = f.Array("hosts")) {
-    for (const Json& h : *list) {
-      if (h.is_object() && h.contains("hosts")) return Bad("job.hosts", "a host has no hosts");
-      absl::StatusOr<model::JobRecord> host = JobRecordFromJson(h);
-      if (!host.ok()) return host.status();
-      job.hosts.push_back(*std::move(host));
-    }
-  }
-  return job;
+  return model::JobRecordFromWireJson(j);
 }
 
 std::string EncodeAgentHeartbeat(const AgentHeartbeat& heartbeat) {

@@ -23,7 +23,8 @@
 
 namespace trainwatch::api {
 
-// Every field of a job record (what GET /api/v1/jobs/NAME answers).
+// Every field of a job record (what GET /api/v1/jobs/NAME answers): the wire
+// form of model/job_record_json.h.
 nlohmann::ordered_json JobRecordJson(const model::JobRecord& job);
 // The inverse; InvalidArgument naming the field that is missing or mistyped.
 absl::StatusOr<model::JobRecord> JobRecordFromJson(const nlohmann::json& j);
