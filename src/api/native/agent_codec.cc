@@ -1,7 +1,6 @@
 #include "api/native/agent_codec.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
@@ -144,6 +143,14 @@ namespace {
 // The samples format is the bulk of what the server decodes (HTTP ingest,
 // agents): simdjson's DOM parser reads it at several hundred MB/s where
 // nlohmann::json builds a tree of heap nodes first.
+//
+// The decoder checks the shape of a body, not the samples' values: those are
+// validated once, by ingest::ValidateSamples, whoever sends them. Every
+// number it reads is finite (JSON has no NaN or Infinity, and simdjson
+// refuses a number beyond a double's range). Two checks of values stay:
+// storage_resolution is 1 or 60, as the batch holds it in an int, and a count
+// is >= 0, refused here naming the member (native_api_test expects that
+// message; ingest refuses a negative count too).
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
@@ -434,10 +441,9 @@ absl::Status SamplesFromDom(element series, size_t max_samples, model::SampleBat
       if (!AsInt64(*tk, &t_ms) || !AsDouble(*vk, &value)) {
         return where(absl::StrFormat("sample %d: t_ms must be an integer and value a number", k));
       }
-      if (!std::isfinite(value)) return where(absl::StrFormat("sample %d is not finite", k));
       if (has_counts) {
         double count;
-        if (!AsDouble(*ck, &count) || !(count >= 0) || !std::isfinite(count)) {
+        if (!AsDouble(*ck, &count) || !(count >= 0)) {
           return where(absl::StrFormat("sample %d: count must be a finite number >= 0", k));
         }
         ++ck;
@@ -460,8 +466,7 @@ absl::Status SamplesFromDom(element series, size_t max_samples, model::SampleBat
         auto num = [&](const char* name) -> std::optional<double> {
           element e;
           double d;
-          if (!is_object || o.at_key(name).get(e) != simdjson::SUCCESS || !AsDouble(e, &d) ||
-              !std::isfinite(d)) {
+          if (!is_object || o.at_key(name).get(e) != simdjson::SUCCESS || !AsDouble(e, &d)) {
             return std::nullopt;
           }
           return d;
