@@ -54,7 +54,7 @@ inline constexpr size_t kMaxKeptDecodedSeries = 8192;
 inline constexpr size_t kMaxKeptDecodedBytes = size_t{8} << 20;
 void TrimDecodedSamples(model::SampleBatch* batch);
 // How many series keys the decoder keeps for this thread (it keeps those it
-// decoded lately, bounded; agent_codec.cc).
+// decoded lately, bounded; samples_codec.cc).
 size_t DecodedSeriesKeysKeptForTest();
 
 // POST /api/v1/agent/heartbeat's body:
