@@ -12,7 +12,7 @@
 // A message matches when it contains every plain term and phrase, at least
 // one ?-term (when there are any), none of the -terms, and every %regex%.
 // Terms match as substrings (case-sensitive); AWS matches whole terms in
-// unstructured text, trainwatch deliberately simplifies (docs/logs.md).
+// unstructured text, trainwatch deliberately simplifies (docs/api.md, "Log filter patterns").
 
 #include <memory>
 #include <string>

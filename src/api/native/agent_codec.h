@@ -23,7 +23,8 @@
 
 namespace trainwatch::api {
 
-// Every field of a job record (what GET /api/v1/jobs/NAME answers).
+// Every field of a job record (what GET /api/v1/jobs/NAME answers): the wire
+// form of model/job_record_json.h.
 nlohmann::ordered_json JobRecordJson(const model::JobRecord& job);
 // The inverse; InvalidArgument naming the field that is missing or mistyped.
 absl::StatusOr<model::JobRecord> JobRecordFromJson(const nlohmann::json& j);
@@ -53,7 +54,7 @@ inline constexpr size_t kMaxKeptDecodedSeries = 8192;
 inline constexpr size_t kMaxKeptDecodedBytes = size_t{8} << 20;
 void TrimDecodedSamples(model::SampleBatch* batch);
 // How many series keys the decoder keeps for this thread (it keeps those it
-// decoded lately, bounded; agent_codec.cc).
+// decoded lately, bounded; samples_codec.cc).
 size_t DecodedSeriesKeysKeptForTest();
 
 // POST /api/v1/agent/heartbeat's body:
