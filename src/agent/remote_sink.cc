@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "util/log.h"
 #include "util/shared_library.h"
+#include "util/mutex.h"
 
 namespace trainwatch::agent {
 namespace {
@@ -245,10 +246,12 @@ absl::Status RemoteSink::CreateJob(const model::JobRecord& job) {
   b.job = job;
   absl::StatusOr<int64_t> seq = Enqueue(std::move(b));
   if (!seq.ok()) return seq.status();
-  std::unique_lock<std::mutex> lock(mu_);
-  const bool done = delivered_cv_.wait_for(
-      lock, std::chrono::milliseconds(options_.create_timeout_ms),
-      [&] { return delivered_seq_ >= *seq; });
+  util::MutexLock lock(mu_);
+  const bool done = lock.WaitFor(delivered_cv_,
+                                 std::chrono::milliseconds(options_.create_timeout_ms),
+                                 [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                                   return delivered_seq_ >= *seq;
+                                 });
   if (!done) {
     return absl::UnavailableError(absl::StrFormat(
         "the server at %s did not take the job record within %d s (%s); is `trainwatch server` "
@@ -277,7 +280,7 @@ absl::StatusOr<std::optional<model::JobRecord>> RemoteSink::GetJob(std::string_v
 absl::StatusOr<bool> RemoteSink::Heartbeat(const std::string& job, int host,
                                            const model::RunnerIdentity& runner) {
   // Short: the next beat follows in a second, and the run's end waits for this one.
-  std::lock_guard<std::mutex> lock(heartbeat_mu_);
+  util::MutexLock lock(heartbeat_mu_);
   HttpResult r = heartbeat_client_.Call("POST", options_.endpoint + "/api/v1/agent/heartbeat",
                                         api::EncodeAgentHeartbeat({job, host, runner}),
                                         options_.connect_timeout_ms,
@@ -359,7 +362,7 @@ void RemoteSink::SendLoop() {
               options_.endpoint, record.seq, ErrorMessage(r)));
         }
         absl::Status acked = spool_->Ack(record.seq);
-        std::lock_guard<std::mutex> lock(mu_);
+        util::MutexLock lock(mu_);
         if (refused) refused_[record.seq] = RefusalStatus(r);
         if (!acked.ok()) last_error_ = std::string(acked.message());
         delivered_seq_ = record.seq;
@@ -370,7 +373,7 @@ void RemoteSink::SendLoop() {
       error = ErrorMessage(r);
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       last_error_ = error;
     }
     util::LogOnce("remote-sink-retry",
@@ -395,7 +398,7 @@ bool RemoteSink::Drain(
     if (now >= next_report && progress) {
       std::string error;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        util::MutexLock lock(mu_);
         error = last_error_;
       }
       progress(spool_->pending(), error);

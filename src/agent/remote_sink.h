@@ -34,6 +34,7 @@
 #include "agent/spool.h"
 #include "api/native/agent_wire.h"
 #include "model/sinks.h"
+#include "util/mutex.h"
 
 namespace trainwatch::agent {
 
@@ -120,15 +121,15 @@ class RemoteSink final : public model::TelemetrySink {
   std::atomic<bool> stop_{false};
 
   // Heartbeats (about one a second) keep a connection of their own open.
-  std::mutex heartbeat_mu_;
-  HttpClient heartbeat_client_;
+  util::Mutex heartbeat_mu_;
+  HttpClient heartbeat_client_ ABSL_GUARDED_BY(heartbeat_mu_);
 
-  std::mutex mu_;
-  std::condition_variable delivered_cv_;
-  int64_t delivered_seq_ = 0;
+  util::Mutex mu_;
+  std::condition_variable_any delivered_cv_;
+  int64_t delivered_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // A batch the server refused for good (4xx): seq and why, for CreateJob.
-  std::map<int64_t, absl::Status> refused_;
-  std::string last_error_;
+  std::map<int64_t, absl::Status> refused_ ABSL_GUARDED_BY(mu_);
+  std::string last_error_ ABSL_GUARDED_BY(mu_);
 };
 
 // Delivers a spool left behind by an agent that is gone (its lock is free)

@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "util/log.h"
+#include "util/mutex.h"
 
 namespace trainwatch::agent {
 namespace {
@@ -98,7 +99,10 @@ absl::StatusOr<std::unique_ptr<Spool>> Spool::Open(const std::string& dir, int64
         absl::StrFormat("the spool \"%s\" belongs to another running process", dir));
   }
   std::unique_ptr<Spool> spool(new Spool(dir, max_bytes, fd));
-  if (absl::Status s = spool->Recover(); !s.ok()) return s;
+  {
+    util::MutexLock lock(spool->mu_);  // nobody else has the spool yet; Recover requires it
+    if (absl::Status s = spool->Recover(); !s.ok()) return s;
+  }
   return spool;
 }
 
@@ -188,12 +192,12 @@ absl::Status Spool::OpenSegmentForAppend(int64_t first_seq) {
 }
 
 int64_t Spool::next_seq() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return next_seq_;
 }
 
 absl::StatusOr<int64_t> Spool::Append(const std::function<std::string(int64_t seq)>& make) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   const int64_t seq = next_seq_;
   std::string payload = make(seq);
   const int64_t size = static_cast<int64_t>(kHeaderBytes + payload.size());
@@ -229,7 +233,7 @@ absl::StatusOr<int64_t> Spool::Append(const std::function<std::string(int64_t se
 }
 
 absl::StatusOr<std::optional<Spool::Record>> Spool::Front(int64_t wait_ms) {
-  std::unique_lock<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   while (true) {
     for (auto& [first, seg] : segments_) {
@@ -258,7 +262,7 @@ absl::StatusOr<std::optional<Spool::Record>> Spool::Front(int64_t wait_ms) {
       }
     }
     if (interrupted_) return std::nullopt;
-    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout) {
+    if (lock.WaitOnceUntil(cv_, deadline) == std::cv_status::timeout) {
       // One more look: an append may have raced the timeout.
       bool any = false;
       for (auto& [first, seg] : segments_) any = any || !seg.offsets.empty();
@@ -268,7 +272,7 @@ absl::StatusOr<std::optional<Spool::Record>> Spool::Front(int64_t wait_ms) {
 }
 
 absl::Status Spool::Ack(int64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   if (seq <= acked_) return absl::OkStatus();
   for (auto it = segments_.begin(); it != segments_.end();) {
     Segment& seg = it->second;
@@ -304,24 +308,24 @@ absl::Status Spool::WriteAcked(int64_t seq) {
 }
 
 int64_t Spool::acked() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return acked_;
 }
 
 int64_t Spool::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   int64_t n = 0;
   for (const auto& [first, seg] : segments_) n += static_cast<int64_t>(seg.offsets.size());
   return n;
 }
 
 int64_t Spool::pending_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return pending_bytes_;
 }
 
 void Spool::Interrupt() {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   interrupted_ = true;
   cv_.notify_all();
 }

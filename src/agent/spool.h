@@ -27,6 +27,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "util/mutex.h"
 
 namespace trainwatch::agent {
 
@@ -74,8 +75,8 @@ class Spool {
     std::map<int64_t, int64_t> offsets;
   };
   Spool(std::string dir, int64_t max_bytes, int lock_fd);
-  absl::Status Recover();
-  absl::Status OpenSegmentForAppend(int64_t first_seq);
+  absl::Status Recover() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status OpenSegmentForAppend(int64_t first_seq) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteAcked(int64_t seq);
 
   const std::string dir_;
@@ -83,13 +84,13 @@ class Spool {
   int lock_fd_ = -1;
   int append_fd_ = -1;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<int64_t, Segment> segments_;  // by first seq
-  int64_t next_seq_ = 1;
-  int64_t acked_ = 0;
-  int64_t pending_bytes_ = 0;
-  bool interrupted_ = false;
+  mutable util::Mutex mu_;
+  std::condition_variable_any cv_;
+  std::map<int64_t, Segment> segments_ ABSL_GUARDED_BY(mu_);  // by first seq
+  int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
+  int64_t acked_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool interrupted_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace trainwatch::agent

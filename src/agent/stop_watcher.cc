@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <utility>
+#include "util/mutex.h"
 
 namespace trainwatch::agent {
 
@@ -13,7 +14,7 @@ StopWatcher::StopWatcher(Beat beat, int64_t interval_ms, std::function<void()> o
 
 StopWatcher::~StopWatcher() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     done_ = true;
   }
   cv_.notify_all();
@@ -21,9 +22,9 @@ StopWatcher::~StopWatcher() {
 }
 
 void StopWatcher::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [this] { return done_; })) {
-    lock.unlock();
+  util::MutexLock lock(mu_);
+  while (!lock.WaitFor(cv_, std::chrono::milliseconds(interval_ms_), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done_; })) {
+    lock.Unlock();
     // An unreachable server is the spool's business: try again next time.
     absl::StatusOr<bool> requested = beat_();
     // Beats go on while the command stops (its grace period may be longer
@@ -32,7 +33,7 @@ void StopWatcher::Loop() {
       stop_called_ = true;
       on_stop_();
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 

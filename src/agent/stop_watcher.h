@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "util/mutex.h"
 
 namespace trainwatch::agent {
 
@@ -37,9 +38,9 @@ class StopWatcher {
   const Beat beat_;
   const int64_t interval_ms_;
   const std::function<void()> on_stop_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
+  util::Mutex mu_;
+  std::condition_variable_any cv_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_called_ = false;  // only the watcher's thread uses it
   std::thread thread_;
 };

@@ -8,6 +8,7 @@
 #include "job/runner_identity.h"
 #include "query/store_reader.h"
 #include "util/log.h"
+#include "util/mutex.h"
 
 namespace trainwatch::app {
 
@@ -16,13 +17,13 @@ RunnerContacts::RunnerContacts(util::Clock* clock, int64_t timeout_ms)
 
 void RunnerContacts::Heard(std::string_view job, int host) {
   const int64_t now_ms = clock_->NowMs();
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   heard_ms_[{absl::AsciiStrToLower(std::string(job)), host}] = now_ms;
 }
 
 bool RunnerContacts::Silent(std::string_view job, int host) const {
   const int64_t now_ms = clock_->NowMs();
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = heard_ms_.find({absl::AsciiStrToLower(std::string(job)), host});
   const int64_t last_ms = it == heard_ms_.end() ? since_ms_ : std::max(it->second, since_ms_);
   return now_ms - last_ms >= timeout_ms_;

@@ -25,6 +25,7 @@
 #include "query/reader.h"
 #include "store/db.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 
 namespace trainwatch::app {
 
@@ -45,8 +46,8 @@ class RunnerContacts {
   util::Clock* const clock_;
   const int64_t timeout_ms_;
   const int64_t since_ms_;
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, int>, int64_t> heard_ms_;  // lower-cased job name, host
+  mutable util::Mutex mu_;
+  std::map<std::pair<std::string, int>, int64_t> heard_ms_ ABSL_GUARDED_BY(mu_);  // lower-cased job name, host
 };
 
 // Agents' batches (POST /api/v1/agent/deliver) through ingest, exactly once,

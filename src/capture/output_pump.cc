@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "util/check.h"
 #include "util/log.h"
+#include "util/mutex.h"
 
 namespace trainwatch::capture {
 namespace {
@@ -63,7 +64,7 @@ void OutputPump::Start() {
 
 void OutputPump::BeginDrain(std::chrono::steady_clock::time_point deadline) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (!draining_ || deadline < drain_deadline_) drain_deadline_ = deadline;
     draining_ = true;
   }
@@ -145,7 +146,7 @@ void OutputPump::ReadLoop() {
     fds[n++] = {wake_fd_.get(), POLLIN, 0};
     int timeout_ms = -1;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       if (draining_) {
         auto left = drain_deadline_ - std::chrono::steady_clock::now();
         if (left <= std::chrono::steady_clock::duration::zero()) break;

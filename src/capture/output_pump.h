@@ -36,6 +36,7 @@
 #include "model/log_event.h"
 #include "util/bounded_queue.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 
 namespace trainwatch::capture {
 
@@ -104,9 +105,9 @@ class OutputPump {
   util::BoundedQueue<Chunk> queue_;
   UniqueFd wake_fd_;  // eventfd: BeginDrain wakes the reader
 
-  std::mutex mu_;
-  bool draining_ = false;
-  std::chrono::steady_clock::time_point drain_deadline_;
+  util::Mutex mu_;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point drain_deadline_ ABSL_GUARDED_BY(mu_);
 
   std::thread reader_;
   std::thread liner_;

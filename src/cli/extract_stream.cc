@@ -18,6 +18,7 @@
 #include "capture/line_splitter.h"
 #include "extract/definitions.h"
 #include "util/status_macros.h"
+#include "util/mutex.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -184,28 +185,28 @@ class Pipeline {
   };
 
   void Push(Job job) {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     jobs_.push_back(std::move(job));
     job_ready_.notify_one();
   }
   // Blocks until there is a job; false once closed and drained.
   bool Pop(Job* job) {
-    std::unique_lock<std::mutex> lock(mu_);
-    job_ready_.wait(lock, [&] { return closed_ || !jobs_.empty(); });
+    util::MutexLock lock(mu_);
+    lock.Wait(job_ready_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closed_ || !jobs_.empty(); });
     if (jobs_.empty()) return false;
     *job = std::move(jobs_.front());
     jobs_.pop_front();
     return true;
   }
   void Done(uint64_t seq, ExtractedBlock block) {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     done_.emplace(seq, std::move(block));
     block_done_.notify_all();
   }
   // The result of block `seq`, waiting for it when `wait`; false when not there.
   bool Take(uint64_t seq, bool wait, ExtractedBlock* block) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (wait) block_done_.wait(lock, [&] { return done_.count(seq) != 0; });
+    util::MutexLock lock(mu_);
+    if (wait) lock.Wait(block_done_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done_.count(seq) != 0; });
     auto it = done_.find(seq);
     if (it == done_.end()) return false;
     *block = std::move(it->second);
@@ -214,22 +215,22 @@ class Pipeline {
   }
   // Buffers go round: the reader fills one, a worker hands it back.
   void Recycle(Buffer buffer) {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     free_.push_back(std::move(buffer));
   }
   Buffer FreeBuffer() {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (free_.empty()) return Buffer();
     Buffer b = std::move(free_.back());
     free_.pop_back();
     return b;
   }
   void RecycleBlock(ExtractedBlock block) {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     free_blocks_.push_back(std::move(block));
   }
   ExtractedBlock FreeBlock() {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (free_blocks_.empty()) return ExtractedBlock();
     ExtractedBlock b = std::move(free_blocks_.back());
     free_blocks_.pop_back();
@@ -237,21 +238,21 @@ class Pipeline {
   }
   // Workers finish the jobs queued and stop; with `drop`, queued jobs are dropped.
   void Close(bool drop) {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     closed_ = true;
     if (drop) jobs_.clear();
     job_ready_.notify_all();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable job_ready_;
-  std::condition_variable block_done_;
-  std::deque<Job> jobs_;
-  std::map<uint64_t, ExtractedBlock> done_;
-  std::vector<Buffer> free_;
-  std::vector<ExtractedBlock> free_blocks_;
-  bool closed_ = false;
+  util::Mutex mu_;
+  std::condition_variable_any job_ready_;
+  std::condition_variable_any block_done_;
+  std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, ExtractedBlock> done_ ABSL_GUARDED_BY(mu_);
+  std::vector<Buffer> free_ ABSL_GUARDED_BY(mu_);
+  std::vector<ExtractedBlock> free_blocks_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 int DefaultThreads() {

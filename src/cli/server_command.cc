@@ -28,6 +28,7 @@
 #include "server/server.h"
 #include "util/clock.h"
 #include "util/time_parse.h"
+#include "util/mutex.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -146,22 +147,22 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
               data_dir.c_str(), api_options.credentials ? ", SigV4 required" : "");
   std::fflush(stdout);
   // Runners on other machines that went silent are recorded as Failed.
-  std::mutex sweep_mu;
-  std::condition_variable sweep_cv;
+  util::Mutex sweep_mu;
+  std::condition_variable_any sweep_cv;
   bool serving = true;
   std::thread sweeper([&] {
     const auto every =
         std::chrono::milliseconds(std::clamp<int64_t>(*runner_timeout_ms / 4, 250, 30000));
-    std::unique_lock<std::mutex> lock(sweep_mu);
-    while (!sweep_cv.wait_for(lock, every, [&] { return !serving; })) {
-      lock.unlock();
+    util::MutexLock lock(sweep_mu);
+    while (!lock.WaitFor(sweep_cv, every, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sweep_mu) { return !serving; })) {
+      lock.Unlock();
       jobs.RecordSilentRunners();
-      lock.lock();
+      lock.Lock();
     }
   });
   (*srv)->RunUntilSignal();
   {
-    std::lock_guard<std::mutex> lock(sweep_mu);
+    util::MutexLock lock(sweep_mu);
     serving = false;
   }
   sweep_cv.notify_all();

@@ -19,6 +19,7 @@
 #include "util/bounded_queue.h"
 #include "util/status_macros.h"
 #include "util/time_parse.h"
+#include "util/mutex.h"
 
 namespace trainwatch::ingest {
 namespace {
@@ -154,11 +155,11 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
                           ? options.parse_threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   util::BoundedQueue<Block> work(static_cast<size_t>(threads) + 1);
-  std::mutex mu;
-  std::condition_variable cv;
-  std::map<int64_t, Parsed> done;  // guarded by mu
-  int64_t total_blocks = -1;       // guarded by mu; set by the reader at the end
-  absl::Status read_error;         // guarded by mu
+  util::Mutex mu;
+  std::condition_variable_any cv;
+  std::map<int64_t, Parsed> done ABSL_GUARDED_BY(mu);
+  int64_t total_blocks ABSL_GUARDED_BY(mu) = -1;       // set by the reader at the end
+  absl::Status read_error ABSL_GUARDED_BY(mu);
   std::atomic<bool> stop{false};
 
   // Block buffers are recycled: no fresh pages to fault in for every block,
@@ -184,7 +185,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
       buf.resize(have + options.block_bytes);
       ssize_t n = ReadAt(fd.get(), buf.data() + have, options.block_bytes, offset);
       if (n < 0) {
-        std::lock_guard<std::mutex> lock(mu);
+        util::MutexLock lock(mu);
         read_error = absl::InternalError(
             absl::StrFormat("reading \"%s\": %s", path, std::strerror(errno)));
         break;
@@ -211,7 +212,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
       if (eof) break;
     }
     work.Close();  // the workers drain what is queued, then stop
-    std::lock_guard<std::mutex> lock(mu);
+    util::MutexLock lock(mu);
     total_blocks = seq;
     cv.notify_all();
   });
@@ -231,7 +232,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
         p.end_offset = b->end_offset;
         p.status = parser->ParseBlock(b->data, b->first_line, &p.runs);
         p.buffer = std::move(b->data);
-        std::lock_guard<std::mutex> lock(mu);
+        util::MutexLock lock(mu);
         done.emplace(b->seq, std::move(p));
         cv.notify_all();
       }
@@ -250,8 +251,8 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
   for (int64_t next = 0;; ++next) {
     Parsed p;
     {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] {
+      util::MutexLock lock(mu);
+      lock.Wait(cv, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
         return done.count(next) > 0 || (total_blocks >= 0 && next >= total_blocks) ||
                !read_error.ok();
       });

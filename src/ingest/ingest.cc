@@ -7,6 +7,7 @@
 #include "util/log.h"
 #include "util/status_macros.h"
 #include "util/time_parse.h"
+#include "util/mutex.h"
 
 namespace trainwatch::ingest {
 namespace {
@@ -184,7 +185,7 @@ absl::StatusOr<bool> Ingest::PutSamples(const model::SampleBatch& batch,
   if (!written) return false;  // delivered before: the subscribers saw it then
   std::shared_ptr<const std::vector<model::SampleSink*>> subs;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     subs = subscribers_;
   }
   for (model::SampleSink* sink : *subs) {
@@ -236,14 +237,14 @@ absl::StatusOr<std::optional<model::JobRecord>> Ingest::GetJob(std::string_view 
 }
 
 void Ingest::Subscribe(model::SampleSink* sink) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto next = std::make_shared<std::vector<model::SampleSink*>>(*subscribers_);
   next->push_back(sink);
   subscribers_ = std::move(next);
 }
 
 void Ingest::Unsubscribe(model::SampleSink* sink) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto next = std::make_shared<std::vector<model::SampleSink*>>(*subscribers_);
   next->erase(std::remove(next->begin(), next->end(), sink), next->end());
   subscribers_ = std::move(next);

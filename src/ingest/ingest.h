@@ -37,6 +37,7 @@
 #include "model/sinks.h"
 #include "store/db.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 
 namespace trainwatch::ingest {
 
@@ -91,9 +92,9 @@ class Ingest final : public model::TelemetrySink {
   store::Db* db_;
   IngestOptions options_;
   util::Clock* clock_;
-  std::mutex mu_;
+  util::Mutex mu_;
   // Copy-on-write: Put reads a snapshot without holding mu_ while calling out.
-  std::shared_ptr<const std::vector<model::SampleSink*>> subscribers_;
+  std::shared_ptr<const std::vector<model::SampleSink*>> subscribers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace trainwatch::ingest

@@ -13,6 +13,7 @@
 #include "util/log.h"
 #include "util/status_macros.h"
 #include "util/time_parse.h"
+#include "util/mutex.h"
 
 namespace trainwatch::job {
 namespace {
@@ -83,13 +84,13 @@ JobRunner::JobRunner(RunSpec spec, model::TelemetrySink* sink, JobRunnerOptions 
 JobRunner::~JobRunner() = default;
 
 model::JobRecord JobRunner::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return snapshot_;
 }
 
 void JobRunner::RequestStop() {
   stop_requested_ = true;
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   if (process_) process_->RequestStop();
 }
 
@@ -122,7 +123,7 @@ absl::Status JobRunner::ReserveName() {
     // The series carry the job name: rebuild them for the new one.
     TW_ASSIGN_OR_RETURN(metrics_, JobMetrics::Create(spec_.name, spec_.metric_definitions,
                                                      spec_.sagemaker_escaped));
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     snapshot_.name = spec_.name;
   }
   return absl::OkStatus();
@@ -151,7 +152,7 @@ absl::Status JobRunner::WriteRecord(bool create) {
   }
   if (!status.ok()) return status;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     snapshot_ = record_;
   }
   for (JobObserver* observer : observers_) observer->OnJobWritten(record_);
@@ -248,13 +249,13 @@ absl::StatusOr<RunResult> JobRunner::Run() {
     return started.status();
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     process_ = *std::move(started);
   }
   if (absl::Status created = WriteRecord(/*create=*/true); !created.ok()) {
     std::unique_ptr<capture::TrainingProcess> process;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       process = std::move(process_);
     }
     process.reset();  // SIGKILLs the group, reaps, drains
@@ -358,7 +359,7 @@ absl::StatusOr<RunResult> JobRunner::Run() {
   result.metrics = metrics_->Stats();
   result.record_write_failures = record_write_failures_;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     process_.reset();
   }
   return result;

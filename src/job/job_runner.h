@@ -55,6 +55,7 @@
 #include "model/job_record.h"
 #include "model/sinks.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 
 namespace trainwatch::job {
 
@@ -199,8 +200,8 @@ class JobRunner {
   uint64_t record_write_failures_ = 0;
   bool ran_ = false;
 
-  mutable std::mutex mu_;  // guards snapshot_, process_ pointer use from RequestStop
-  model::JobRecord snapshot_;
+  mutable util::Mutex mu_;  // guards snapshot_, process_ pointer use from RequestStop
+  model::JobRecord snapshot_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stop_requested_{false};
 };
 

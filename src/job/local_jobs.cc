@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "profiler/profiler_options.h"
 #include "util/log.h"
+#include "util/mutex.h"
 
 extern char** environ;
 
@@ -85,7 +86,7 @@ LocalJobs::LocalJobs(std::string data_dir, model::TelemetrySink* sink, const uti
     : data_dir_(std::move(data_dir)), sink_(sink), clock_(clock) {}
 
 LocalJobs::~LocalJobs() {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   for (auto& [name, r] : running_) {
     if (!r->done) r->runner->RequestStop();
   }
@@ -110,7 +111,7 @@ void LocalJobs::Reap() {
 }
 
 bool LocalJobs::Stop(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = running_.find(absl::AsciiStrToLower(name));
   if (it == running_.end() || it->second->done) return false;
   it->second->runner->RequestStop();
@@ -243,7 +244,7 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const TrainingJobSpec& spec) {
   const std::string output_path = spec.output_path;
   const std::string name = spec.name;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     Reap();
     running_[absl::AsciiStrToLower(name)] = r;
     raw->thread = std::thread([job = raw.get(), dir, output_path, name] {

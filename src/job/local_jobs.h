@@ -29,6 +29,7 @@
 #include "model/job_record.h"
 #include "model/sinks.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 
 namespace trainwatch::job {
 
@@ -50,13 +51,13 @@ class LocalJobs {
 
  private:
   struct Running;
-  void Reap();
+  void Reap() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string data_dir_;
   model::TelemetrySink* sink_;
   const util::Clock* clock_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Running>> running_;  // by lower-cased name
+  util::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Running>> running_ ABSL_GUARDED_BY(mu_);  // by lower-cased name
 };
 
 }  // namespace trainwatch::job

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "util/log.h"
+#include "util/mutex.h"
 
 namespace trainwatch::job {
 namespace {
@@ -71,15 +72,15 @@ void TelemetryWriter::Add(int64_t t_ms, std::string_view line,
 
 void TelemetryWriter::Add(Batch* batch) {
   if (batch->empty()) return;
-  std::unique_lock<std::mutex> lock(mu_);
-  auto full = [&] {
+  util::MutexLock lock(mu_);
+  auto full = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return pending_log_bytes_ + pending_sample_bytes_ + inflight_log_bytes_ +
                inflight_sample_bytes_ >=
            options_.max_pending_bytes;
   };
   if (full() && !stopping_) {
     ++stats_.backpressure_waits;
-    room_.wait(lock, [&] { return !full() || stopping_; });
+    lock.Wait(room_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !full() || stopping_; });
   }
   if (stopping_) {
     stats_.events_dropped += batch->events.size();
@@ -97,22 +98,22 @@ void TelemetryWriter::Add(Batch* batch) {
     ++added_seq_;
     work_.notify_all();
   }
-  lock.unlock();
+  lock.Unlock();
   batch->events.clear();
   batch->samples.clear();
 }
 
 void TelemetryWriter::Flush() {
-  std::unique_lock<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   const uint64_t target = added_seq_;
-  done_.wait(lock, [&] {
+  lock.Wait(done_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return (logs_written_seq_ >= target && samples_written_seq_ >= target) || stopped_;
   });
 }
 
 void TelemetryWriter::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (stopping_) return;
     stopping_ = true;
   }
@@ -121,14 +122,14 @@ void TelemetryWriter::Stop() {
   log_thread_.join();
   sample_thread_.join();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     stopped_ = true;
   }
   done_.notify_all();
 }
 
 TelemetryWriter::Stats TelemetryWriter::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return stats_;
 }
 
@@ -138,8 +139,8 @@ void TelemetryWriter::LogLoop() {
     std::vector<model::LogEvent> events;
     uint64_t seq;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_.wait(lock, [&] { return added_seq_ != logs_written_seq_ || stopping_; });
+      util::MutexLock lock(mu_);
+      lock.Wait(work_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return added_seq_ != logs_written_seq_ || stopping_; });
       if (added_seq_ == logs_written_seq_) break;  // stopping with nothing pending
       events.swap(pending_events_);
       inflight_log_bytes_ = pending_log_bytes_;
@@ -148,7 +149,7 @@ void TelemetryWriter::LogLoop() {
     }
     if (!events.empty()) WriteLogs(events);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       logs_written_seq_ = seq;
       inflight_log_bytes_ = 0;
     }
@@ -164,8 +165,8 @@ void TelemetryWriter::SampleLoop() {
     uint64_t seq;
     bool any;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_.wait(lock, [&] { return added_seq_ != samples_written_seq_ || stopping_; });
+      util::MutexLock lock(mu_);
+      lock.Wait(work_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return added_seq_ != samples_written_seq_ || stopping_; });
       if (added_seq_ == samples_written_seq_) break;
       any = pending_sample_bytes_ > 0;
       if (any) samples.swap(pending_samples_);
@@ -175,7 +176,7 @@ void TelemetryWriter::SampleLoop() {
     }
     if (any) WriteSamples(samples);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       samples_written_seq_ = seq;
       inflight_sample_bytes_ = 0;
     }
@@ -193,7 +194,7 @@ absl::Status TelemetryWriter::WithRetries(Fn&& fn) {
     if (status.ok() || status.code() == absl::StatusCode::kInvalidArgument) return status;
     if (attempt == options_.max_attempts) break;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       ++stats_.retries;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
@@ -240,7 +241,7 @@ void TelemetryWriter::WriteSamples(std::vector<std::vector<model::Sample>>& samp
                                   "goes on)",
                                   stream_.stream, status.ToString()));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   stats_.samples_written += written;
   stats_.samples_dropped += dropped;
   if (written > 0) ++stats_.sample_puts;
@@ -268,7 +269,7 @@ void TelemetryWriter::WriteLogs(std::vector<model::LogEvent>& events) {
                                     stream_.stream, status.ToString()));
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       if (status.ok()) {
         stats_.events_written += put.events.size();
         ++stats_.log_puts;

@@ -40,6 +40,7 @@
 #include "model/log_event.h"
 #include "model/series.h"
 #include "model/sinks.h"
+#include "util/mutex.h"
 
 namespace trainwatch::job {
 
@@ -107,21 +108,21 @@ class TelemetryWriter {
   const std::vector<model::SeriesKey> series_;
   const Options options_;
 
-  mutable std::mutex mu_;
-  std::condition_variable work_;  // writer threads: something to write, or stopping
-  std::condition_variable room_;  // Add: the backlog shrank
-  std::condition_variable done_;  // Flush: a batch was written
-  std::vector<model::LogEvent> pending_events_;
-  std::vector<std::vector<model::Sample>> pending_samples_;  // by series index
-  size_t pending_log_bytes_ = 0;
-  size_t pending_sample_bytes_ = 0;
+  mutable util::Mutex mu_;
+  std::condition_variable_any work_;  // writer threads: something to write, or stopping
+  std::condition_variable_any room_;  // Add: the backlog shrank
+  std::condition_variable_any done_;  // Flush: a batch was written
+  std::vector<model::LogEvent> pending_events_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::vector<model::Sample>> pending_samples_ ABSL_GUARDED_BY(mu_);  // by series index
+  size_t pending_log_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t pending_sample_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   // What the writer threads hold while they write (counted until written).
-  size_t inflight_log_bytes_ = 0;
-  size_t inflight_sample_bytes_ = 0;
-  uint64_t added_seq_ = 0;           // Add calls so far
-  uint64_t logs_written_seq_ = 0;    // Add calls whose events are written (or dropped)
-  uint64_t samples_written_seq_ = 0;  // ... whose datapoints are
-  bool stopping_ = false;
+  size_t inflight_log_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t inflight_sample_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t added_seq_ ABSL_GUARDED_BY(mu_) = 0;           // Add calls so far
+  uint64_t logs_written_seq_ ABSL_GUARDED_BY(mu_) = 0;    // Add calls whose events are written (or dropped)
+  uint64_t samples_written_seq_ ABSL_GUARDED_BY(mu_) = 0;  // ... whose datapoints are
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ = false;  // both threads joined
   Stats stats_;
   std::thread log_thread_;

@@ -21,6 +21,7 @@
 
 #include "profiler/profiler.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 
 namespace {
 
@@ -30,7 +31,7 @@ class CsvSink : public trainwatch::model::SampleSink {
  public:
   explicit CsvSink(std::string only) : only_(std::move(only)) {}
   absl::Status Put(const SampleBatch& batch) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    trainwatch::util::MutexLock lock(mu_);
     for (const auto& s : batch.series) {
       if (!only_.empty() && s.key.metric.find(only_) == std::string::npos) continue;
       std::string dims;
@@ -48,8 +49,8 @@ class CsvSink : public trainwatch::model::SampleSink {
   }
 
  private:
-  std::mutex mu_;
-  std::string only_;
+  trainwatch::util::Mutex mu_;
+  std::string only_ ABSL_GUARDED_BY(mu_);
 };
 
 int Usage(const char* argv0) {

@@ -10,6 +10,7 @@
 #include "profiler/sampler.h"
 #include "util/log.h"
 #include "util/status_macros.h"
+#include "util/mutex.h"
 
 namespace trainwatch::profiler {
 namespace {
@@ -47,9 +48,9 @@ Profiler::Profiler(ProfilerOptions options, std::unique_ptr<Sampler> sampler,
 Profiler::~Profiler() { Stop(); }
 
 void Profiler::Stop() {
-  std::lock_guard<std::mutex> serial(stop_mu_);
+  util::MutexLock serial(stop_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     stop_requested_ = true;
   }
   cv_.notify_all();
@@ -57,16 +58,16 @@ void Profiler::Stop() {
 }
 
 ProfilerStats Profiler::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return stats_;
 }
 
 bool Profiler::WaitUntil(int64_t deadline_ns) {
-  std::unique_lock<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   while (!stop_requested_) {
     int64_t left_ns = deadline_ns - clock_->MonotonicNs();
     if (left_ns <= 0) return true;
-    cv_.wait_for(lock, std::chrono::nanoseconds(left_ns));
+    lock.WaitOnceFor(cv_, std::chrono::nanoseconds(left_ns));
   }
   return false;
 }
@@ -81,7 +82,7 @@ void Profiler::Tick() {
         absl::StrFormat("profiler: writing samples failed: %s (that tick is lost)", put.message()));
   }
   int64_t tick_ns = clock_->MonotonicNs() - start_ns;
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   ++stats_.ticks;
   if (put.ok()) {
     stats_.samples += static_cast<int64_t>(batch.SampleCount());
@@ -101,7 +102,7 @@ void Profiler::Run() {
   int64_t init_start = clock_->MonotonicNs();
   sampler_->InitGpu();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     stats_.nvml_init_ns = options_.nvml_library.empty() ? 0 : clock_->MonotonicNs() - init_start;
     stats_.degraded = sampler_->degraded();
   }
@@ -113,7 +114,7 @@ void Profiler::Run() {
     Tick();
     GridStep step = NextGridSlot(origin_ns, interval_ns, slot, clock_->MonotonicNs());
     if (step.skipped > 0) {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       stats_.late_ticks += step.skipped;
     }
     slot = step.next_slot;

@@ -29,6 +29,7 @@
 #include "model/sinks.h"
 #include "profiler/profiler_options.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 
 namespace trainwatch::profiler {
 
@@ -79,11 +80,11 @@ class Profiler {
   model::SampleSink* sink_;
   const util::Clock* clock_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_requested_ = false;  // guarded by mu_
-  ProfilerStats stats_;          // guarded by mu_
-  std::mutex stop_mu_;           // serialises Stop callers
+  mutable util::Mutex mu_;
+  std::condition_variable_any cv_;
+  bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
+  ProfilerStats stats_ ABSL_GUARDED_BY(mu_);        
+  util::Mutex stop_mu_;           // serialises Stop callers
   std::thread thread_;
 };
 

@@ -16,6 +16,7 @@
 
 #include "model/series.h"
 #include "model/sinks.h"
+#include "util/mutex.h"
 
 namespace trainwatch::profiler::testing {
 
@@ -23,23 +24,23 @@ namespace trainwatch::profiler::testing {
 class MemorySampleSink : public model::SampleSink {
  public:
   absl::Status Put(const model::SampleBatch& batch) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (fail_) return absl::UnavailableError("memory sink told to fail");
     batches_.push_back(batch);
     return absl::OkStatus();
   }
   void set_fail(bool fail) {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     fail_ = fail;
   }
   std::vector<model::SampleBatch> batches() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     return batches_;
   }
   // All samples of the series (ns, metric) whose dimensions are exactly `dims`, in Put order.
   std::vector<model::Sample> Series(std::string_view ns, std::string_view metric,
                                     const std::map<std::string, std::string>& dims) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     std::vector<model::Sample> out;
     for (const auto& b : batches_) {
       for (const auto& s : b.series) {
@@ -61,9 +62,9 @@ class MemorySampleSink : public model::SampleSink {
   }
 
  private:
-  mutable std::mutex mu_;
-  bool fail_ = false;
-  std::vector<model::SampleBatch> batches_;
+  mutable util::Mutex mu_;
+  bool fail_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<model::SampleBatch> batches_ ABSL_GUARDED_BY(mu_);
 };
 
 // The single value of series (ns, metric, dims) in `batch`, if present.

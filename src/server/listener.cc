@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "server/session.h"
 #include "util/log.h"
+#include "util/mutex.h"
 
 namespace trainwatch::server::internal {
 namespace {
@@ -58,13 +59,13 @@ Session::Session(tcp::socket&& socket, Core& core)
 
 Session::~Session() {
   core_.metrics.ConnectionClosed();
-  std::lock_guard<std::mutex> lock(core_.mu);
+  util::MutexLock lock(core_.mu);
   core_.sessions.erase(this);
 }
 
 void Session::Start() {
   {
-    std::lock_guard<std::mutex> lock(core_.mu);
+    util::MutexLock lock(core_.mu);
     core_.sessions.emplace(this, weak_from_this());
   }
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->WaitForRequest(); });

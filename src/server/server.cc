@@ -13,6 +13,7 @@
 #include "server/listen_address.h"
 #include "server/session.h"
 #include "util/log.h"
+#include "util/mutex.h"
 
 namespace trainwatch::server {
 
@@ -36,10 +37,10 @@ class Server::Impl {
   std::string address;
   uint16_t port = 0;
 
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stopped = false;  // guarded by mu
-  int signal = 0;        // guarded by mu
+  util::Mutex mu;
+  std::condition_variable_any cv;
+  bool stopped ABSL_GUARDED_BY(mu) = false;
+  int signal ABSL_GUARDED_BY(mu) = 0;      
 };
 
 namespace {
@@ -143,7 +144,7 @@ std::string Server::address() const { return impl_->address; }
 
 void Server::Stop() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    util::MutexLock lock(impl_->mu);
     if (impl_->stopped) return;
     impl_->stopped = true;
   }
@@ -157,7 +158,7 @@ void Server::Stop() {
   });
   std::vector<std::shared_ptr<Session>> open;
   {
-    std::lock_guard<std::mutex> lock(core.mu);
+    util::MutexLock lock(core.mu);
     for (auto& [unused, weak] : core.sessions) {
       if (std::shared_ptr<Session> session = weak.lock()) open.push_back(std::move(session));
     }
@@ -188,15 +189,15 @@ int Server::RunUntilSignal() {
   impl_->signals.async_wait([this](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     {
-      std::lock_guard<std::mutex> lock(impl_->mu);
+      util::MutexLock lock(impl_->mu);
       impl_->signal = signal;
     }
     impl_->cv.notify_all();
   });
   int signal = 0;
   {
-    std::unique_lock<std::mutex> lock(impl_->mu);
-    impl_->cv.wait(lock, [&] { return impl_->signal != 0 || impl_->stopped; });
+    util::MutexLock lock(impl_->mu);
+    lock.Wait(impl_->cv, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(impl_->mu) { return impl_->signal != 0 || impl_->stopped; });
     signal = impl_->signal;
   }
   Stop();

@@ -16,6 +16,7 @@
 
 #include "server/metrics.h"
 #include "server/server.h"
+#include "util/mutex.h"
 
 namespace trainwatch::server::internal {
 
@@ -45,8 +46,8 @@ struct Core {
   std::atomic<size_t> next_context{0};
   std::atomic<bool> stopping{false};
 
-  std::mutex mu;
-  std::unordered_map<const Session*, std::weak_ptr<Session>> sessions;  // guarded by mu
+  util::Mutex mu;
+  std::unordered_map<const Session*, std::weak_ptr<Session>> sessions ABSL_GUARDED_BY(mu);
 
   // Declared after mu and sessions, so destroyed before them: handlers still
   // queued when a context is destroyed unregister their sessions. The accept

@@ -9,6 +9,7 @@
 #include "util/check.h"
 #include "util/status_macros.h"
 #include "util/time_parse.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -58,7 +59,7 @@ void BulkLoader::SealerLoop() {
   }
   if (status.ok() && batch.Count() > 0) status = db_->WriteUnlogged(&batch);
   if (!status.ok()) {
-    std::lock_guard<std::mutex> lock(seal_mu_);
+    util::MutexLock lock(seal_mu_);
     if (seal_error_.ok()) seal_error_ = status;
   }
 }
@@ -67,7 +68,7 @@ absl::Status BulkLoader::StopSealers() {
   if (tasks_) tasks_->Close();
   for (auto& t : sealers_) t.join();
   sealers_.clear();
-  std::lock_guard<std::mutex> lock(seal_mu_);
+  util::MutexLock lock(seal_mu_);
   return seal_error_;
 }
 

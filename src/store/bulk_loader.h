@@ -27,6 +27,7 @@
 #include "store/db.h"
 #include "store/head.h"
 #include "util/bounded_queue.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -113,8 +114,8 @@ class BulkLoader {
   std::vector<Row> rows_;  // scratch
   std::unique_ptr<util::BoundedQueue<SealTask>> tasks_;  // null: seal inline
   std::vector<std::thread> sealers_;
-  std::mutex seal_mu_;
-  absl::Status seal_error_;  // guarded by seal_mu_
+  util::Mutex seal_mu_;
+  absl::Status seal_error_ ABSL_GUARDED_BY(seal_mu_);
 };
 
 }  // namespace trainwatch::store

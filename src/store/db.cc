@@ -14,6 +14,7 @@
 #include "store/rollup.h"
 #include "util/log.h"
 #include "util/status_macros.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -24,7 +25,7 @@ Db::Db(DbOptions options, DataFolderPaths paths, util::Clock* clock, RetentionPo
       retention_(std::make_shared<const RetentionPolicy>(std::move(retention))) {}
 
 std::shared_ptr<const RetentionPolicy> Db::retention() const {
-  std::lock_guard<std::mutex> lock(retention_mu_);
+  util::MutexLock lock(retention_mu_);
   return retention_;
 }
 
@@ -154,7 +155,7 @@ absl::Status Db::LoadRetentionById() {
       by_id[coding::GetBig64(it->key().data() + 1)] = policy->For(key.ns);
     }
     TW_RETURN_IF_ERROR(it->status());
-    std::lock_guard<std::mutex> lock(drop_mu_);
+    util::MutexLock lock(drop_mu_);
     retention_by_id_ = std::move(by_id);
   }
   return absl::OkStatus();
@@ -185,7 +186,7 @@ absl::Status Db::AddRetentionRule(std::string_view pattern, std::string_view set
                                                std::strerror(errno)));
   }
   {
-    std::lock_guard<std::mutex> lock(retention_mu_);
+    util::MutexLock lock(retention_mu_);
     retention_ = std::make_shared<const RetentionPolicy>(std::move(next));
   }
   TW_RETURN_IF_ERROR(RunAsLeader([this](kv::WriteBatch*) {
@@ -198,7 +199,7 @@ absl::Status Db::AddRetentionRule(std::string_view pattern, std::string_view set
 
 Db::~Db() {
   {
-    std::lock_guard<std::mutex> lock(maint_mu_);
+    util::MutexLock lock(maint_mu_);
     stopping_ = true;
   }
   maint_cv_.notify_all();
@@ -257,7 +258,7 @@ absl::StatusOr<ReadView> Db::View() {
   const bool due = mono - last_catch_up_ns_.load() >= options_.catch_up_min_interval_ms * 1000000 ||
                    options_.catch_up_min_interval_ms == 0;
   if (due && CatchUpHold::HeldByThisThread() == 0) {
-    std::unique_lock<std::shared_mutex> exclusive(catch_up_mu_);
+    util::WriterLock exclusive(catch_up_mu_);
     absl::Status s = kv_->CatchUp();
     if (!s.ok()) {
       return absl::Status(s.code(), absl::StrFormat("data folder \"%s\": %s", paths_.root,
@@ -294,7 +295,7 @@ bool Db::DropRecord(kv::Cf cf, std::string_view key, std::string_view value) con
   }
   int64_t keep;
   {
-    std::lock_guard<std::mutex> lock(drop_mu_);
+    util::MutexLock lock(drop_mu_);
     auto it = retention_by_id_.find(id);
     if (it == retention_by_id_.end()) return false;
     keep = it->second.Get(tier);
@@ -334,7 +335,7 @@ absl::StatusOr<SeriesId> Db::ResolveSeries(const model::SeriesKey& key) {
     id = registry_->Resolve(key, key.Canonical(), batch, &created)->id;
     if (created) {
       TierRetention r = RetentionFor(key.ns);
-      std::lock_guard<std::mutex> lock(drop_mu_);
+      util::MutexLock lock(drop_mu_);
       retention_by_id_[id] = r;
     }
     return absl::OkStatus();
@@ -403,14 +404,14 @@ void Db::MaintenanceLoop() {
   if (options_.wal_sync_interval_ms > 0) {
     interval_ms = std::min<int64_t>(interval_ms, options_.wal_sync_interval_ms);
   }
-  std::unique_lock<std::mutex> lock(maint_mu_);
+  util::MutexLock lock(maint_mu_);
   while (!stopping_) {
-    maint_cv_.wait_for(lock, std::chrono::milliseconds(interval_ms), [this] { return stopping_; });
+    lock.WaitFor(maint_cv_, std::chrono::milliseconds(interval_ms), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(maint_mu_) { return stopping_; });
     if (stopping_) break;
-    lock.unlock();
+    lock.Unlock();
     absl::Status s = Maintain();
     if (!s.ok()) util::LogOnce("store-maintenance", absl::StrFormat("store maintenance: %s", s.message()));
-    lock.lock();
+    lock.Lock();
   }
 }
 

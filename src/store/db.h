@@ -58,6 +58,7 @@
 #include "store/rollup.h"
 #include "store/series_index.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -319,8 +320,8 @@ class Db {
   // HeadOptions::max_sealing_bytes (the sealer fell behind).
   void HelpSeal();
   // Encodes the first job no thread has taken; false when there is none.
-  // Called with seal_mu_ held (`lock`), which it releases while encoding.
-  bool EncodeOneSealJob(std::unique_lock<std::mutex>& lock);
+  // Called with seal_mu_ held, which it releases while encoding.
+  bool EncodeOneSealJob() ABSL_EXCLUSIVE_LOCKS_REQUIRED(seal_mu_);
   void SealerLoop();
   void StopSealer();
   HeadEntry* HeadFor(SeriesId id, std::string_view ns);
@@ -341,23 +342,23 @@ class Db {
   DbOptions options_;
   DataFolderPaths paths_;
   util::Clock* clock_;
-  mutable std::mutex retention_mu_;
-  std::shared_ptr<const RetentionPolicy> retention_;  // guarded by retention_mu_
+  mutable util::Mutex retention_mu_;
+  std::shared_ptr<const RetentionPolicy> retention_ ABSL_GUARDED_BY(retention_mu_);
   std::unique_ptr<WriterLock> lock_;                  // null for a reader
   std::string reader_scratch_;                        // reader only
   std::unique_ptr<kv::Kv> kv_;
   std::unique_ptr<RollupRecordCache> rollup_cache_;  // null when turned off
 
   // Readers: View() shares it, catch-up takes it exclusively.
-  std::shared_mutex catch_up_mu_;
+  util::SharedMutex catch_up_mu_;
   std::atomic<int64_t> last_catch_up_ns_{0};
 
   // Group commit queue; the front writer is the leader.
-  std::mutex queue_mu_;
-  std::deque<Writer*> queue_;
+  util::Mutex queue_mu_;
+  std::deque<Writer*> queue_ ABSL_GUARDED_BY(queue_mu_);
   // Set when a write to RocksDB failed: the in-memory state may be ahead of
   // the disk, so every later write fails until the folder is reopened.
-  absl::Status write_error_;
+  absl::Status write_error_;  // leader state (below)
 
   // Writer state, touched only by the current leader (and Open).
   std::unique_ptr<LogWriter> log_writer_;
@@ -392,28 +393,28 @@ class Db {
   std::vector<LaneRows> appended_lanes_;
 
   // Retention of each series, for the compaction filter (RocksDB threads).
-  mutable std::mutex drop_mu_;
-  absl::flat_hash_map<SeriesId, TierRetention> retention_by_id_;
+  mutable util::Mutex drop_mu_;
+  absl::flat_hash_map<SeriesId, TierRetention> retention_by_id_ ABSL_GUARDED_BY(drop_mu_);
   std::atomic<size_t> head_bytes_{0};
 
   // Sealing off the commit path (SealJob). async_seal_ is leader state:
   // false while Open replays the head (those seals are written at once).
   bool async_seal_ = false;
-  std::mutex seal_mu_;
-  std::condition_variable seal_cv_;                 // a job queued, a job encoded, or stop
-  std::deque<std::unique_ptr<SealJob>> seal_jobs_;  // detach order
+  util::Mutex seal_mu_;
+  std::condition_variable_any seal_cv_;                 // a job queued, a job encoded, or stop
+  std::deque<std::unique_ptr<SealJob>> seal_jobs_ ABSL_GUARDED_BY(seal_mu_);  // detach order
   // Jobs are taken in queue order, so the taken ones are the first
   // seal_taken_ of seal_jobs_.
-  size_t seal_taken_ = 0;
-  size_t seal_encoding_ = 0;         // taken, not yet encoded
-  size_t seal_unencoded_bytes_ = 0;  // of the jobs not yet encoded
-  bool seal_stopping_ = false;
+  size_t seal_taken_ ABSL_GUARDED_BY(seal_mu_) = 0;
+  size_t seal_encoding_ ABSL_GUARDED_BY(seal_mu_) = 0;         // taken, not yet encoded
+  size_t seal_unencoded_bytes_ ABSL_GUARDED_BY(seal_mu_) = 0;  // of the jobs not yet encoded
+  bool seal_stopping_ ABSL_GUARDED_BY(seal_mu_) = false;
   std::thread seal_thread_;
 
   // Maintenance thread.
-  std::mutex maint_mu_;
-  std::condition_variable maint_cv_;
-  bool stopping_ = false;
+  util::Mutex maint_mu_;
+  std::condition_variable_any maint_cv_;
+  bool stopping_ ABSL_GUARDED_BY(maint_mu_) = false;
   std::thread maint_thread_;
 };
 

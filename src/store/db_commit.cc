@@ -10,6 +10,7 @@
 #include "store/db_writer.h"
 #include "store/job_codec.h"
 #include "util/status_macros.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -17,9 +18,9 @@ namespace trainwatch::store {
 // Group commit
 
 absl::Status Db::Submit(Writer* w) {
-  std::unique_lock<std::mutex> lock(queue_mu_);
+  util::MutexLock lock(queue_mu_);
   queue_.push_back(w);
-  while (!w->done && w != queue_.front()) w->cv.wait(lock);
+  while (!w->done && w != queue_.front()) lock.WaitOnce(w->cv);
   if (w->done) return w->status;
 
   // This writer leads: commit everything queued now, in arrival order.
@@ -30,14 +31,14 @@ absl::Status Db::Submit(Writer* w) {
     if (group.size() >= kMaxGroup) break;
   }
   const absl::Status sticky = write_error_;
-  lock.unlock();
+  lock.Unlock();
 
   if (!sticky.ok()) {
     for (Writer* g : group) g->status = sticky;
   } else {
     CommitGroup(group);
   }
-  lock.lock();
+  lock.Lock();
   for (size_t i = 0; i < group.size(); ++i) {
     Writer* g = queue_.front();
     queue_.pop_front();
@@ -215,7 +216,7 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
       st.head_bytes = heads_.capacity() * (sizeof(SeriesId) + sizeof(void*)) +
                       head_sealed_below_.capacity() * (sizeof(SeriesId) + sizeof(uint64_t) + 1);
       {
-        std::lock_guard<std::mutex> lock(seal_mu_);
+        util::MutexLock lock(seal_mu_);
         st.head_bytes += seal_unencoded_bytes_;  // sealed heads not yet encoded
       }
       for (const auto& [id, e] : heads_) {

@@ -10,6 +10,7 @@
 #include "store/db.h"
 #include "util/check.h"
 #include "util/status_macros.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -49,7 +50,7 @@ void Db::DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
     job->bytes = entry->head.MemoryBytes();
     job->head = std::move(entry->head);
     {
-      std::lock_guard<std::mutex> lock(seal_mu_);
+      util::MutexLock lock(seal_mu_);
       seal_unencoded_bytes_ += job->bytes;
       seal_jobs_.push_back(std::move(job));
     }
@@ -58,15 +59,15 @@ void Db::DetachForSeal(SeriesId id, HeadEntry* entry, kv::WriteBatch* batch) {
   entry->head = SeriesHead();
 }
 
-bool Db::EncodeOneSealJob(std::unique_lock<std::mutex>& lock) {
+bool Db::EncodeOneSealJob() {
   if (seal_taken_ == seal_jobs_.size()) return false;
   SealJob* job = seal_jobs_[seal_taken_].get();  // stays: only encoded jobs leave
   ++seal_taken_;
   ++seal_encoding_;
-  lock.unlock();
+  seal_mu_.unlock();
   SealedRecords sealed = EncodeSeal(job->retention, job->head);
   job->head.Clear();
-  lock.lock();
+  seal_mu_.lock();
   job->sealed = std::move(sealed);
   job->encoded = true;
   --seal_encoding_;
@@ -76,19 +77,19 @@ bool Db::EncodeOneSealJob(std::unique_lock<std::mutex>& lock) {
 }
 
 void Db::HelpSeal() {
-  std::unique_lock<std::mutex> lock(seal_mu_);
-  while (seal_unencoded_bytes_ > options_.head.max_sealing_bytes && EncodeOneSealJob(lock)) {
+  util::MutexLock lock(seal_mu_);
+  while (seal_unencoded_bytes_ > options_.head.max_sealing_bytes && EncodeOneSealJob()) {
   }
 }
 
 void Db::CommitSealJobs(bool all, kv::WriteBatch* batch) {
   std::vector<std::unique_ptr<SealJob>> ready;
   {
-    std::unique_lock<std::mutex> lock(seal_mu_);
+    util::MutexLock lock(seal_mu_);
     if (all) {
-      while (EncodeOneSealJob(lock)) {
+      while (EncodeOneSealJob()) {
       }
-      seal_cv_.wait(lock, [this] { return seal_encoding_ == 0; });
+      lock.Wait(seal_cv_, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(seal_mu_) { return seal_encoding_ == 0; });
     }
     while (!seal_jobs_.empty() && seal_jobs_.front()->encoded) {
       ready.push_back(std::move(seal_jobs_.front()));
@@ -108,18 +109,18 @@ void Db::CommitSealJobs(bool all, kv::WriteBatch* batch) {
 
 void Db::SealerLoop() {
   ::pthread_setname_np(::pthread_self(), "tw-store-seal");
-  std::unique_lock<std::mutex> lock(seal_mu_);
+  util::MutexLock lock(seal_mu_);
   // Stopping wins over work: the close has written every job it could, and
   // after a failed write the jobs' rows wait in head records for the next
   // writer anyway.
   while (!seal_stopping_) {
-    if (!EncodeOneSealJob(lock)) seal_cv_.wait(lock);
+    if (!EncodeOneSealJob()) lock.WaitOnce(seal_cv_);
   }
 }
 
 void Db::StopSealer() {
   {
-    std::lock_guard<std::mutex> lock(seal_mu_);
+    util::MutexLock lock(seal_mu_);
     seal_stopping_ = true;
   }
   seal_cv_.notify_all();

@@ -9,6 +9,7 @@
 #include "util/check.h"
 #include "util/status_macros.h"
 #include "util/time_parse.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 namespace {
@@ -189,7 +190,7 @@ void Db::ResolveBatch(const model::SampleBatch& samples,
     if (created) {
       created_up_to = i;
       TierRetention r = RetentionFor(s.key.ns);
-      std::lock_guard<std::mutex> lock(drop_mu_);
+      util::MutexLock lock(drop_mu_);
       retention_by_id_[entry->id] = r;
     }
     resolved[i].entry = entry;

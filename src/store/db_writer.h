@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "store/db.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -29,7 +30,7 @@ struct Db::Writer {
   bool duplicate = false;  // set for a delivery seen before: nothing written
   absl::Status status;
   bool done = false;
-  std::condition_variable cv;
+  std::condition_variable_any cv;
 };
 
 }  // namespace trainwatch::store

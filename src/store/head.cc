@@ -104,7 +104,8 @@ void SeriesHead::TakeRowsSinceCheckpoint(std::string* out) {
     for (auto [chunk, taken] : {std::pair{&l.main, &l.main_taken}, std::pair{&l.late, &l.late_taken}}) {
       const size_t from = *taken;
       AppendLaneSection(chunk->lane(), chunk->size() - from,
-                        [&](size_t i) { return chunk->RowAt(from + i); }, out);
+                        [&, lane_chunk = chunk](size_t i) { return lane_chunk->RowAt(from + i); },
+                        out);
       *taken = chunk->size();
     }
   }

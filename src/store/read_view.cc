@@ -4,6 +4,7 @@
 #include "store/coding.h"
 #include "store/job_codec.h"
 #include "util/status_macros.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -11,7 +12,7 @@ namespace {
 thread_local int catch_up_holds_of_this_thread = 0;
 }  // namespace
 
-CatchUpHold::CatchUpHold(std::shared_mutex& mu) : lock_(mu) { ++catch_up_holds_of_this_thread; }
+CatchUpHold::CatchUpHold(util::SharedMutex& mu) : lock_(mu) { ++catch_up_holds_of_this_thread; }
 
 CatchUpHold::~CatchUpHold() {
   if (lock_.owns_lock()) --catch_up_holds_of_this_thread;

@@ -29,6 +29,7 @@
 #include "store/log_store.h"
 #include "store/retention.h"
 #include "store/series_index.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -74,7 +75,7 @@ struct AggregateRequest {
 class CatchUpHold {
  public:
   CatchUpHold() = default;
-  explicit CatchUpHold(std::shared_mutex& mu);
+  explicit CatchUpHold(util::SharedMutex& mu);
   CatchUpHold(CatchUpHold&& other) noexcept = default;
   CatchUpHold& operator=(CatchUpHold&&) = delete;
   ~CatchUpHold();
@@ -82,7 +83,7 @@ class CatchUpHold {
   static int HeldByThisThread();
 
  private:
-  std::shared_lock<std::shared_mutex> lock_;
+  std::shared_lock<util::SharedMutex> lock_;
 };
 
 class ReadView {

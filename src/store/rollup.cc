@@ -8,6 +8,7 @@
 #include "store/coding.h"
 #include "store/raw_chunk.h"
 #include "util/status_macros.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -151,7 +152,7 @@ absl::StatusOr<std::shared_ptr<const RollupRecordCache::Buckets>> RollupRecordCa
   if (keyable) {
     k[0] = static_cast<char>(tier);
     std::memcpy(k.data() + 1, key.data(), key.size());
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (auto it = index_.find(k); it != index_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
       if ((it->second->columns & columns) == columns) return it->second->buckets;
@@ -173,7 +174,7 @@ absl::StatusOr<std::shared_ptr<const RollupRecordCache::Buckets>> RollupRecordCa
   // The buckets, the entry and about the map's and list's share of it.
   const size_t bytes = out->size() * sizeof(StoredBucket) + sizeof(Entry) + 96;
   if (bytes > max_bytes_) return out;
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   if (auto it = index_.find(k); it != index_.end()) {
     // Another thread kept it meanwhile: its entry stays if it has as much.
     if ((it->second->columns & columns) == columns) {
@@ -196,12 +197,12 @@ absl::StatusOr<std::shared_ptr<const RollupRecordCache::Buckets>> RollupRecordCa
 }
 
 size_t RollupRecordCache::bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return bytes_;
 }
 
 size_t RollupRecordCache::entries() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return lru_.size();
 }
 

@@ -34,6 +34,7 @@
 #include "store/kv/kv.h"
 #include "store/lane.h"
 #include "store/retention.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store {
 
@@ -123,10 +124,10 @@ class RollupRecordCache {
     size_t bytes;
   };
   const size_t max_bytes_;
-  mutable std::mutex mu_;
-  std::list<Entry> lru_;  // most recently used first
-  absl::flat_hash_map<CacheKey, std::list<Entry>::iterator> index_;
-  size_t bytes_ = 0;
+  mutable util::Mutex mu_;
+  std::list<Entry> lru_ ABSL_GUARDED_BY(mu_);  // most recently used first
+  absl::flat_hash_map<CacheKey, std::list<Entry>::iterator> index_ ABSL_GUARDED_BY(mu_);
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Computes every tier's records from rows.

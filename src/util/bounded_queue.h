@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <vector>
+#include "util/mutex.h"
 
 namespace trainwatch::util {
 
@@ -21,7 +22,7 @@ class BoundedQueue {
 
   // False when full or closed; the item is not taken.
   bool TryPush(T item) {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (closed_ || items_.size() >= capacity_) return false;
     items_.push_back(std::move(item));
     not_empty_.notify_one();
@@ -30,8 +31,8 @@ class BoundedQueue {
 
   // Waits for room; false when the queue is closed.
   bool Push(T item) {
-    std::unique_lock<std::mutex> lock(mu_);
-    not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+    util::MutexLock lock(mu_);
+    lock.Wait(not_full_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closed_ || items_.size() < capacity_; });
     if (closed_) return false;
     items_.push_back(std::move(item));
     not_empty_.notify_one();
@@ -41,8 +42,8 @@ class BoundedQueue {
   // Waits up to `timeout` for an item; nullopt on timeout or when closed and drained.
   template <typename Rep, typename Period>
   std::optional<T> PopFor(std::chrono::duration<Rep, Period> timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); })) {
+    util::MutexLock lock(mu_);
+    if (!lock.WaitFor(not_empty_, timeout, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closed_ || !items_.empty(); })) {
       return std::nullopt;
     }
     if (items_.empty()) return std::nullopt;
@@ -54,7 +55,7 @@ class BoundedQueue {
 
   // Takes everything queued now (possibly nothing), without waiting.
   std::vector<T> Drain() {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     std::vector<T> out;
     out.reserve(items_.size());
     for (T& item : items_) out.push_back(std::move(item));
@@ -65,29 +66,29 @@ class BoundedQueue {
 
   // Wakes every waiter; later pushes fail, pops drain what is left.
   void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     closed_ = true;
     not_empty_.notify_all();
     not_full_.notify_all();
   }
 
   bool closed() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     return closed_;
   }
   size_t size() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     return items_.size();
   }
   size_t capacity() const { return capacity_; }
 
  private:
   const size_t capacity_;
-  mutable std::mutex mu_;
-  std::condition_variable not_empty_;
-  std::condition_variable not_full_;
-  std::deque<T> items_;
-  bool closed_ = false;
+  mutable util::Mutex mu_;
+  std::condition_variable_any not_empty_;
+  std::condition_variable_any not_full_;
+  std::deque<T> items_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace trainwatch::util

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include "util/mutex.h"
 
 namespace trainwatch::util {
 namespace {
@@ -22,10 +23,10 @@ LogLevel LevelFromEnv() {
 }
 
 struct LogState {
-  std::mutex mu;
+  util::Mutex mu;
   std::atomic<int> level{static_cast<int>(LevelFromEnv())};
-  std::function<void(LogLevel, std::string_view)> sink;
-  std::map<std::string, int64_t, std::less<>> once_counts;
+  std::function<void(LogLevel, std::string_view)> sink ABSL_GUARDED_BY(mu);
+  std::map<std::string, int64_t, std::less<>> once_counts ABSL_GUARDED_BY(mu);
 };
 
 LogState& State() {
@@ -52,7 +53,7 @@ const char* LevelName(LogLevel level) {
 void Log(LogLevel level, std::string_view message) {
   LogState& s = State();
   if (static_cast<int>(level) < s.level.load()) return;
-  std::lock_guard<std::mutex> lock(s.mu);
+  util::MutexLock lock(s.mu);
   if (s.sink) {
     s.sink(level, message);
     return;
@@ -74,7 +75,7 @@ void LogOnce(std::string_view key, std::string_view message) {
   LogState& s = State();
   bool first;
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    util::MutexLock lock(s.mu);
     auto it = s.once_counts.find(key);
     if (it == s.once_counts.end()) it = s.once_counts.emplace(std::string(key), 0).first;
     first = it->second++ == 0;
@@ -84,7 +85,7 @@ void LogOnce(std::string_view key, std::string_view message) {
 
 int64_t LogOnceCount(std::string_view key) {
   LogState& s = State();
-  std::lock_guard<std::mutex> lock(s.mu);
+  util::MutexLock lock(s.mu);
   auto it = s.once_counts.find(key);
   return it == s.once_counts.end() ? 0 : it->second;
 }
@@ -93,7 +94,7 @@ void SetLogLevel(LogLevel level) { State().level = static_cast<int>(level); }
 
 void SetLogSinkForTest(std::function<void(LogLevel, std::string_view)> sink) {
   LogState& s = State();
-  std::lock_guard<std::mutex> lock(s.mu);
+  util::MutexLock lock(s.mu);
   s.sink = std::move(sink);
 }
 

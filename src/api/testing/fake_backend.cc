@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "api/cloudwatch/statistics.h"
 #include "api/logs/logs.h"
+#include "util/mutex.h"
 
 namespace trainwatch::api::testing {
 namespace {
@@ -20,18 +21,18 @@ std::string Lower(std::string_view s) {
 }  // namespace
 
 void FakeBackend::RejectMetric(const std::string& metric, absl::Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   rejected_metrics_[metric] = std::move(status);
 }
 
 void FakeBackend::SetJob(const model::JobRecord& job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   jobs_[Lower(job.name)] = job;
 }
 
 std::vector<FakeBackend::Observation> FakeBackend::ObservationsForTest(
     const model::SeriesKey& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::vector<Observation> out;
   auto it = series_.find(key);
   if (it == series_.end()) return out;
@@ -43,7 +44,7 @@ std::vector<FakeBackend::Observation> FakeBackend::ObservationsForTest(
 
 absl::StatusOr<std::optional<query::LastSample>> FakeBackend::LastValue(
     const model::SeriesKey& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = series_.find(key);
   if (it == series_.end() || it->second.points.empty()) return std::nullopt;
   // The newest point; of points at the same time, the last stored.
@@ -55,12 +56,12 @@ absl::StatusOr<std::optional<query::LastSample>> FakeBackend::LastValue(
 }
 
 size_t FakeBackend::PutCallsForTest() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return put_calls_;
 }
 
 absl::Status FakeBackend::Put(const model::SampleBatch& batch) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   ++put_calls_;
   for (const model::SeriesSamples& s : batch.series) {
     auto rejected = rejected_metrics_.find(s.key.metric);
@@ -92,7 +93,7 @@ absl::Status FakeBackend::Put(const model::SampleBatch& batch) {
 
 absl::StatusOr<std::vector<StatisticsBucket>> FakeBackend::GetStatistics(
     const StatisticsQuery& q) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::vector<StatisticsBucket> out;
   if (!cloudwatch::PeriodServable(q.start_ms, q.period_s, q.now_ms)) return out;
   int64_t start = cloudwatch::RoundStartMs(q.start_ms, q.period_s, q.now_ms);
@@ -170,7 +171,7 @@ absl::StatusOr<std::vector<StatisticsBucket>> FakeBackend::GetStatistics(
 }
 
 absl::StatusOr<std::vector<MetricId>> FakeBackend::ListMetrics(const ListMetricsQuery& q) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::map<MetricId, bool> found;
   for (const auto& entry : series_) {
     const model::SeriesKey& key = entry.first;
@@ -198,14 +199,14 @@ absl::StatusOr<std::vector<MetricId>> FakeBackend::ListMetrics(const ListMetrics
 }
 
 absl::Status FakeBackend::CreateLogGroup(const std::string& group, int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   if (groups_.count(group)) return absl::AlreadyExistsError("log group exists");
   groups_[group].creation_ms = now_ms;
   return absl::OkStatus();
 }
 
 absl::Status FakeBackend::CreateLogStream(const model::LogStreamId& stream, int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto g = groups_.find(stream.group);
   if (g == groups_.end()) return absl::NotFoundError(logs::kGroupNotFound);
   if (g->second.streams.count(stream.stream)) return absl::AlreadyExistsError("log stream exists");
@@ -214,7 +215,7 @@ absl::Status FakeBackend::CreateLogStream(const model::LogStreamId& stream, int6
 }
 
 absl::StatusOr<std::vector<LogGroupInfo>> FakeBackend::ListLogGroups(const std::string& prefix) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::vector<LogGroupInfo> out;
   for (const auto& [name, g] : groups_) {
     if (name.rfind(prefix, 0) != 0) continue;
@@ -229,7 +230,7 @@ absl::StatusOr<std::vector<LogGroupInfo>> FakeBackend::ListLogGroups(const std::
 
 absl::StatusOr<std::vector<LogStreamInfo>> FakeBackend::ListLogStreams(const std::string& group,
                                                                        const std::string& prefix) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto g = groups_.find(group);
   if (g == groups_.end()) return absl::NotFoundError(logs::kGroupNotFound);
   std::vector<LogStreamInfo> out;
@@ -250,7 +251,7 @@ absl::StatusOr<std::vector<LogStreamInfo>> FakeBackend::ListLogStreams(const std
 
 absl::StatusOr<std::string> FakeBackend::PutLogEvents(const model::LogBatch& batch,
                                                       int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto g = groups_.find(batch.stream.group);
   if (g == groups_.end()) return absl::NotFoundError(logs::kGroupNotFound);
   auto s = g->second.streams.find(batch.stream.stream);
@@ -268,7 +269,7 @@ absl::StatusOr<std::string> FakeBackend::PutLogEvents(const model::LogBatch& bat
 }
 
 absl::StatusOr<std::vector<StoredLogEvent>> FakeBackend::ReadLogStream(const LogReadQuery& q) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto g = groups_.find(q.stream.group);
   if (g == groups_.end()) return absl::NotFoundError(logs::kGroupNotFound);
   auto s = g->second.streams.find(q.stream.stream);
@@ -302,7 +303,7 @@ absl::StatusOr<std::vector<StoredLogEvent>> FakeBackend::ReadLogStream(const Log
 }
 
 absl::StatusOr<LogFilterPage> FakeBackend::FilterLogEvents(const LogFilterQuery& q) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto g = groups_.find(q.group);
   if (g == groups_.end()) return absl::NotFoundError(logs::kGroupNotFound);
   std::vector<const StoredLogEvent*> matches;
@@ -336,7 +337,7 @@ absl::StatusOr<LogFilterPage> FakeBackend::FilterLogEvents(const LogFilterQuery&
 }
 
 absl::StatusOr<model::JobRecord> FakeBackend::CreateTrainingJob(const TrainingJobSpec& spec) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::string key = Lower(spec.name);
   if (jobs_.count(key)) return absl::AlreadyExistsError(spec.name);
   model::JobRecord job;
@@ -360,21 +361,21 @@ absl::StatusOr<model::JobRecord> FakeBackend::CreateTrainingJob(const TrainingJo
 }
 
 absl::StatusOr<std::optional<model::JobRecord>> FakeBackend::GetJob(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = jobs_.find(Lower(name));
   if (it == jobs_.end()) return std::optional<model::JobRecord>();
   return std::optional<model::JobRecord>(it->second);
 }
 
 absl::StatusOr<std::vector<model::JobRecord>> FakeBackend::ListJobs() {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::vector<model::JobRecord> out;
   for (const auto& [unused, job] : jobs_) out.push_back(job);
   return out;
 }
 
 absl::Status FakeBackend::StopJob(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = jobs_.find(Lower(name));
   if (it == jobs_.end()) return absl::NotFoundError(name);
   model::JobRecord& job = it->second;

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "api/backend.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 
 namespace trainwatch::api::testing {
 
@@ -95,12 +96,12 @@ class FakeBackend final : public model::SampleSink,
   };
 
   const util::Clock& clock_;
-  mutable std::mutex mu_;
-  std::map<model::SeriesKey, Series> series_;
-  std::map<std::string, absl::Status> rejected_metrics_;
-  size_t put_calls_ = 0;
-  std::map<std::string, Group> groups_;
-  std::map<std::string, model::JobRecord> jobs_;  // by lower-cased name
+  mutable util::Mutex mu_;
+  std::map<model::SeriesKey, Series> series_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Status> rejected_metrics_ ABSL_GUARDED_BY(mu_);
+  size_t put_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, Group> groups_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, model::JobRecord> jobs_ ABSL_GUARDED_BY(mu_);  // by lower-cased name
 };
 
 }  // namespace trainwatch::api::testing

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "util/mutex.h"
 
 namespace trainwatch::model::testing {
 namespace {
@@ -47,7 +48,7 @@ absl::Status MemoryTelemetrySink::Put(const SampleBatch& batch) {
   std::chrono::microseconds latency;
   std::function<void(const SampleBatch&)> on_put;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     ++put_calls_;
     latency = put_latency_;
     if (fail_puts_ > 0) {
@@ -74,7 +75,7 @@ absl::Status MemoryTelemetrySink::Put(const SampleBatch& batch) {
 absl::Status MemoryTelemetrySink::PutLogs(const LogBatch& batch) {
   std::chrono::microseconds latency;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     ++put_logs_calls_;
     latency = put_logs_latency_;
     if (fail_put_logs_ > 0) {
@@ -95,7 +96,7 @@ absl::Status MemoryTelemetrySink::PutLogs(const LogBatch& batch) {
 }
 
 absl::Status MemoryTelemetrySink::CreateJob(const JobRecord& job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::string key = Lower(job.name);
   std::map<int, JobRecord>& hosts = jobs_[key];
   if (hosts.count(job.host_index) != 0) {
@@ -109,7 +110,7 @@ absl::Status MemoryTelemetrySink::CreateJob(const JobRecord& job) {
 }
 
 absl::Status MemoryTelemetrySink::UpdateJob(const JobRecord& job) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   if (fail_updates_ > 0) {
     --fail_updates_;
     return fail_updates_status_;
@@ -130,39 +131,39 @@ absl::StatusOr<std::optional<JobRecord>> MemoryTelemetrySink::GetJob(std::string
 }
 
 std::vector<SeriesKey> MemoryTelemetrySink::Keys() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::vector<SeriesKey> out;
   for (const auto& [key, series] : series_) out.push_back(key);
   return out;
 }
 
 std::vector<Sample> MemoryTelemetrySink::Samples(const SeriesKey& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = series_.find(key);
   return it == series_.end() ? std::vector<Sample>{} : it->second.samples;
 }
 
 int MemoryTelemetrySink::StorageResolution(const SeriesKey& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = series_.find(key);
   return it == series_.end() ? 0 : it->second.storage_resolution_s;
 }
 
 std::vector<LogStreamId> MemoryTelemetrySink::Streams() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   std::vector<LogStreamId> out;
   for (const auto& [id, events] : logs_) out.push_back(id);
   return out;
 }
 
 std::vector<LogEvent> MemoryTelemetrySink::Events(const LogStreamId& stream) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = logs_.find(stream);
   return it == logs_.end() ? std::vector<LogEvent>{} : it->second;
 }
 
 std::optional<JobRecord> MemoryTelemetrySink::Job(std::string_view name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = jobs_.find(Lower(name));
   if (it == jobs_.end() || it->second.empty()) return std::nullopt;
   std::vector<JobRecord> hosts;
@@ -171,48 +172,48 @@ std::optional<JobRecord> MemoryTelemetrySink::Job(std::string_view name) const {
 }
 
 std::vector<JobRecord> MemoryTelemetrySink::JobHistory(std::string_view name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   auto it = history_.find(Lower(name));
   return it == history_.end() ? std::vector<JobRecord>{} : it->second;
 }
 
 uint64_t MemoryTelemetrySink::put_calls() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return put_calls_;
 }
 
 uint64_t MemoryTelemetrySink::put_logs_calls() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   return put_logs_calls_;
 }
 
 void MemoryTelemetrySink::SetLatency(std::chrono::microseconds put,
                                      std::chrono::microseconds put_logs) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   put_latency_ = put;
   put_logs_latency_ = put_logs;
 }
 
 void MemoryTelemetrySink::FailNextPuts(int n, absl::Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   fail_puts_ = n;
   fail_puts_status_ = std::move(status);
 }
 
 void MemoryTelemetrySink::FailNextPutLogs(int n, absl::Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   fail_put_logs_ = n;
   fail_put_logs_status_ = std::move(status);
 }
 
 void MemoryTelemetrySink::FailNextUpdates(int n, absl::Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   fail_updates_ = n;
   fail_updates_status_ = std::move(status);
 }
 
 void MemoryTelemetrySink::OnPut(std::function<void(const SampleBatch&)> callback) {
-  std::lock_guard<std::mutex> lock(mu_);
+  util::MutexLock lock(mu_);
   on_put_ = std::move(callback);
 }
 
@@ -222,13 +223,13 @@ bool MemoryTelemetrySink::WaitUntil(const std::function<bool()>& condition,
   for (;;) {
     uint64_t seen;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      util::MutexLock lock(mu_);
       seen = version_;
     }
     if (condition()) return true;
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!changed_.wait_until(lock, deadline, [&] { return version_ != seen; })) {
-      lock.unlock();
+    util::MutexLock lock(mu_);
+    if (!lock.WaitUntil(changed_, deadline, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return version_ != seen; })) {
+      lock.Unlock();
       return condition();
     }
   }

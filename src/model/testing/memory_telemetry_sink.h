@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "model/sinks.h"
+#include "util/mutex.h"
 
 namespace trainwatch::model::testing {
 
@@ -73,21 +74,21 @@ class MemoryTelemetrySink : public TelemetrySink {
     std::vector<Sample> samples;
     int storage_resolution_s = 0;
   };
-  void Wrote();  // bumps version_ and wakes waiters; requires mu_
+  void Wrote() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // bumps version_ and wakes waiters
 
-  mutable std::mutex mu_;
-  std::condition_variable changed_;
-  uint64_t version_ = 0;
-  std::map<SeriesKey, Series> series_;
-  std::map<LogStreamId, std::vector<LogEvent>> logs_;
+  mutable util::Mutex mu_;
+  std::condition_variable_any changed_;
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<SeriesKey, Series> series_ ABSL_GUARDED_BY(mu_);
+  std::map<LogStreamId, std::vector<LogEvent>> logs_ ABSL_GUARDED_BY(mu_);
   // By lower-cased name, then host index (each host's own record, as the store).
-  std::map<std::string, std::map<int, JobRecord>> jobs_;
-  std::map<std::string, std::vector<JobRecord>> history_;
-  uint64_t put_calls_ = 0;
-  uint64_t put_logs_calls_ = 0;
-  std::chrono::microseconds put_latency_{0};
-  std::chrono::microseconds put_logs_latency_{0};
-  int fail_puts_ = 0;
+  std::map<std::string, std::map<int, JobRecord>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<JobRecord>> history_ ABSL_GUARDED_BY(mu_);
+  uint64_t put_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t put_logs_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::chrono::microseconds put_latency_ ABSL_GUARDED_BY(mu_){0};
+  std::chrono::microseconds put_logs_latency_ ABSL_GUARDED_BY(mu_){0};
+  int fail_puts_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status fail_puts_status_;
   int fail_put_logs_ = 0;
   absl::Status fail_put_logs_status_;

@@ -18,6 +18,7 @@
 #include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
 #include "util/check.h"
+#include "util/mutex.h"
 
 namespace trainwatch::store::kv {
 namespace {
@@ -161,7 +162,7 @@ class WarningLogger final : public rocksdb::Logger {
   void Logv(const char*, va_list) override {}
   void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
     if (level < rocksdb::InfoLogLevel::WARN_LEVEL) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    util::MutexLock lock(mu_);
     if (file_ == nullptr) file_ = std::fopen(path_.c_str(), "a");
     if (file_ == nullptr) return;
     std::fprintf(file_, "%s ", level >= rocksdb::InfoLogLevel::ERROR_LEVEL ? "ERROR" : "WARN");
@@ -172,8 +173,8 @@ class WarningLogger final : public rocksdb::Logger {
 
  private:
   std::string path_;
-  std::mutex mu_;
-  std::FILE* file_ = nullptr;
+  util::Mutex mu_;
+  std::FILE* file_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 // The memtable insert hint's key prefix per column family (see Open): the
