@@ -125,7 +125,7 @@ class RemoteSink final : public model::TelemetrySink {
   HttpClient heartbeat_client_ ABSL_GUARDED_BY(heartbeat_mu_);
 
   util::Mutex mu_;
-  std::condition_variable_any delivered_cv_;
+  std::condition_variable delivered_cv_;
   int64_t delivered_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // A batch the server refused for good (4xx): seq and why, for CreateJob.
   std::map<int64_t, absl::Status> refused_ ABSL_GUARDED_BY(mu_);

@@ -85,7 +85,7 @@ class Spool {
   int append_fd_ = -1;
 
   mutable util::Mutex mu_;
-  std::condition_variable_any cv_;
+  std::condition_variable cv_;
   std::map<int64_t, Segment> segments_ ABSL_GUARDED_BY(mu_);  // by first seq
   int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   int64_t acked_ ABSL_GUARDED_BY(mu_) = 0;

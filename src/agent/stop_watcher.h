@@ -39,7 +39,7 @@ class StopWatcher {
   const int64_t interval_ms_;
   const std::function<void()> on_stop_;
   util::Mutex mu_;
-  std::condition_variable_any cv_;
+  std::condition_variable cv_;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_called_ = false;  // only the watcher's thread uses it
   std::thread thread_;

@@ -13,8 +13,10 @@ absl::StatusOr<nlohmann::json> DecodeToken(CursorKind kind, const CursorBinding&
   return AwsStatus(aws_code, absl::StrFormat("%s: %s.", prefix, MessageOf(position.status())));
 }
 
-CursorBinding MetricListingBinding(const query::ListMetricsQuery& query) {
+CursorBinding MetricListingBinding(const query::ListMetricsQuery& query,
+                                   std::string_view activity) {
   CursorBinding binding;
+  binding.Add(activity);
   binding.Add(query.ns ? "n=" + *query.ns : "").Add(query.metric ? "m=" + *query.metric : "");
   for (const query::DimensionFilter& f : query.dimensions) {
     binding.Add(f.name).Add(f.value ? "=" + *f.value : "*");

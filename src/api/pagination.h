@@ -33,7 +33,10 @@ absl::StatusOr<nlohmann::json> DecodeToken(CursorKind kind, const CursorBinding&
                                            std::string_view prefix, size_t max_chars = 8192);
 
 // What binds a metric listing's token (CloudWatch's and the native API's):
-// the namespace, metric name and dimension filters.
-CursorBinding MetricListingBinding(const query::ListMetricsQuery& query);
+// the namespace, metric name and dimension filters, and the activity window
+// as the request gave it (`activity`: RecentlyActive, the native `since`; not
+// the time it resolves to, which moves between pages).
+CursorBinding MetricListingBinding(const query::ListMetricsQuery& query,
+                                   std::string_view activity);
 
 }  // namespace trainwatch::api

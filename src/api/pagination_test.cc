@@ -210,6 +210,12 @@ TEST_F(PaginationTest, GetLogEvents) {
     token = j["nextForwardToken"];
   }
   EXPECT_EQ(seen.size(), 10u);
+  // A follower that began before the one cursor keeps going with its old token.
+  Json old = Logs("GetLogEvents",
+                  {{"logGroupName", "/g"}, {"logStreamName", "a"}, {"limit", 1},
+                   {"nextToken", absl::StrFormat("f/%016d%020d%020d", 0, 0, 0)}});
+  ASSERT_EQ(old["events"].size(), 1u);
+  EXPECT_EQ(old["events"][0]["message"], "line 0 of a");
   Json bad = Logs("GetLogEvents",
                   {{"logGroupName", "/g"}, {"logStreamName", "a"}, {"nextToken", Altered(token)}},
                   400);

@@ -246,8 +246,8 @@ class Pipeline {
 
  private:
   util::Mutex mu_;
-  std::condition_variable_any job_ready_;
-  std::condition_variable_any block_done_;
+  std::condition_variable job_ready_;
+  std::condition_variable block_done_;
   std::deque<Job> jobs_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, ExtractedBlock> done_ ABSL_GUARDED_BY(mu_);
   std::vector<Buffer> free_ ABSL_GUARDED_BY(mu_);

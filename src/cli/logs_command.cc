@@ -62,6 +62,9 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
     request.end_ms = *t;
   }
 
+  if (request.start_ms && request.end_ms && *request.end_ms <= *request.start_ms) {
+    return ReportError(absl::InvalidArgumentError("--end must be after --start"));
+  }
   auto job = app::LoadJob(**db, flags.name);
   if (!job.ok()) return ReportError(job.status(), 1);
   if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));

@@ -13,6 +13,7 @@
 #include "cli/job_format.h"
 #include "model/log_event.h"
 #include "nlohmann/json.hpp"
+#include "query/periods.h"
 #include "query/statistic.h"
 #include "query/store_reader.h"
 #include "util/time_parse.h"
@@ -277,6 +278,14 @@ int RunMetrics(const MetricsFlags& flags, const GlobalOptions& options) {
           flags.period)));
     }
     period_s = *p / 1000;
+  }
+  if (query::RequestedDatapoints(start_ms, end_ms, period_s, now_ms) >
+      query::kMaxStatisticsDatapoints) {
+    return ReportError(absl::InvalidArgumentError(absl::StrFormat(
+        "--period %d s over that range gives %d datapoints, more than %d a query answers; give "
+        "a longer --period (or leave it out for about 300 datapoints), or a shorter --start/--end",
+        period_s, query::RequestedDatapoints(start_ms, end_ms, period_s, now_ms),
+        query::kMaxStatisticsDatapoints)));
   }
   std::vector<std::string> stat_names = flags.stats;
   if (stat_names.empty()) stat_names = {"Average"};

@@ -148,7 +148,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   std::fflush(stdout);
   // Runners on other machines that went silent are recorded as Failed.
   util::Mutex sweep_mu;
-  std::condition_variable_any sweep_cv;
+  std::condition_variable sweep_cv;
   bool serving = true;
   std::thread sweeper([&] {
     const auto every =

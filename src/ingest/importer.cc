@@ -156,10 +156,11 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   util::BoundedQueue<Block> work(static_cast<size_t>(threads) + 1);
   util::Mutex mu;
-  std::condition_variable_any cv;
-  std::map<int64_t, Parsed> done ABSL_GUARDED_BY(mu);
-  int64_t total_blocks ABSL_GUARDED_BY(mu) = -1;       // set by the reader at the end
-  absl::Status read_error ABSL_GUARDED_BY(mu);
+  std::condition_variable cv;
+  // Guarded by mu (locals: clang checks ABSL_GUARDED_BY on members only).
+  std::map<int64_t, Parsed> done;
+  int64_t total_blocks = -1;  // set by the reader at the end
+  absl::Status read_error;
   std::atomic<bool> stop{false};
 
   // Block buffers are recycled: no fresh pages to fault in for every block,

@@ -109,9 +109,9 @@ class TelemetryWriter {
   const Options options_;
 
   mutable util::Mutex mu_;
-  std::condition_variable_any work_;  // writer threads: something to write, or stopping
-  std::condition_variable_any room_;  // Add: the backlog shrank
-  std::condition_variable_any done_;  // Flush: a batch was written
+  std::condition_variable work_;  // writer threads: something to write, or stopping
+  std::condition_variable room_;  // Add: the backlog shrank
+  std::condition_variable done_;  // Flush: a batch was written
   std::vector<model::LogEvent> pending_events_ ABSL_GUARDED_BY(mu_);
   std::vector<std::vector<model::Sample>> pending_samples_ ABSL_GUARDED_BY(mu_);  // by series index
   size_t pending_log_bytes_ ABSL_GUARDED_BY(mu_) = 0;

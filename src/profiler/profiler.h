@@ -81,7 +81,7 @@ class Profiler {
   const util::Clock* clock_;
 
   mutable util::Mutex mu_;
-  std::condition_variable_any cv_;
+  std::condition_variable cv_;
   bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
   ProfilerStats stats_ ABSL_GUARDED_BY(mu_);        
   util::Mutex stop_mu_;           // serialises Stop callers

@@ -76,7 +76,11 @@ absl::StatusOr<FilterPattern> FilterPattern::Parse(std::string_view pattern) {
         ++i;
       }
       if (!closed) return Invalid("a quoted phrase is not closed", pattern);
-      if (term.empty()) return Invalid("an empty quoted phrase", pattern);
+      if (term.empty()) {
+        // "" is the pattern that matches every event (AWS's documented form).
+        if (kind != kAll) return Invalid("?/- cannot apply to an empty quoted phrase", pattern);
+        continue;
+      }
     } else if (pattern[i] == '%') {
       size_t end = pattern.find('%', i + 1);
       if (end == std::string_view::npos) return Invalid("a %regex% is not closed", pattern);

@@ -19,6 +19,10 @@ TEST(FilterPattern, EmptyMatchesEverything) {
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE(p->MatchesAll());
   EXPECT_TRUE(p->Matches(""));
+  // "" is AWS's documented pattern for every event.
+  auto quoted = FilterPattern::Parse("\"\"");
+  ASSERT_TRUE(quoted.ok()) << quoted.status();
+  EXPECT_TRUE(quoted->MatchesAll());
 }
 
 TEST(FilterPattern, TermsAreAndedSubstrings) {
@@ -50,7 +54,7 @@ TEST(FilterPattern, RegexUsesRe2Search) {
 
 TEST(FilterPattern, MalformedPatternsSayWhatIsWrong) {
   for (std::string_view bad : {"\"open", "? x", "%(a)%", "%abc", "{ $.x = 1 }", "[a, b]",
-                               "%%", "\"\""}) {
+                               "%%", "?\"\""}) {
     auto p = FilterPattern::Parse(bad);
     ASSERT_FALSE(p.ok()) << bad;
     EXPECT_TRUE(absl::IsInvalidArgument(p.status()));

@@ -38,7 +38,7 @@ class Server::Impl {
   uint16_t port = 0;
 
   util::Mutex mu;
-  std::condition_variable_any cv;
+  std::condition_variable cv;
   bool stopped ABSL_GUARDED_BY(mu) = false;
   int signal ABSL_GUARDED_BY(mu) = 0;      
 };

@@ -401,7 +401,7 @@ class Db {
   // false while Open replays the head (those seals are written at once).
   bool async_seal_ = false;
   util::Mutex seal_mu_;
-  std::condition_variable_any seal_cv_;                 // a job queued, a job encoded, or stop
+  std::condition_variable seal_cv_;                 // a job queued, a job encoded, or stop
   std::deque<std::unique_ptr<SealJob>> seal_jobs_ ABSL_GUARDED_BY(seal_mu_);  // detach order
   // Jobs are taken in queue order, so the taken ones are the first
   // seal_taken_ of seal_jobs_.
@@ -413,7 +413,7 @@ class Db {
 
   // Maintenance thread.
   util::Mutex maint_mu_;
-  std::condition_variable_any maint_cv_;
+  std::condition_variable maint_cv_;
   bool stopping_ ABSL_GUARDED_BY(maint_mu_) = false;
   std::thread maint_thread_;
 };

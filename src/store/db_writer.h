@@ -30,7 +30,7 @@ struct Db::Writer {
   bool duplicate = false;  // set for a delivery seen before: nothing written
   absl::Status status;
   bool done = false;
-  std::condition_variable_any cv;
+  std::condition_variable cv;
 };
 
 }  // namespace trainwatch::store

@@ -85,8 +85,8 @@ class BoundedQueue {
  private:
   const size_t capacity_;
   mutable util::Mutex mu_;
-  std::condition_variable_any not_empty_;
-  std::condition_variable_any not_full_;
+  std::condition_variable not_empty_;
+  std::condition_variable not_full_;
   std::deque<T> items_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };

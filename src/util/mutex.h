@@ -10,14 +10,15 @@
 //
 //   util::Mutex mu_;
 //   int count_ ABSL_GUARDED_BY(mu_) = 0;
-//   std::condition_variable_any changed_;
+//   std::condition_variable changed_;
 //
 //   util::MutexLock lock(mu_);
 //   lock.Wait(changed_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return count_ > 0; });
 //
-// Condition variables are std::condition_variable_any, which waits on these
-// mutexes directly; a predicate that reads guarded members says so with
-// ABSL_EXCLUSIVE_LOCKS_REQUIRED (it runs with the mutex held).
+// Condition variables are plain std::condition_variable, waited on through the
+// MutexLock (which hands it the std::mutex inside); a predicate that reads
+// guarded members says so with ABSL_EXCLUSIVE_LOCKS_REQUIRED (it runs with the
+// mutex held).
 
 #include <chrono>
 #include <condition_variable>
@@ -39,6 +40,7 @@ class ABSL_LOCKABLE Mutex {
   bool try_lock() ABSL_EXCLUSIVE_TRYLOCK_FUNCTION(true) { return mu_.try_lock(); }
 
  private:
+  friend class MutexLock;  // waits on std::condition_variable with mu_
   std::mutex mu_;
 };
 
@@ -66,36 +68,51 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
   // Waits until `ready()` (called with the mutex held), letting go of the
   // mutex while it waits.
   template <class Predicate>
-  void Wait(std::condition_variable_any& cv, Predicate ready) {
-    cv.wait(mu_, std::move(ready));
+  void Wait(std::condition_variable& cv, Predicate ready) {
+    Adopted lock(mu_);
+    cv.wait(lock.lock, std::move(ready));
   }
   // As Wait, for at most `timeout`; returns ready().
   template <class Rep, class Period, class Predicate>
-  bool WaitFor(std::condition_variable_any& cv, std::chrono::duration<Rep, Period> timeout,
+  bool WaitFor(std::condition_variable& cv, std::chrono::duration<Rep, Period> timeout,
                Predicate ready) {
-    return cv.wait_for(mu_, timeout, std::move(ready));
+    Adopted lock(mu_);
+    return cv.wait_for(lock.lock, timeout, std::move(ready));
   }
   // As Wait, until `deadline`; returns ready().
   template <class Clock, class Duration, class Predicate>
-  bool WaitUntil(std::condition_variable_any& cv,
-                 std::chrono::time_point<Clock, Duration> deadline, Predicate ready) {
-    return cv.wait_until(mu_, deadline, std::move(ready));
+  bool WaitUntil(std::condition_variable& cv, std::chrono::time_point<Clock, Duration> deadline,
+                 Predicate ready) {
+    Adopted lock(mu_);
+    return cv.wait_until(lock.lock, deadline, std::move(ready));
   }
   // Waits once for a notification (spurious wake-ups included), no predicate.
-  void WaitOnce(std::condition_variable_any& cv) { cv.wait(mu_); }
+  void WaitOnce(std::condition_variable& cv) {
+    Adopted lock(mu_);
+    cv.wait(lock.lock);
+  }
   // Waits once for a notification or until `deadline`, with no predicate.
   template <class Clock, class Duration>
-  std::cv_status WaitOnceUntil(std::condition_variable_any& cv,
+  std::cv_status WaitOnceUntil(std::condition_variable& cv,
                                std::chrono::time_point<Clock, Duration> deadline) {
-    return cv.wait_until(mu_, deadline);
+    Adopted lock(mu_);
+    return cv.wait_until(lock.lock, deadline);
   }
   // Waits once for a notification or `timeout`, with no predicate.
   template <class Rep, class Period>
-  void WaitOnceFor(std::condition_variable_any& cv, std::chrono::duration<Rep, Period> timeout) {
-    cv.wait_for(mu_, timeout);
+  void WaitOnceFor(std::condition_variable& cv, std::chrono::duration<Rep, Period> timeout) {
+    Adopted lock(mu_);
+    cv.wait_for(lock.lock, timeout);
   }
 
  private:
+  // The held std::mutex as the std::unique_lock that std::condition_variable
+  // waits with (it unlocks and relocks it), handed back when the wait ends.
+  struct Adopted {
+    explicit Adopted(Mutex& mu) : lock(mu.mu_, std::adopt_lock) {}
+    ~Adopted() { lock.release(); }
+    std::unique_lock<std::mutex> lock;
+  };
   Mutex& mu_;
   bool held_ = true;
 };

@@ -117,6 +117,7 @@ struct ListMetricsRequest {
   ListMetricsQuery query;
   bool include_linked_accounts = false;
   bool other_account = false;  // OwningAccount names another account: empty result
+  bool recently_active = false;  // RecentlyActive=PT3H (binds the NextToken)
 };
 struct ListMetricsResponse {
   std::vector<MetricId> metrics;

@@ -141,12 +141,12 @@ void ReadQuery(const Node& q, const Context& context, std::set<std::string>* ids
 
 namespace {
 
-// A token resumes the same request: the same queries over the same range,
-// in the same order, pages of the same size.
+// A token resumes the same request: the same queries over the same range, in
+// the same order.
 CursorBinding TokenBinding(const GetMetricDataRequest& request) {
   CursorBinding binding;
+  // Not MaxDatapoints: a page's size does not move where the next one starts.
   binding.Add(request.start_ms).Add(request.end_ms).Add(request.descending ? "desc" : "asc");
-  binding.Add(request.max_datapoints);
   for (const MetricDataQuery& q : request.queries) {
     binding.Add(q.id).Add(q.return_data ? "r" : "-").Add(q.expression ? "e" : "m");
     binding.Add(q.metric.ns).Add(q.metric.metric);

@@ -84,6 +84,7 @@ absl::StatusOr<ListMetricsRequest> DecodeListMetrics(const Node& input, const Co
       problems.Add("InvalidParameterValue", "The parameter RecentlyActive must be PT3H.");
     } else {
       request.query.active_since_ms = context.now_ms - 3 * kHourMs;
+      request.recently_active = true;
     }
   }
   if (Node linked = input["IncludeLinkedAccounts"]; linked.present()) {
@@ -102,7 +103,7 @@ absl::StatusOr<ListMetricsRequest> DecodeListMetrics(const Node& input, const Co
     absl::StatusOr<std::string> text = token.String();
     const std::string shown = text.ok() ? *text : "";
     absl::StatusOr<nlohmann::json> cursor = DecodeToken(
-        CursorKind::kListMetrics, MetricListingBinding(request.query), shown,
+        CursorKind::kListMetrics, MetricListingBinding(request.query, request.recently_active ? "PT3H" : ""), shown,
         "InvalidParameterValue",
         absl::StrFormat("The parameter NextToken %s is invalid", QuoteValue(shown)));
     std::optional<MetricId> after;
@@ -140,7 +141,7 @@ absl::StatusOr<ListMetricsResponse> RunListMetrics(const ListMetricsRequest& req
   if (metrics->size() > kListMetricsPageSize) {
     metrics->resize(kListMetricsPageSize);
     response.next_token = EncodeToken(CursorKind::kListMetrics,
-                                      MetricListingBinding(request.query),
+                                      MetricListingBinding(request.query, request.recently_active ? "PT3H" : ""),
                                       {{"a", MetricToJson(metrics->back())}});
   }
   response.metrics = *std::move(metrics);

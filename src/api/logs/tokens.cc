@@ -1,6 +1,7 @@
 // GetLogEvents' tokens and FilterLogEvents' event ids.
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "api/errors.h"
 #include "api/logs/logs.h"
@@ -34,9 +35,25 @@ absl::StatusOr<std::pair<char, LogPosition>> ParsePositionToken(
     const model::LogStreamId& stream, std::string_view token, std::string_view aws_code,
     std::string_view prefix) {
   const bool shaped = token.size() > 2 && (token[0] == 'f' || token[0] == 'b') && token[1] == '/';
+  if (shaped && token.size() == 58 &&
+      std::all_of(token.begin() + 2, token.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+      token.substr(2, 16) == "0000000000000000") {
+    // The tokens of trainwatch before the one cursor: the position in 56
+    // digits, bound to nothing. A follower that started before an upgrade
+    // goes on where it was.
+    int64_t t = 0, seq = 0;
+    if (absl::SimpleAtoi(std::string(token.substr(18, 20)), &t) &&
+        absl::SimpleAtoi(std::string(token.substr(38, 20)), &seq)) {
+      return std::pair{token[0], LogPosition{t, seq}};
+    }
+  }
+  if (!shaped) {
+    return AwsStatus(aws_code, absl::StrFormat("%s: it does not start with f/ or b/ as this "
+                                               "operation's tokens do.", prefix));
+  }
   TW_ASSIGN_OR_RETURN(nlohmann::json cursor,
-                      DecodeToken(CursorKind::kLogEvents, StreamBinding(stream),
-                                  shaped ? token.substr(2) : token, aws_code, prefix, 1024));
+                      DecodeToken(CursorKind::kLogEvents, StreamBinding(stream), token.substr(2),
+                                  aws_code, prefix, 1024));
   auto d = cursor.find("d"), t = cursor.find("t"), seq = cursor.find("s");
   if (d == cursor.end() || t == cursor.end() || seq == cursor.end() || !d->is_string() ||
       (*d != "f" && *d != "b") || !t->is_number_integer() || !seq->is_number_integer() ||

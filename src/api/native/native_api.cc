@@ -302,6 +302,8 @@ HttpResponse NativeApi::ListMetrics(const HttpRequest& request) const {
   if (const std::string* m = Param(*params, "metric")) query.metric = *m;
   query.dimensions = DimensionParams(*params);
   absl::StatusOr<int64_t> since = TimeParam(*params, "since", now, now - 14 * 86400000LL);
+  const std::string* since_param = Param(*params, "since");
+  const std::string since_text = since_param != nullptr ? *since_param : "";
   absl::StatusOr<int64_t> limit = IntParam(*params, "limit", 500, 1, 10000);
   if (!since.ok()) return FromStatus(since.status());
   if (!limit.ok()) return FromStatus(limit.status());
@@ -309,7 +311,7 @@ HttpResponse NativeApi::ListMetrics(const HttpRequest& request) const {
   query.limit = static_cast<size_t>(*limit) + 1;
   if (const std::string* after = Param(*params, "after")) {
     absl::StatusOr<nlohmann::json> cursor =
-        DecodeToken(CursorKind::kListMetrics, MetricListingBinding(query), *after,
+        DecodeToken(CursorKind::kListMetrics, MetricListingBinding(query, since_text), *after,
                     "InvalidArgument", "query parameter after is not usable");
     if (!cursor.ok()) return Error(400, "InvalidArgument", std::string(MessageOf(cursor.status())));
     if (!cursor->contains("n") || !cursor->contains("m") || !cursor->contains("d") ||
@@ -337,7 +339,7 @@ HttpResponse NativeApi::ListMetrics(const HttpRequest& request) const {
     const MetricId& last = metrics->back();
     nlohmann::json dims = nlohmann::json::object();
     for (const model::Dimension& d : last.dimensions) dims[d.name] = d.value;
-    body["next"] = EncodeToken(CursorKind::kListMetrics, MetricListingBinding(query),
+    body["next"] = EncodeToken(CursorKind::kListMetrics, MetricListingBinding(query, since_text),
                                {{"n", last.ns}, {"m", last.metric}, {"d", dims}});
   }
   return Reply(200, body);

@@ -77,7 +77,7 @@ class MemoryTelemetrySink : public TelemetrySink {
   void Wrote() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // bumps version_ and wakes waiters
 
   mutable util::Mutex mu_;
-  std::condition_variable_any changed_;
+  std::condition_variable changed_;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<SeriesKey, Series> series_ ABSL_GUARDED_BY(mu_);
   std::map<LogStreamId, std::vector<LogEvent>> logs_ ABSL_GUARDED_BY(mu_);
