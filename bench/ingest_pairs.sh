@@ -8,9 +8,11 @@
 # its min and max.
 #
 # Per run: samples/s of the send (VictoriaMetrics: send + force_flush), and
-# the bytes the server process wrote to the disk (/proc/PID/io write_bytes,
-# read after the send and VictoriaMetrics' force_flush: what ingest cost, with
-# every acknowledged sample durable on trainwatch's side).
+# the bytes the server process wrote to the disk over its whole life, start
+# to stop included (GNU time's "File system outputs", 512-byte units: what
+# storing the data cost, VictoriaMetrics' flush of its in-memory parts at
+# shutdown included; every acknowledged sample is durable on trainwatch's side
+# when it is acknowledged).
 #
 #   bash bench/ingest_pairs.sh [PAIRS] [SCALE]      (defaults: 7 big)
 #
@@ -51,7 +53,7 @@ log "encoding native requests for $SCALE"
   --manifest "$MAN" --out-prefix "$TWP" --protocol native --compress snappy \
   || die "encoding the native requests failed"
 
-write_bytes() { awk '/^write_bytes:/ {print $2}' "/proc/$1/io"; }
+fs_output_bytes() { awk -F': ' '/File system outputs/ {print $2 * 512}' "$1"; }
 
 run_vm() {  # prints "samples/s bytes"
   local tmp port t0 secs wrote
@@ -61,16 +63,15 @@ run_vm() {  # prints "samples/s bytes"
     -storageDataPath="$tmp/storage" -httpListenAddr="127.0.0.1:$port" -retentionPeriod=100y \
     -search.disableCache
   wait_http "http://127.0.0.1:$port/health" 60 || die "victoria-metrics did not become healthy"
-  local before; before=$(write_bytes "$SRV_PID")
   t0=$(now_ns)
   "$RW_PYTHON" "$BENCH_DIR/tools/remote_write.py" send --port "$port" --path /api/v1/write \
     --in-prefix "$RWP" > "$tmp/send.json"
   curl -fsS "http://127.0.0.1:$port/internal/force_flush" >/dev/null
   secs=$(secs_since "$t0")
-  wrote=$(( $(write_bytes "$SRV_PID") - before ))
   local got; got=$("$PY" "$BENCH_DIR/tools/query_bench.py" --port "$port" --manifest "$MAN" --count-only)
   [ "$got" = "$SAMPLES" ] || die "victoria-metrics holds $got samples, expected $SAMPLES"
   stop_server
+  wrote=$(fs_output_bytes "$tmp/time.txt")
   rm -rf "$tmp"
   echo "$("$PY" -c "print($SAMPLES / $secs)") $wrote"
 }
@@ -82,13 +83,12 @@ run_tw() {  # prints "samples/s bytes"
   start_server trainwatch-server "$tmp/time.txt" "$tmp/server.log" \
     "$TW_BIN" server --data "$tmp/data" --listen "127.0.0.1:$port"
   wait_http "http://127.0.0.1:$port/api/v1/health" || die "trainwatch server did not answer (see $tmp/server.log)"
-  local before; before=$(write_bytes "$SRV_PID")
   t0=$(now_ns)
   "$RW_PYTHON" "$TW_ROOT/bench/trainwatch/native_ingest.py" send --port "$port" --in-prefix "$TWP" \
     > "$tmp/send.json" || die "sending failed: $(cat "$tmp/send.json")"
   secs=$(secs_since "$t0")
-  wrote=$(( $(write_bytes "$SRV_PID") - before ))
   stop_server
+  wrote=$(fs_output_bytes "$tmp/time.txt")
   local got; got=$("$TW_QUERY_BENCH" --data "$tmp/data" --count-only --manifest "$MAN")
   [ "$got" = "$SAMPLES" ] || die "trainwatch holds $got samples, expected $SAMPLES"
   rm -rf "$tmp"
