@@ -1,0 +1,59 @@
+#pragma once
+// The built-in rules: name, family, what each watches, its parameters, and how
+// to make one from the user's strings. `trainwatch rules list`, the
+// configuration checks and the engine all read this one table.
+//
+//   absl::StatusOr<std::unique_ptr<Rule>> rule =
+//       MakeRule("LowGPUUtilization", {{"threshold_p95", "60"}}, Profile::kDefault);
+//
+// Each family's file registers its rules: profiler_rules.cc (spec/rules.md §6)
+// and log_rules.cc (§5.8-§5.12 and the rules beyond Debugger).
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "rules/params.h"
+#include "rules/rule.h"
+
+namespace trainwatch::rules {
+
+// SageMaker files a rule under ProfilerRuleConfigurations or
+// DebugRuleConfigurations; DescribeTrainingJob reports each family apart.
+enum class RuleFamily : uint8_t { kProfiler, kDebug };
+std::string_view RuleFamilyName(RuleFamily family);  // "profiler", "debug"
+
+struct RuleInfo {
+  std::string_view name;      // "CPUBottleneck"
+  RuleFamily family;
+  std::string_view summary;   // one line: what it detects
+  std::string_view watches;   // one line: its inputs ("GPUUtilization per GPU")
+  std::vector<ParamSpec> params;
+  bool in_default_set = false;  // runs when the user configures no rules
+  // Builds the rule from checked parameters.
+  std::function<std::unique_ptr<Rule>(const ParamValues&)> make;
+};
+
+// Every built-in rule, profiler rules first, each family in a fixed order.
+const std::vector<RuleInfo>& BuiltinRules();
+
+// The rule of that name (case-insensitive, as SageMaker's rule_to_invoke), or
+// nullptr.
+const RuleInfo* FindRule(std::string_view name);
+
+// NotFound for an unknown name: `no built-in rule "LowGPUUtilisation"; did you
+// mean "LowGPUUtilization"? Rules: ...` (nearest first); ParseParams's errors
+// for bad parameters.
+absl::StatusOr<std::unique_ptr<Rule>> MakeRule(std::string_view name,
+                                               const std::map<std::string, std::string>& params,
+                                               Profile profile);
+
+// The family files' tables (catalog.cc joins them).
+std::vector<RuleInfo> ProfilerRuleInfos();
+std::vector<RuleInfo> LogRuleInfos();
+
+}  // namespace trainwatch::rules
