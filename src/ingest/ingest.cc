@@ -145,7 +145,7 @@ Ingest::Ingest(store::Db* db, IngestOptions options)
     : db_(db),
       options_(options),
       clock_(options.clock != nullptr ? options.clock : &db->clock()),
-      subscribers_(std::make_shared<const std::vector<model::SampleSink*>>()) {}
+      subscribers_(std::make_shared<const Ingest::ObserverList>()) {}
 
 absl::Status Ingest::Put(const model::SampleBatch& batch) {
   return PutSamples(batch, nullptr).status();
@@ -167,10 +167,23 @@ absl::StatusOr<bool> Ingest::CreateJob(const model::JobRecord& job,
                                        const store::Delivery& delivery) {
   return CreateJobRecord(job, &delivery);
 }
-absl::Status Ingest::UpdateJob(const model::JobRecord& job) { return db_->UpdateJob(job); }
+absl::Status Ingest::UpdateJob(const model::JobRecord& job) {
+  TW_RETURN_IF_ERROR(db_->UpdateJob(job));
+  for (model::IngestObserver* o : *Observers()) o->OnJob(job);
+  return absl::OkStatus();
+}
 absl::StatusOr<bool> Ingest::UpdateJob(const model::JobRecord& job,
                                        const store::Delivery& delivery) {
-  return db_->UpdateJob(job, delivery);
+  TW_ASSIGN_OR_RETURN(bool written, db_->UpdateJob(job, delivery));
+  if (written) {
+    for (model::IngestObserver* o : *Observers()) o->OnJob(job);
+  }
+  return written;
+}
+
+absl::Status Ingest::SetRuleStatuses(const std::string& name, int host_index,
+                                     const std::vector<model::RuleStatus>& statuses) {
+  return db_->SetRuleStatuses(name, host_index, statuses);
 }
 
 absl::StatusOr<bool> Ingest::PutSamples(const model::SampleBatch& batch,
@@ -183,18 +196,7 @@ absl::StatusOr<bool> Ingest::PutSamples(const model::SampleBatch& batch,
     TW_RETURN_IF_ERROR(db_->PutSamples(batch));
   }
   if (!written) return false;  // delivered before: the subscribers saw it then
-  std::shared_ptr<const std::vector<model::SampleSink*>> subs;
-  {
-    util::MutexLock lock(mu_);
-    subs = subscribers_;
-  }
-  for (model::SampleSink* sink : *subs) {
-    absl::Status s = sink->Put(batch);
-    if (!s.ok()) {
-      util::LogOnce("ingest-subscriber",
-                    absl::StrFormat("a subscriber refused data: %s", std::string(s.message())));
-    }
-  }
+  for (model::IngestObserver* o : *Observers()) o->OnSamples(batch);
   return true;
 }
 
@@ -214,9 +216,16 @@ absl::StatusOr<bool> Ingest::PutLogEvents(const model::LogBatch& batch,
       break;
     }
   }
-  if (delivery != nullptr) return db_->PutLogs(*to_write, *delivery);
-  TW_RETURN_IF_ERROR(db_->PutLogs(*to_write));
-  return true;
+  bool written = true;
+  if (delivery != nullptr) {
+    TW_ASSIGN_OR_RETURN(written, db_->PutLogs(*to_write, *delivery));
+  } else {
+    TW_RETURN_IF_ERROR(db_->PutLogs(*to_write));
+  }
+  if (written) {
+    for (model::IngestObserver* o : *Observers()) o->OnLogs(*to_write);
+  }
+  return written;
 }
 
 absl::StatusOr<bool> Ingest::CreateJobRecord(const model::JobRecord& job,
@@ -227,26 +236,38 @@ absl::StatusOr<bool> Ingest::CreateJobRecord(const model::JobRecord& job,
         "and ending with a letter or digit",
         job.name));
   }
-  if (delivery != nullptr) return db_->CreateJob(job, *delivery);
-  TW_RETURN_IF_ERROR(db_->CreateJob(job));
-  return true;
+  bool written = true;
+  if (delivery != nullptr) {
+    TW_ASSIGN_OR_RETURN(written, db_->CreateJob(job, *delivery));
+  } else {
+    TW_RETURN_IF_ERROR(db_->CreateJob(job));
+  }
+  if (written) {
+    for (model::IngestObserver* o : *Observers()) o->OnJob(job);
+  }
+  return written;
 }
 
 absl::StatusOr<std::optional<model::JobRecord>> Ingest::GetJob(std::string_view name) {
   return db_->GetJob(name);
 }
 
-void Ingest::Subscribe(model::SampleSink* sink) {
+std::shared_ptr<const Ingest::ObserverList> Ingest::Observers() const {
   util::MutexLock lock(mu_);
-  auto next = std::make_shared<std::vector<model::SampleSink*>>(*subscribers_);
-  next->push_back(sink);
+  return subscribers_;
+}
+
+void Ingest::Subscribe(model::IngestObserver* observer) {
+  util::MutexLock lock(mu_);
+  auto next = std::make_shared<Ingest::ObserverList>(*subscribers_);
+  next->push_back(observer);
   subscribers_ = std::move(next);
 }
 
-void Ingest::Unsubscribe(model::SampleSink* sink) {
+void Ingest::Unsubscribe(model::IngestObserver* observer) {
   util::MutexLock lock(mu_);
-  auto next = std::make_shared<std::vector<model::SampleSink*>>(*subscribers_);
-  next->erase(std::remove(next->begin(), next->end(), sink), next->end());
+  auto next = std::make_shared<Ingest::ObserverList>(*subscribers_);
+  next->erase(std::remove(next->begin(), next->end(), observer), next->end());
   subscribers_ = std::move(next);
 }
 

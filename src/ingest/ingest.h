@@ -76,12 +76,17 @@ class Ingest final : public model::TelemetrySink {
   absl::StatusOr<bool> CreateJob(const model::JobRecord& job, const store::Delivery& delivery);
   absl::StatusOr<bool> UpdateJob(const model::JobRecord& job, const store::Delivery& delivery);
 
-  // Every batch Put accepts is passed to `sink` after it is durable, in the
-  // calling thread; a subscriber must be quick and must not call back into
-  // this Ingest. Its errors are logged once and otherwise ignored (the data
-  // is stored already). `sink` must outlive the Ingest or be unsubscribed.
-  void Subscribe(model::SampleSink* sink);
-  void Unsubscribe(model::SampleSink* sink);
+  // The rule engine's results for one host's record (store::Db::SetRuleStatuses).
+  absl::Status SetRuleStatuses(const std::string& name, int host_index,
+                               const std::vector<model::RuleStatus>& statuses);
+
+  // Every sample batch, log batch and job record this Ingest accepts is
+  // passed to `observer` after it is durable, in the calling thread (a
+  // delivery seen before is not passed again); an observer must be quick and
+  // must not call back into this Ingest. `observer` must outlive the Ingest or
+  // be unsubscribed.
+  void Subscribe(model::IngestObserver* observer);
+  void Unsubscribe(model::IngestObserver* observer);
 
  private:
   absl::StatusOr<bool> PutSamples(const model::SampleBatch& batch, const store::Delivery* delivery);
@@ -92,9 +97,11 @@ class Ingest final : public model::TelemetrySink {
   store::Db* db_;
   IngestOptions options_;
   util::Clock* clock_;
-  util::Mutex mu_;
-  // Copy-on-write: Put reads a snapshot without holding mu_ while calling out.
-  std::shared_ptr<const std::vector<model::SampleSink*>> subscribers_ ABSL_GUARDED_BY(mu_);
+  using ObserverList = std::vector<model::IngestObserver*>;
+  // The observers now (copy-on-write: writers call out without holding mu_).
+  std::shared_ptr<const ObserverList> Observers() const;
+  mutable util::Mutex mu_;
+  std::shared_ptr<const ObserverList> subscribers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace trainwatch::ingest

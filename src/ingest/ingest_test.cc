@@ -94,15 +94,24 @@ TEST(SplitLongEvents, KeepsEveryByteAndUtf8Characters) {
   EXPECT_EQ(raw.size(), 3u);
 }
 
-class RecordingSink : public model::SampleSink {
+class RecordingSink : public model::IngestObserver {
  public:
-  absl::Status Put(const model::SampleBatch& batch) override {
+  void OnSamples(const model::SampleBatch& batch) override {
     std::lock_guard<std::mutex> lock(mu);
     n += batch.SampleCount();
-    return absl::OkStatus();
+  }
+  void OnLogs(const model::LogBatch& batch) override {
+    std::lock_guard<std::mutex> lock(mu);
+    log_events += batch.events.size();
+  }
+  void OnJob(const model::JobRecord& job) override {
+    std::lock_guard<std::mutex> lock(mu);
+    jobs.push_back(job.name + ":" + std::string(model::JobStatusName(job.status)));
   }
   std::mutex mu;
   size_t n = 0;
+  size_t log_events = 0;
+  std::vector<std::string> jobs;
 };
 
 class IngestTest : public ::testing::Test {
@@ -129,6 +138,16 @@ TEST_F(IngestTest, SubscribersSeeAcceptedBatchesOnly) {
   ASSERT_TRUE(ingest_->Put(One(1)).ok());
   EXPECT_FALSE(ingest_->Put(One(std::nan(""))).ok());
   EXPECT_EQ(sink.n, 1u);
+  ASSERT_TRUE(ingest_->PutLogs({{"g", "s"}, {{kNow, "a"}, {kNow, "b"}}}).ok());
+  EXPECT_EQ(sink.log_events, 2u);
+  model::JobRecord job;
+  job.name = "observed";
+  job.creation_ms = job.last_modified_ms = kNow;
+  ASSERT_TRUE(ingest_->CreateJob(job).ok());
+  EXPECT_FALSE(ingest_->CreateJob(job).ok());  // refused: not seen
+  job.status = model::JobStatus::kCompleted;
+  ASSERT_TRUE(ingest_->UpdateJob(job).ok());
+  EXPECT_EQ(sink.jobs, (std::vector<std::string>{"observed:InProgress", "observed:Completed"}));
   ingest_->Unsubscribe(&sink);
   ASSERT_TRUE(ingest_->Put(One(2)).ok());
   EXPECT_EQ(sink.n, 1u);

@@ -125,6 +125,17 @@ JobRecord MergeHostRecords(std::vector<JobRecord> records) {
 
   JobRecord job = *decider;
   job.status = status;
+  // The rule engine writes its results on one host's record (the first it
+  // saw); configurations are the same on every host.
+  for (const JobRecord& r : records) {
+    if (!r.rule_statuses.empty() || !r.rule_configurations.empty()) {
+      job.rule_configurations = r.rule_configurations;
+      job.rules_profile = r.rules_profile;
+      job.step_metric = r.step_metric;
+      job.rule_statuses = r.rule_statuses;
+      if (!r.rule_statuses.empty()) break;
+    }
+  }
   if (status == JobStatus::kStopping) job.secondary_status = SecondaryStatus::kStopping;
   job.training_end_ms.reset();
   for (const JobRecord& r : records) {

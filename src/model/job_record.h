@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/rule_result.h"
+
 namespace trainwatch::model {
 
 // Hosts of one job: `trainwatch run --host 1..kMaxJobHosts`.
@@ -106,6 +108,16 @@ struct JobRecord {
   // runner is on another host): the runner's heartbeat brings it and it stops.
   // A runner's own updates keep it (store::Db::UpdateJob).
   std::optional<int64_t> stop_requested_ms;
+  // The rules that watch the job (empty: none, e.g. `run --no-rules`), the
+  // parameter profile they run with ("" = default, "sagemaker_compat"), and
+  // the metric whose value is the step number ("" = none), for rules that
+  // need step boundaries. Set when the job is created.
+  std::vector<RuleConfiguration> rule_configurations;
+  std::string rules_profile;
+  std::string step_metric;
+  // Written by the rule engine only (store::Db::SetRuleStatuses); a runner's
+  // updates keep what is stored.
+  std::vector<RuleStatus> rule_statuses;
   // A job spread over several hosts (`trainwatch run --host N` on each): every
   // host's own record, by host index, and the fields above are the job's, merged
   // by MergeHostRecords. Empty for a job on one host. Filled by readers, never

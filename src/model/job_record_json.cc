@@ -1,5 +1,8 @@
 #include "model/job_record_json.h"
 
+#include <cmath>
+#include <limits>
+
 #include "absl/strings/str_format.h"
 #include "util/status_macros.h"
 
@@ -14,6 +17,25 @@ enum class Form { kStored, kWire };
 // The stored form's "v". Members added since (stop_requested_ms) did not
 // change it: older readers ignore them, this one defaults what is missing.
 constexpr int kStoredVersion = 1;
+
+// JSON has no NaN or infinities; a finding about a NaN loss keeps them as the
+// strings "NaN", "Infinity" and "-Infinity" (as JavaScript spells them).
+template <typename J>
+J NumberJson(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+double NumberFromJson(const nlohmann::json& v) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s == "Infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
 
 // Written into nlohmann::json for the stored form, which sorts the members
 // by name (the bytes data folders hold), and into ordered_json for the wire,
@@ -67,6 +89,46 @@ J ToJson(const JobRecord& job, Form form) {
                  {"start_ticks", job.runner.start_ticks}};
   if (stored || !job.request_json.empty()) j["request_json"] = job.request_json;
   if (job.stop_requested_ms) j["stop_requested_ms"] = *job.stop_requested_ms;
+  // Rules: only when there are any, so records without rules keep their bytes.
+  if (!job.rule_configurations.empty()) {
+    J configs = J::array();
+    for (const RuleConfiguration& c : job.rule_configurations) {
+      configs.push_back(
+          {{"name", c.name}, {"rule", c.rule}, {"parameters", c.parameters}, {"actions", c.actions}});
+    }
+    j["rule_configurations"] = std::move(configs);
+  }
+  if (!job.rules_profile.empty()) j["rules_profile"] = job.rules_profile;
+  if (!job.step_metric.empty()) j["step_metric"] = job.step_metric;
+  if (!job.rule_statuses.empty()) {
+    J statuses = J::array();
+    for (const RuleStatus& rs : job.rule_statuses) {
+      J findings = J::array();
+      for (const RuleFinding& f : rs.findings) {
+        J item;
+        item["rule"] = f.rule;
+        item["reason"] = f.reason;
+        item["subject"] = f.subject;
+        item["severity"] = std::string(FindingSeverityName(f.severity));
+        if (f.step >= 0) item["step"] = f.step;
+        item["t_ms"] = f.t_ms;
+        item["observed"] = NumberJson<J>(f.observed);
+        item["threshold"] = NumberJson<J>(f.threshold);
+        item["message"] = f.message;
+        item["recommendation"] = f.recommendation;
+        findings.push_back(std::move(item));
+      }
+      statuses.push_back({{"configuration_name", rs.configuration_name},
+                          {"rule", rs.rule},
+                          {"family", rs.family},
+                          {"status", std::string(RuleStatusName(rs.status))},
+                          {"details", rs.details},
+                          {"last_modified_ms", rs.last_modified_ms},
+                          {"findings_total", rs.findings_total},
+                          {"findings", std::move(findings)}});
+    }
+    j["rule_statuses"] = std::move(statuses);
+  }
   if (!stored && !job.hosts.empty()) {
     J hosts = J::array();
     for (const JobRecord& host : job.hosts) hosts.push_back(ToJson<J>(host, form));
@@ -280,6 +342,65 @@ absl::StatusOr<JobRecord> FromJson(const Json& j, Form form) {
     TW_RETURN_IF_ERROR(rf.String("boot_id", &job.runner.boot_id));
     TW_RETURN_IF_ERROR(rf.Integer("pid", &job.runner.pid));
     TW_RETURN_IF_ERROR(rf.Integer("start_ticks", &job.runner.start_ticks));
+  }
+  TW_RETURN_IF_ERROR(f.String("rules_profile", &job.rules_profile));
+  TW_RETURN_IF_ERROR(f.String("step_metric", &job.step_metric));
+  if (const Json* list = f.Array("rule_configurations")) {
+    const std::string where = f.Inner("rule_configurations");
+    for (const Json& c : *list) {
+      if (!stored && !c.is_object()) return Bad(where, "items must be objects");
+      Members cf(c, where, form);
+      RuleConfiguration config;
+      TW_RETURN_IF_ERROR(cf.String("name", &config.name, kRequired));
+      TW_RETURN_IF_ERROR(cf.String("rule", &config.rule, kRequired));
+      TW_RETURN_IF_ERROR(cf.StringMap("parameters", &config.parameters));
+      TW_RETURN_IF_ERROR(cf.StringList("actions", &config.actions));
+      job.rule_configurations.push_back(std::move(config));
+    }
+  }
+  if (const Json* list = f.Array("rule_statuses")) {
+    const std::string where = f.Inner("rule_statuses");
+    for (const Json& r : *list) {
+      if (!stored && !r.is_object()) return Bad(where, "items must be objects");
+      Members rf(r, where, form);
+      RuleStatus rs;
+      std::string status;
+      TW_RETURN_IF_ERROR(rf.String("configuration_name", &rs.configuration_name, kRequired));
+      TW_RETURN_IF_ERROR(rf.String("rule", &rs.rule));
+      TW_RETURN_IF_ERROR(rf.String("family", &rs.family));
+      TW_RETURN_IF_ERROR(rf.String("status", &status, kRequired));
+      TW_RETURN_IF_ERROR(rf.String("details", &rs.details));
+      TW_RETURN_IF_ERROR(rf.Integer("last_modified_ms", &rs.last_modified_ms));
+      TW_RETURN_IF_ERROR(rf.Integer("findings_total", &rs.findings_total));
+      if (std::optional<RuleStatusKind> k = ParseRuleStatus(status)) {
+        rs.status = *k;
+      } else if (!stored) {
+        return Bad(where, absl::StrFormat("status \"%s\" is not a rule evaluation status", status));
+      }
+      if (const Json* findings = rf.Array("findings")) {
+        const std::string fwhere = rf.Inner("findings");
+        for (const Json& fj : *findings) {
+          if (!stored && !fj.is_object()) return Bad(fwhere, "items must be objects");
+          Members ff(fj, fwhere, form);
+          RuleFinding finding;
+          std::string severity;
+          TW_RETURN_IF_ERROR(ff.String("rule", &finding.rule));
+          TW_RETURN_IF_ERROR(ff.String("reason", &finding.reason, kRequired));
+          TW_RETURN_IF_ERROR(ff.String("subject", &finding.subject));
+          TW_RETURN_IF_ERROR(ff.String("severity", &severity));
+          TW_RETURN_IF_ERROR(ff.Integer("step", &finding.step));
+          TW_RETURN_IF_ERROR(ff.Integer("t_ms", &finding.t_ms));
+          TW_RETURN_IF_ERROR(ff.String("message", &finding.message));
+          TW_RETURN_IF_ERROR(ff.String("recommendation", &finding.recommendation));
+          if (const Json* v = ff.Find("observed")) finding.observed = NumberFromJson(*v);
+          if (const Json* v = ff.Find("threshold")) finding.threshold = NumberFromJson(*v);
+          finding.severity =
+              severity == "warning" ? FindingSeverity::kWarning : FindingSeverity::kIssue;
+          rs.findings.push_back(std::move(finding));
+        }
+      }
+      job.rule_statuses.push_back(std::move(rs));
+    }
   }
   // Hosts are the wire's only: a stored record is one host's.
   if (const Json* list = stored ? nullptr : f.Array("hosts")) {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace trainwatch::model {
 namespace {
 
@@ -79,6 +81,48 @@ TEST(JobRecordJson, StoredIsLenientWireIsStrict) {
   absl::StatusOr<JobRecord> mistyped = DecodeStoredJobRecord(R"({"name":"n","command":"ls"})");
   ASSERT_FALSE(mistyped.ok());
   EXPECT_TRUE(absl::IsDataLoss(mistyped.status()));
+}
+
+}  // namespace
+}  // namespace trainwatch::model
+
+namespace trainwatch::model {
+namespace {
+
+TEST(JobRecordJson, RulesRoundTripInBothFormsNaNIncluded) {
+  JobRecord j;
+  j.name = "nan-1";
+  j.creation_ms = 1;
+  j.last_modified_ms = 2;
+  j.rule_configurations = {{"loss-nan", "ExplodingTensor", {{"only_nan", "True"}}, {"StopTraining"}}};
+  j.rules_profile = "sagemaker_compat";
+  j.step_metric = "step";
+  RuleStatus status;
+  status.configuration_name = "loss-nan";
+  status.rule = "ExplodingTensor";
+  status.family = "debug";
+  status.status = RuleStatusKind::kIssuesFound;
+  status.details = "train:loss was NaN at step 7.";
+  status.last_modified_ms = 5;
+  status.findings_total = 3;
+  status.findings = {{"loss-nan", "nan", "train:loss", 7, 4, std::nan(""), 0, "train:loss was NaN",
+                      "lower the learning rate", FindingSeverity::kIssue},
+                     {"loss-nan", "no_data", "job", -1, 5, -INFINITY, INFINITY, "m", "r",
+                      FindingSeverity::kWarning}};
+  j.rule_statuses = {status};
+  absl::StatusOr<JobRecord> stored = DecodeStoredJobRecord(EncodeStoredJobRecord(j));
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, j);
+  absl::StatusOr<JobRecord> wire = JobRecordFromWireJson(nlohmann::json::parse(WireJobRecordJson(j).dump()));
+  ASSERT_TRUE(wire.ok()) << wire.status();
+  EXPECT_EQ(*wire, j);
+}
+
+TEST(JobRecordJson, ARecordWithoutRulesHasNoRuleMembers) {
+  JobRecord j;
+  j.name = "plain";
+  const std::string bytes = EncodeStoredJobRecord(j);
+  EXPECT_EQ(bytes.find("rule"), std::string::npos) << bytes;
 }
 
 }  // namespace

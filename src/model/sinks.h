@@ -47,6 +47,20 @@ class JobSink {
   virtual absl::StatusOr<std::optional<JobRecord>> GetJob(std::string_view name) = 0;
 };
 
+// Sees what an ingest path accepted, after it is durable (ingest::Ingest's
+// subscribers: the rule engine, live streams). Called on the writer's thread:
+// an observer must be quick, must not block and must not write back into the
+// ingest that calls it.
+class IngestObserver {
+ public:
+  virtual ~IngestObserver() = default;
+  virtual void OnSamples(const SampleBatch& batch) { (void)batch; }
+  // The events as stored (long ones split).
+  virtual void OnLogs(const LogBatch& batch) { (void)batch; }
+  // A job record as created or updated.
+  virtual void OnJob(const JobRecord& job) { (void)job; }
+};
+
 // What a job runner writes to: all three.
 class TelemetrySink : public SampleSink, public LogSink, public JobSink {};
 

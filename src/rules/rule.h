@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/rule_result.h"
+
 namespace trainwatch::rules {
 
 // What an Input carries. Utilisations are percentages (0-100).
@@ -60,22 +62,10 @@ struct Input {
   int64_t step = -1;     // the last step seen at t_ms (-1: none yet); the engine fills it
 };
 
-enum class Severity : uint8_t { kIssue, kWarning };
-
-// One thing a rule found. `rule` is filled by the engine (the configuration name).
-struct Finding {
-  std::string rule;
-  std::string reason;          // short tag: "underutilized", "not_decreasing", "no_data"
-  std::string subject;         // what it is about: "GPU 0", "core 3", "train:loss", "host"
-  int64_t step = -1;           // -1: not tied to a step
-  int64_t t_ms = 0;            // when the evidence was complete (data time)
-  double observed = 0;         // the value that decided
-  double threshold = 0;        // the threshold it was compared with
-  std::string message;         // what was seen, in plain words, with units
-  std::string recommendation;  // what to do about it, in plain words
-  Severity severity = Severity::kIssue;
-  friend bool operator==(const Finding&, const Finding&) = default;
-};
+// One thing a rule found (model/rule_result.h). `rule` is filled by the
+// engine (the configuration name).
+using Finding = model::RuleFinding;
+using Severity = model::FindingSeverity;
 
 // kPending: nothing decided yet. kOk: the rule's checks passed so far (or, from
 // OnEnd, for the whole run). kIssue: `findings` holds at least one kIssue finding.

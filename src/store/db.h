@@ -158,8 +158,14 @@ class Db {
   // (case-insensitively); another host of the same job joins it.
   absl::Status CreateJob(const model::JobRecord& job);
   // Replaces the record of job.name's host job.host_index; NotFound when there is
-  // none. A stored stop_requested_ms is kept when `job` has none and is not terminal.
+  // none. A stored stop_requested_ms is kept when `job` has none and is not
+  // terminal, and the stored rule_statuses are always kept (the rule engine
+  // owns them: SetRuleStatuses).
   absl::Status UpdateJob(const model::JobRecord& job);
+  // Replaces the rule_statuses of that host's record, and nothing else;
+  // NotFound when there is no such record.
+  absl::Status SetRuleStatuses(const std::string& name, int host_index,
+                               const std::vector<model::RuleStatus>& statuses);
 
   // The same writes with a Delivery: true when written now, false when the
   // batch had been delivered before (nothing written). Errors as above, plus

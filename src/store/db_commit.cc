@@ -112,7 +112,8 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
         continue;
       }
     }
-    if (w->kind == Writer::Kind::kCreateJob || w->kind == Writer::Kind::kUpdateJob) {
+    if (w->kind == Writer::Kind::kCreateJob || w->kind == Writer::Kind::kUpdateJob ||
+        w->kind == Writer::Kind::kRuleStatuses) {
       // Each host of a job has its own record (JobHostKey).
       const std::string key = JobHostKey(w->job->name, w->job->host_index);
       absl::StatusOr<std::optional<std::string>> existing = kv_->Get(kv::Cf::kJobs, key);
@@ -129,20 +130,29 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
                   : absl::StrFormat("host algo-%d of training job \"%s\" is already recorded; "
                                     "give each host of the job its own --host number",
                                     w->job->host_index, w->job->name));
-        } else if (w->kind == Writer::Kind::kUpdateJob && !exists) {
+        } else if ((w->kind != Writer::Kind::kCreateJob && !exists) ||
+                   (w->kind == Writer::Kind::kRuleStatuses && !existing->has_value())) {
           s = absl::NotFoundError(absl::StrFormat("no training job named \"%s\"%s to update",
                                                   w->job->name, HostSuffix(*w->job)));
-        } else if (w->kind == Writer::Kind::kUpdateJob && existing->has_value() &&
-                   !w->job->stop_requested_ms) {
-          // A stop asked for while the runner was writing an update of its own
-          // must survive that update (its heartbeat brings it to the runner).
+        } else if (w->kind != Writer::Kind::kCreateJob && existing->has_value()) {
+          // Two writers share a record: the runner (everything) and the rule
+          // engine (rule_statuses). Each keeps what the other wrote; and a
+          // stop asked for while the runner was writing an update of its own
+          // survives that update (its heartbeat brings it to the runner).
           absl::StatusOr<model::JobRecord> stored = DecodeJob(**existing);
-          if (stored.ok() && stored->stop_requested_ms && !model::IsTerminal(w->job->status)) {
-            model::JobRecord kept = *w->job;
-            kept.stop_requested_ms = stored->stop_requested_ms;
-            batch.Put(kv::Cf::kJobs, key, EncodeJob(kept));
+          if (!stored.ok()) {
+            s = stored.status();
+          } else if (w->kind == Writer::Kind::kRuleStatuses) {
+            stored->rule_statuses = w->job->rule_statuses;
+            batch.Put(kv::Cf::kJobs, key, EncodeJob(*stored));
           } else {
-            batch.Put(kv::Cf::kJobs, key, EncodeJob(*w->job));
+            model::JobRecord kept = *w->job;
+            kept.rule_statuses = std::move(stored->rule_statuses);
+            if (stored->stop_requested_ms && !w->job->stop_requested_ms &&
+                !model::IsTerminal(w->job->status)) {
+              kept.stop_requested_ms = stored->stop_requested_ms;
+            }
+            batch.Put(kv::Cf::kJobs, key, EncodeJob(kept));
           }
         } else {
           batch.Put(kv::Cf::kJobs, key, EncodeJob(*w->job));
@@ -229,6 +239,7 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
     }
     case Writer::Kind::kCreateJob:
     case Writer::Kind::kUpdateJob:
+    case Writer::Kind::kRuleStatuses:
       break;
   }
   return absl::InternalError("unexpected writer kind");
@@ -309,6 +320,19 @@ absl::StatusOr<bool> Db::UpdateJob(const model::JobRecord& job, const Delivery& 
 absl::StatusOr<int64_t> Db::DeliveredUpTo(const std::string& agent) {
   TW_ASSIGN_OR_RETURN(std::optional<std::string> v, kv_->Get(kv::Cf::kMeta, DeliveryKey(agent)));
   return (v && v->size() == 8) ? static_cast<int64_t>(coding::GetBig64(v->data())) : 0;
+}
+
+absl::Status Db::SetRuleStatuses(const std::string& name, int host_index,
+                                 const std::vector<model::RuleStatus>& statuses) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  model::JobRecord job;
+  job.name = name;
+  job.host_index = host_index;
+  job.rule_statuses = statuses;
+  Writer w;
+  w.kind = Writer::Kind::kRuleStatuses;
+  w.job = &job;
+  return Submit(&w);
 }
 
 absl::Status Db::UpdateJob(const model::JobRecord& job) {

@@ -76,6 +76,37 @@ TEST_F(DbTest, JobsRoundTripAndNamesAreUniqueIgnoringCase) {
   EXPECT_FALSE(db->GetJob("ghost")->has_value());
 }
 
+// The runner and the rule engine both write a job's record: neither loses
+// what the other wrote, whichever comes last.
+TEST_F(DbTest, RuleStatusesAndRunnerUpdatesKeepEachOther) {
+  auto db = OpenOrDie(OpenMode::kWriter);
+  model::JobRecord job = Job("ruled", clock_.NowMs());
+  job.rule_configurations = {{"nan", "ExplodingTensor", {}, {}}};
+  ASSERT_TRUE(db->CreateJob(job).ok());
+  model::RuleStatus status;
+  status.configuration_name = "nan";
+  status.rule = "ExplodingTensor";
+  status.status = model::RuleStatusKind::kIssuesFound;
+  status.details = "train:loss was NaN.";
+  ASSERT_TRUE(db->SetRuleStatuses("ruled", 1, {status}).ok());
+
+  job.status = model::JobStatus::kCompleted;  // the runner knows nothing of rule statuses
+  job.secondary_status = model::SecondaryStatus::kCompleted;
+  ASSERT_TRUE(db->UpdateJob(job).ok());
+  model::JobRecord got = db->GetJob("ruled")->value();
+  EXPECT_EQ(got.status, model::JobStatus::kCompleted);
+  ASSERT_EQ(got.rule_statuses.size(), 1u);
+  EXPECT_EQ(got.rule_statuses[0], status);
+
+  status.details = "changed";
+  ASSERT_TRUE(db->SetRuleStatuses("ruled", 1, {status}).ok());
+  got = db->GetJob("ruled")->value();
+  EXPECT_EQ(got.status, model::JobStatus::kCompleted);
+  EXPECT_EQ(got.rule_statuses[0].details, "changed");
+  EXPECT_TRUE(absl::IsNotFound(db->SetRuleStatuses("ghost", 1, {status})));
+  EXPECT_TRUE(absl::IsNotFound(db->SetRuleStatuses("ruled", 2, {status})));
+}
+
 TEST_F(DbTest, EachHostOfAJobHasItsOwnRecordAndReadersSeeThemMerged) {
   auto db = OpenOrDie(OpenMode::kWriter);
   model::JobRecord second = Job("ddp-3", clock_.NowMs());

@@ -14,7 +14,7 @@ namespace trainwatch::store {
 
 struct Db::Writer {
   enum class Kind {
-    kSamples, kLogs, kCreateJob, kUpdateJob, kMaintain, kSealAll, kStats, kCall
+    kSamples, kLogs, kCreateJob, kUpdateJob, kRuleStatuses, kMaintain, kSealAll, kStats, kCall
   } kind;
   std::function<absl::Status(kv::WriteBatch*)> call;
   const model::SampleBatch* samples = nullptr;

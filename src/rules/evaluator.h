@@ -1,0 +1,94 @@
+#pragma once
+// JobEvaluator: one job's configured rules, fed its inputs in time order, and
+// what they concluded as SageMaker-shaped statuses with findings. No threads,
+// no I/O: the live engine (rules/engine.h) and replay (rules/replay.h) both
+// drive one, so a live run and its replay agree.
+//
+// Statuses (spec/rules.md §3.4, §4): a rule starts InProgress; its first issue
+// makes it IssuesFound (latched: later findings are still recorded), with the
+// first issue's message as StatusDetails; when the job ends, a rule without
+// issues becomes NoIssuesFound (Stopped when the job was stopped); a rule that
+// cannot be built or fails gets Error with the reason, and the others go on.
+// In the sagemaker_compat profile a rule stops at its first issue.
+//
+// Findings: every finding counts (findings_total); one that repeats a
+// (reason, subject) of the same rule within `repeat_quiet_ms` of data time is
+// not recorded again, so a rule that fires every second for an hour records
+// it a dozen times, not 3,600. Recorded findings go to Outcome::findings (the
+// engine writes them to the job's rules log stream) and the first
+// kMaxStoredFindings into the status.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "model/job_record.h"
+#include "model/rule_result.h"
+#include "rules/catalog.h"
+#include "rules/rule.h"
+
+namespace trainwatch::rules {
+
+// An action a recorded issue asks for ("StopTraining", "exec:...", ...).
+struct ActionRequest {
+  std::string job;
+  std::string action;
+  model::RuleFinding finding;
+};
+
+struct Outcome {
+  std::vector<model::RuleFinding> findings;  // recorded now, in order
+  std::vector<ActionRequest> actions;
+  bool statuses_changed = false;
+};
+
+class JobEvaluator {
+ public:
+  static constexpr int64_t kDefaultRepeatQuietMs = 300'000;
+
+  // Builds the job's configured rules (job.rule_configurations, profile
+  // job.rules_profile). `now_ms` stamps the initial statuses.
+  JobEvaluator(const model::JobRecord& job, int64_t now_ms,
+               int64_t repeat_quiet_ms = kDefaultRepeatQuietMs);
+
+  const std::string& job() const { return job_; }
+  // The host whose record holds the statuses (the first record seen).
+  int status_host() const { return status_host_; }
+  bool ended() const { return ended_; }
+
+  // One input of the job, in time order. A kMetric input of the job's step
+  // metric is also fed as a kStep input.
+  void Feed(const Input& input, Outcome* out);
+  // The job's record changed: Stopping marks active rules Stopping; a
+  // terminal status ends every rule (OnEnd at the record's end time).
+  void JobChanged(const model::JobRecord& job, Outcome* out);
+  // Ends every rule at `end_ms` as if the job ended with `status`.
+  void End(model::JobStatus status, int64_t end_ms, Outcome* out);
+
+  const std::vector<model::RuleStatus>& statuses() const { return statuses_; }
+
+ private:
+  struct Active {
+    std::unique_ptr<Rule> rule;  // null: Error, or stopped at its first issue (compat)
+    std::vector<std::string> actions;
+    std::map<std::pair<std::string, std::string>, int64_t> last_recorded_ms;
+  };
+  void Apply(size_t i, Verdict verdict, int64_t t_ms, Outcome* out);
+  void Fail(size_t i, const std::string& why, int64_t t_ms, Outcome* out);
+  void FeedAll(const Input& input, Outcome* out);
+
+  std::string job_;
+  int status_host_ = 1;
+  std::string step_metric_;
+  bool compat_ = false;
+  int64_t repeat_quiet_ms_;
+  bool ended_ = false;
+  int64_t last_step_ = -1;
+  std::vector<Active> active_;
+  std::vector<model::RuleStatus> statuses_;
+};
+
+}  // namespace trainwatch::rules

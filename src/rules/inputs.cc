@@ -1,0 +1,142 @@
+#include "rules/inputs.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "model/job_events.h"
+#include "profiler/metric_names.h"
+
+namespace trainwatch::rules {
+
+namespace {
+
+namespace pm = profiler::metric;
+
+std::optional<int> ParseIndex(std::string_view text) {
+  int v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+// "<job>/algo-<n>" -> (job, n)
+std::optional<std::pair<std::string, int>> ParseHost(std::string_view host) {
+  const size_t slash = host.rfind("/algo-");
+  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  std::optional<int> n = ParseIndex(host.substr(slash + 6));
+  if (!n || *n < 1) return std::nullopt;
+  return std::make_pair(std::string(host.substr(0, slash)), *n);
+}
+
+}  // namespace
+
+std::optional<std::pair<std::string, int>> JobOfSeries(const model::SeriesKey& key) {
+  if (const std::string* job = key.FindDimension(model::kTrainingJobNameDim)) {
+    if (!job->empty()) return std::make_pair(*job, 1);
+  }
+  if (const std::string* host = key.FindDimension(profiler::kHostDim)) return ParseHost(*host);
+  return std::nullopt;
+}
+
+std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key) {
+  if (key.ns == model::kJobEventsNamespace) {
+    const std::string* metric = key.FindDimension(model::kMetricNameDim);
+    if (key.metric != model::kNonFiniteMetricValues || metric == nullptr) return std::nullopt;
+    return SeriesSignal{Signal::kNonFinite, -1, *metric};
+  }
+  if (key.ns == profiler::kProfilerNamespace) {
+    const std::string* core = key.FindDimension(profiler::kCoreDim);
+    const std::string* gpu = key.FindDimension(profiler::kGpuDim);
+    auto indexed = [](Signal s, const std::string* dim) -> std::optional<SeriesSignal> {
+      std::optional<int> i = ParseIndex(*dim);
+      if (!i) return std::nullopt;
+      return SeriesSignal{s, *i, {}};
+    };
+    const std::string_view m = key.metric;
+    if (core != nullptr) {
+      if (m == pm::kHostCPUUtilization) return indexed(Signal::kCoreCpu, core);
+      if (m == pm::kCPUIOWait) return indexed(Signal::kCoreIoWait, core);
+      return std::nullopt;
+    }
+    if (gpu != nullptr) {
+      if (m == pm::kGpuUtil) return indexed(Signal::kGpuUtil, gpu);
+      if (m == pm::kGpuMemUtil) return indexed(Signal::kGpuMemUtil, gpu);
+      if (m == pm::kGpuMemUsed) return indexed(Signal::kGpuMemUsedBytes, gpu);
+      if (m == pm::kGpuMemTotal) return indexed(Signal::kGpuMemTotalBytes, gpu);
+      return std::nullopt;
+    }
+    if (key.dimensions.size() != 1) return std::nullopt;  // {Host} only
+    if (m == pm::kHostCPUUtilization) return SeriesSignal{Signal::kHostCpu, -1, {}};
+    if (m == pm::kJobCPU) return SeriesSignal{Signal::kJobCpu, -1, {}};
+    if (m == pm::kJobProcesses) return SeriesSignal{Signal::kJobProcesses, -1, {}};
+    if (m == pm::kCPUCores) return SeriesSignal{Signal::kCpuCores, -1, {}};
+    return std::nullopt;
+  }
+  if (key.ns == profiler::kSageMakerNamespace && key.FindDimension(profiler::kHostDim) != nullptr) {
+    return std::nullopt;  // instance metrics: the finer trainwatch/Profiler ones are read
+  }
+  // A metric of the job: extracted from its log, or sent by the client.
+  if (key.FindDimension(model::kTrainingJobNameDim) != nullptr) {
+    return SeriesSignal{Signal::kMetric, -1, key.metric};
+  }
+  return std::nullopt;
+}
+
+void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>* out) {
+  for (const model::SeriesSamples& series : batch.series) {
+    std::optional<SeriesSignal> signal = SignalOfSeries(series.key);
+    if (!signal) continue;
+    std::optional<std::pair<std::string, int>> job = JobOfSeries(series.key);
+    if (!job) continue;
+    double non_finite = std::numeric_limits<double>::quiet_NaN();
+    if (signal->signal == Signal::kNonFinite) {
+      const std::string* v = series.key.FindDimension(model::kValueDim);
+      if (v != nullptr && *v == "+Inf") non_finite = std::numeric_limits<double>::infinity();
+      if (v != nullptr && *v == "-Inf") non_finite = -std::numeric_limits<double>::infinity();
+    }
+    auto add = [&](int64_t t_ms, double value) {
+      OwnedInput in;
+      in.job = job->first;
+      in.input.signal = signal->signal;
+      in.input.t_ms = t_ms;
+      in.input.value = signal->signal == Signal::kNonFinite ? non_finite : value;
+      in.input.index = signal->index;
+      in.input.host = job->second;
+      in.name = signal->name;
+      out->push_back(std::move(in));
+    };
+    for (const model::Sample& s : series.samples) add(s.t_ms, s.value);
+    for (const model::WeightedSample& s : series.weighted) add(s.t_ms, s.value);
+    for (const model::StatisticSet& s : series.statistic_sets) {
+      if (s.sample_count > 0) add(s.t_ms, s.sum / s.sample_count);
+    }
+  }
+}
+
+std::string RulesLogStream(std::string_view job) { return std::string(job) + "/rules"; }
+
+std::optional<std::pair<std::string, int>> JobOfLogStream(const model::LogStreamId& stream) {
+  if (stream.group != model::kTrainingJobsLogGroup) return std::nullopt;
+  // "<job>/algo-<n>-<epoch seconds>"
+  std::string_view s = stream.stream;
+  const size_t dash = s.rfind('-');
+  if (dash == std::string_view::npos) return std::nullopt;
+  if (!ParseIndex(s.substr(dash + 1))) return std::nullopt;
+  return ParseHost(s.substr(0, dash));
+}
+
+void AppendLogInputs(const model::LogBatch& batch, std::vector<OwnedInput>* out) {
+  std::optional<std::pair<std::string, int>> job = JobOfLogStream(batch.stream);
+  if (!job) return;
+  for (const model::LogEvent& e : batch.events) {
+    OwnedInput in;
+    in.job = job->first;
+    in.input.signal = Signal::kLogLine;
+    in.input.t_ms = e.t_ms;
+    in.input.host = job->second;
+    out->push_back(std::move(in));
+  }
+}
+
+}  // namespace trainwatch::rules

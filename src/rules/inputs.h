@@ -1,0 +1,60 @@
+#pragma once
+// What the engine feeds the rules, made from what a job produces: the samples
+// of its series (by namespace, metric and dimensions: profiler/metric_names.h,
+// model/job_events.h) and the lines of its log streams. Pure functions, used
+// by the live engine and by replay alike, so both see the same inputs.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "model/log_event.h"
+#include "model/series.h"
+#include "rules/rule.h"
+
+namespace trainwatch::rules {
+
+// An Input that owns its metric name (Input::name is a view).
+struct OwnedInput {
+  std::string job;
+  Input input;
+  std::string name;
+
+  // The input, its name pointing into this object.
+  Input AsInput() const {
+    Input in = input;
+    in.name = name;
+    return in;
+  }
+};
+
+// The job and host a series belongs to: dimension TrainingJobName (host 1),
+// or Host = "<job>/algo-<n>". nullopt for a series of no job.
+std::optional<std::pair<std::string, int>> JobOfSeries(const model::SeriesKey& key);
+
+// The Input signal a series' samples become (nullopt: the rules do not read
+// it), with the core or GPU index and, for metrics, the name.
+struct SeriesSignal {
+  Signal signal;
+  int index = -1;
+  std::string name;
+};
+std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key);
+
+// Appends one input per sample of every series the rules read (statistic
+// sets count as their average), in batch order.
+void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>* out);
+
+// The log stream the engine writes a job's findings to, in the job's log
+// group: "<job>/rules".
+std::string RulesLogStream(std::string_view job);
+// The job whose output a log stream carries ("<job>/algo-<n>-<epoch s>"), or
+// nullopt (another group, or the job's rules stream).
+std::optional<std::pair<std::string, int>> JobOfLogStream(const model::LogStreamId& stream);
+
+// Appends one kLogLine input per event of a job's output stream.
+void AppendLogInputs(const model::LogBatch& batch, std::vector<OwnedInput>* out);
+
+}  // namespace trainwatch::rules
