@@ -47,6 +47,7 @@ absl::StatusOr<std::unique_ptr<Extractor>> Extractor::Create(
 
 std::span<const ExtractedValue> Extractor::Extract(std::string_view line) {
   values_.clear();
+  non_finite_.clear();
   if (all_ == 0) return {};
   std::string_view text = line;
   if (options_.sagemaker_escaped && HasControlBytes(text)) {
@@ -86,6 +87,11 @@ std::span<const ExtractedValue> Extractor::Extract(std::string_view line) {
       values_.push_back(ExtractedValue{static_cast<uint32_t>(i), *value});
     } else {
       ++rejected_[i];
+      if (participated) {
+        if (std::optional<double> nf = ParseNonFiniteValue(group)) {
+          non_finite_.push_back(ExtractedValue{static_cast<uint32_t>(i), *nf});
+        }
+      }
       if (!sampled_[i]) {
         sampled_[i] = true;
         rejected_sample_[i].assign(group.substr(0, kMaxRejectedSampleBytes));

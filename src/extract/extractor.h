@@ -72,6 +72,11 @@ class Extractor {
   // order. The span is valid until the next call.
   std::span<const ExtractedValue> Extract(std::string_view line);
 
+  // The matches of the last Extract whose value was NaN or ±Inf
+  // (ParseNonFiniteValue): no datapoints (they count as rejected), but the
+  // rules want to know (a loss that became nan). Valid until the next call.
+  std::span<const ExtractedValue> non_finite() const { return non_finite_; }
+
   const std::vector<model::MetricDefinition>& definitions() const { return defs_; }
   const ExtractOptions& options() const { return options_; }
   // First matches found for definition i (one per line at most).
@@ -102,6 +107,7 @@ class Extractor {
   std::vector<bool> sampled_;
   std::vector<std::string> rejected_sample_;
   std::vector<ExtractedValue> values_;  // scratch: this line's datapoints
+  std::vector<ExtractedValue> non_finite_;  // scratch: this line's non-finite matches
   std::string escaped_;                 // scratch: the line, escaped
   std::string replaced_;                // scratch: the line, U+FFFD for ill-formed bytes
 };

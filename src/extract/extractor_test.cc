@@ -3,6 +3,8 @@
 // paths on and with plain RE2 (the reference).
 #include "extract/extractor.h"
 
+#include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -49,6 +51,22 @@ TEST_P(ExtractorTest, SearchesRatherThanFullMatch) {
   EXPECT_THAT(Values("loss: ([0-9.]+)", "epoch 3 - loss: 0.25 - acc: 0.9"), ElementsAre(0.25));
   EXPECT_THAT(Values("^loss: ([0-9.]+)$", "epoch 3 - loss: 0.25"), IsEmpty());
   EXPECT_THAT(Values("^loss: ([0-9.]+)$", "loss: 0.25"), ElementsAre(0.25));
+}
+
+TEST_P(ExtractorTest, NonFiniteMatchesAreReportedNotExtracted) {
+  auto x = Make({{"loss", "loss: (\\S+)"}, {"acc", "acc=([0-9.]+)"}});
+  EXPECT_THAT(Run(*x, "loss: nan acc=0.5"), ElementsAre(std::make_pair(size_t{1}, 0.5)));
+  ASSERT_EQ(x->non_finite().size(), 1u);
+  EXPECT_EQ(x->non_finite()[0].definition, 0u);
+  EXPECT_TRUE(std::isnan(x->non_finite()[0].value));
+  EXPECT_EQ(x->rejected(0), 1u);  // still a rejected value, as spec/extraction.md says
+  EXPECT_THAT(Run(*x, "loss: -inf"), IsEmpty());
+  ASSERT_EQ(x->non_finite().size(), 1u);
+  EXPECT_EQ(x->non_finite()[0].value, -std::numeric_limits<double>::infinity());
+  EXPECT_THAT(Run(*x, "loss: 0.25"), ElementsAre(std::make_pair(size_t{0}, 0.25)));
+  EXPECT_TRUE(x->non_finite().empty());
+  EXPECT_THAT(Run(*x, "loss: abc"), IsEmpty());
+  EXPECT_TRUE(x->non_finite().empty());
 }
 
 TEST_P(ExtractorTest, FirstMatchOnlyInALine) {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <system_error>
 
 namespace trainwatch::extract {
@@ -102,6 +103,29 @@ std::optional<double> ParseMetricValue(std::string_view text) {
   }
   if (!std::isfinite(value)) return std::nullopt;
   return negative ? -value : value;
+}
+
+std::optional<double> ParseNonFiniteValue(std::string_view text) {
+  while (!text.empty() && IsAsciiSpace(text.front())) text.remove_prefix(1);
+  while (!text.empty() && IsAsciiSpace(text.back())) text.remove_suffix(1);
+  bool negative = false;
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  auto is = [&](std::string_view word) {
+    if (text.size() != word.size()) return false;
+    for (size_t i = 0; i < word.size(); ++i) {
+      if ((text[i] | 0x20) != word[i]) return false;
+    }
+    return true;
+  };
+  if (is("nan")) return std::numeric_limits<double>::quiet_NaN();
+  if (is("inf") || is("infinity")) {
+    return negative ? -std::numeric_limits<double>::infinity()
+                    : std::numeric_limits<double>::infinity();
+  }
+  return std::nullopt;
 }
 
 }  // namespace trainwatch::extract

@@ -18,6 +18,11 @@ namespace trainwatch::extract {
 // "1,234.5", "0x1p-3", "1_000", "1e999", non-ASCII digits, inner spaces.
 std::optional<double> ParseMetricValue(std::string_view text);
 
+// The non-finite values ParseMetricValue refuses, as training scripts print
+// them: [+-]?(nan|inf|infinity) in any case, ASCII white space around
+// stripped ("nan", "-nan", "Inf", "+INFINITY"). nullopt for anything else.
+std::optional<double> ParseNonFiniteValue(std::string_view text);
+
 // True for the ASCII white space that ParseMetricValue strips.
 constexpr bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';

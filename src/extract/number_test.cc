@@ -119,5 +119,16 @@ TEST(ParseMetricValueTest, CorrectlyRounded) {
   EXPECT_TRUE(std::signbit(*ParseMetricValue("-0")));
 }
 
+TEST(ParseNonFiniteValueTest, TheSpellingsScriptsPrint) {
+  EXPECT_TRUE(std::isnan(*ParseNonFiniteValue("nan")));
+  EXPECT_TRUE(std::isnan(*ParseNonFiniteValue(" -NaN ")));
+  EXPECT_EQ(*ParseNonFiniteValue("inf"), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(*ParseNonFiniteValue("+Infinity"), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(*ParseNonFiniteValue("-INF"), -std::numeric_limits<double>::infinity());
+  for (std::string_view other : {"", "na", "nano", "1.5", "infinite", "--inf", "n a n"}) {
+    EXPECT_FALSE(ParseNonFiniteValue(other).has_value()) << other;
+  }
+}
+
 }  // namespace
 }  // namespace trainwatch::extract

@@ -1,7 +1,10 @@
 #include "job/job_metrics.h"
 
+#include <cmath>
+
 #include "absl/strings/str_format.h"
 #include "extract/extractor.h"
+#include "model/job_events.h"
 #include "model/log_event.h"
 #include "util/status_macros.h"
 
@@ -23,6 +26,18 @@ absl::StatusOr<std::unique_ptr<JobMetrics>> JobMetrics::Create(
     }
     metrics->series_.push_back(*std::move(key));
   }
+  for (const model::MetricDefinition& d : definitions) {
+    for (std::string_view value : {"NaN", "+Inf", "-Inf"}) {
+      absl::StatusOr<model::SeriesKey> key = model::MakeSeriesKey(
+          std::string(model::kJobEventsNamespace), std::string(model::kNonFiniteMetricValues),
+          {{std::string(model::kTrainingJobNameDim), std::string(job_name)},
+           {std::string(model::kMetricNameDim), d.name},
+           {std::string(model::kValueDim), std::string(value)}},
+          "Count");
+      if (!key.ok()) return key.status();
+      metrics->series_.push_back(*std::move(key));
+    }
+  }
   extract::ExtractOptions options;
   options.sagemaker_escaped = sagemaker_escaped;
   TW_ASSIGN_OR_RETURN(metrics->extractor_, extract::Extractor::Create(definitions, options));
@@ -35,11 +50,15 @@ absl::StatusOr<std::unique_ptr<JobMetrics>> JobMetrics::Create(
 void JobMetrics::Extract(int64_t t_ms, std::string_view line,
                          std::vector<std::pair<size_t, double>>* out) {
   if (definitions_.empty()) return;
-  extractor_->ExtractLine(line, [&](size_t index, double value) {
-    out->emplace_back(index, value);
-    last_[index] = model::FinalMetric{definitions_[index].name, value, t_ms};
-    ++values_[index];
-  });
+  for (const extract::ExtractedValue& v : extractor_->Extract(line)) {
+    out->emplace_back(v.definition, v.value);
+    last_[v.definition] = model::FinalMetric{definitions_[v.definition].name, v.value, t_ms};
+    ++values_[v.definition];
+  }
+  for (const extract::ExtractedValue& v : extractor_->non_finite()) {
+    const size_t kind = std::isnan(v.value) ? 0 : v.value > 0 ? 1 : 2;
+    out->emplace_back(definitions_.size() + 3 * v.definition + kind, 1.0);
+  }
 }
 
 std::vector<model::FinalMetric> JobMetrics::FinalMetrics() const {

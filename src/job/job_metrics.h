@@ -5,6 +5,10 @@
 // the definition's Name, dimension TrainingJobName, unit None), and remembers the
 // last value of each definition for FinalMetricDataList (§5.4).
 //
+// A match whose value is NaN or ±Inf (`loss: nan`) makes no datapoint (the
+// store refuses them) but is counted in model/job_events.h's
+// NonFiniteMetricValues series of that definition, so that the rules see it.
+//
 // Thread-compatible: Extract runs on the line thread; the rest is read after it.
 
 #include <cstdint>
@@ -39,10 +43,13 @@ class JobMetrics {
       bool sagemaker_escaped);
   ~JobMetrics();
 
-  // series()[i] is where definition i's datapoints go.
+  // series()[i] is where definition i's datapoints go; after the n definitions'
+  // series come, for each definition i, its non-finite counts at n + 3i + k
+  // (k: 0 NaN, 1 +Inf, 2 -Inf).
   const std::vector<model::SeriesKey>& series() const { return series_; }
-  // Appends (definition index, value) for each datapoint of the line, in definition
-  // order, and remembers them as the latest values.
+  // Appends (series index, value) for each datapoint of the line, in definition
+  // order, and remembers them as the latest values; then (non-finite series
+  // index, 1) for each match whose value was NaN or ±Inf.
   void Extract(int64_t t_ms, std::string_view line, std::vector<std::pair<size_t, double>>* out);
   // The last value and its time of each definition that produced one, in definition
   // order.

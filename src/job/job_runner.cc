@@ -88,9 +88,10 @@ model::JobRecord JobRunner::Snapshot() const {
   return snapshot_;
 }
 
-void JobRunner::RequestStop() {
-  stop_requested_ = true;
+void JobRunner::RequestStop(std::string message) {
   util::MutexLock lock(mu_);
+  if (!stop_requested_ && !message.empty()) stop_message_ = std::move(message);
+  stop_requested_ = true;
   if (process_) process_->RequestStop();
 }
 
@@ -221,6 +222,9 @@ absl::StatusOr<RunResult> JobRunner::Run() {
   record_.host_index = spec_.host_index;
   record_.runner = CurrentRunnerIdentity();
   record_.request_json = spec_.request_json;
+  record_.rule_configurations = spec_.rule_configurations;
+  record_.rules_profile = spec_.rules_profile;
+  record_.step_metric = spec_.step_metric;
   const int64_t created_ms = clock.NowMs();
   BeginJob(&record_, created_ms);
   record_.log_stream =
@@ -332,10 +336,16 @@ absl::StatusOr<RunResult> JobRunner::Run() {
                  kMessageMaxRuntime, end_ms);
       break;
     case StopReason::kUser:
-    case StopReason::kInterrupt:
-      Transition(model::JobStatus::kStopped, model::SecondaryStatus::kStopped, kMessageStopped,
-                 end_ms);
+    case StopReason::kInterrupt: {
+      std::string message;
+      {
+        util::MutexLock lock(mu_);
+        message = stop_message_;
+      }
+      Transition(model::JobStatus::kStopped, model::SecondaryStatus::kStopped,
+                 message.empty() ? std::string(kMessageStopped) : message, end_ms);
       break;
+    }
     case StopReason::kNone:
       if (completed) {
         Transition(model::JobStatus::kCompleted, model::SecondaryStatus::kCompleted,

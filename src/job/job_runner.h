@@ -82,6 +82,10 @@ struct RunSpec {
   int64_t profiling_interval_ms = 1000;
   int host_index = 1;
   std::string request_json;  // the CreateTrainingJob request, when there is one
+  // Recorded in the JobRecord, where the rule engine reads them (rules/engine.h).
+  std::vector<model::RuleConfiguration> rule_configurations;
+  std::string rules_profile;
+  std::string step_metric;
 
   // How the process meets the terminal (capture/training_process.h).
   capture::OutputMode output_mode = capture::OutputMode::kAuto;
@@ -160,8 +164,10 @@ class JobRunner {
 
   // Stops the job as StopTrainingJob does (Stopping, SIGTERM, SIGKILL after the grace
   // period, Stopped). Any time, any thread; before the start, the job stops as soon
-  // as it starts; after the end, nothing.
-  void RequestStop();
+  // as it starts; after the end, nothing. `message`, when not empty, is the Stopped
+  // status's message (a rule's StopTraining action says which rule and why); the
+  // first request's message counts.
+  void RequestStop(std::string message = "");
 
   // The record as last written (name and status only before Run). Thread-safe.
   model::JobRecord Snapshot() const;
@@ -202,6 +208,7 @@ class JobRunner {
 
   mutable util::Mutex mu_;  // guards snapshot_, process_ pointer use from RequestStop
   model::JobRecord snapshot_ ABSL_GUARDED_BY(mu_);
+  std::string stop_message_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> stop_requested_{false};
 };
 

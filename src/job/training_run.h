@@ -42,7 +42,7 @@ class TrainingRun {
   void AddObserver(JobObserver* observer) { runner_->AddObserver(observer); }
   // JobRunner::Run, RequestStop and Snapshot.
   absl::StatusOr<RunResult> Run() { return runner_->Run(); }
-  void RequestStop() { runner_->RequestStop(); }
+  void RequestStop(std::string message = "") { runner_->RequestStop(std::move(message)); }
   model::JobRecord Snapshot() const { return runner_->Snapshot(); }
 
   // Null when profiling is off.
