@@ -150,12 +150,14 @@ int StoreJobsBackend::RecordSilentRunners() {
   return recorded;
 }
 
-absl::Status StoreJobsBackend::StopJob(const std::string& name) {
+absl::Status StoreJobsBackend::StopJob(const std::string& name) { return StopJob(name, ""); }
+
+absl::Status StoreJobsBackend::StopJob(const std::string& name, const std::string& message) {
   absl::StatusOr<std::optional<model::JobRecord>> job = LoadJob(db_, name);
   if (!job.ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(name);
   if (local_ != nullptr && (*job)->status == model::JobStatus::kInProgress &&
-      local_->Stop((*job)->name)) {
+      local_->Stop((*job)->name, message)) {
     return absl::OkStatus();
   }
   absl::Status s = StopJobHosts(db_, **job);

@@ -115,6 +115,9 @@ class StoreJobsBackend final : public api::JobsBackend {
   absl::StatusOr<std::vector<model::JobRecord>> ListJobs() override;
   // Stops a job run here, or signals the job's runner (job::RequestStop).
   absl::Status StopJob(const std::string& name) override;
+  // The same, with the Stopped status's message for a job run here (a rule's
+  // StopTraining action says which rule and why).
+  absl::Status StopJob(const std::string& name, const std::string& message);
 
   // Records as Failed every running host whose runner is on another machine
   // and has been silent for the contacts' timeout (job::RecordRunnerSilent).

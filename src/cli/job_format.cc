@@ -127,6 +127,45 @@ std::string FormatJobDescription(const model::JobRecord& job, int64_t now_ms) {
       }
     }
   }
+  if (!job.rule_configurations.empty() || !job.rule_statuses.empty()) {
+    out += "\n" + FormatRuleStatuses(job);
+  }
+  return out;
+}
+
+std::string FormatRuleStatuses(const model::JobRecord& job) {
+  std::string out = "Rules";
+  if (!job.rules_profile.empty()) out += " (profile " + job.rules_profile + ")";
+  out += ":\n";
+  size_t width = 4;
+  for (const model::RuleConfiguration& c : job.rule_configurations) {
+    width = std::max(width, c.name.size());
+  }
+  for (const model::RuleConfiguration& c : job.rule_configurations) {
+    const model::RuleStatus* status = nullptr;
+    for (const model::RuleStatus& s : job.rule_statuses) {
+      if (s.configuration_name == c.name) status = &s;
+    }
+    std::string line = absl::StrFormat(
+        "  %-*s  %-13s", static_cast<int>(width), c.name,
+        status != nullptr ? model::RuleStatusName(status->status) : "(not evaluated)");
+    if (status != nullptr && !status->details.empty()) line += "  " + status->details;
+    out += line + "\n";
+    if (status == nullptr) continue;
+    for (const model::RuleFinding& f : status->findings) {
+      if (f.severity != model::FindingSeverity::kIssue) continue;
+      std::string where = util::FormatIso8601Ms(f.t_ms);
+      if (f.step >= 0) where += absl::StrFormat(", step %d", f.step);
+      out += absl::StrFormat("  %*s  - %s (%s)\n", static_cast<int>(width), "", f.message, where);
+      if (!f.recommendation.empty()) {
+        out += absl::StrFormat("  %*s    %s\n", static_cast<int>(width), "", f.recommendation);
+      }
+    }
+    if (status->findings_total > static_cast<int64_t>(status->findings.size())) {
+      out += absl::StrFormat("  %*s  (%d findings in all: trainwatch rules %s --all)\n",
+                             static_cast<int>(width), "", status->findings_total, job.name);
+    }
+  }
   return out;
 }
 

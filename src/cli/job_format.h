@@ -16,6 +16,10 @@ namespace trainwatch::cli {
 std::string FormatJobDescription(const model::JobRecord& job, int64_t now_ms);
 
 // One line per job (name, status, secondary status, created, duration), with a header.
+// The "Rules:" section of a description: each configured rule's status and
+// details, then its issues with their recommendations.
+std::string FormatRuleStatuses(const model::JobRecord& job);
+
 std::string FormatJobTable(const std::vector<model::JobRecord>& jobs, int64_t now_ms);
 
 // "9s", "2m05s", "1h02m" from milliseconds.

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   RegisterMetricsCommand(root, &options, &exit_code);
   RegisterAdminCommand(root, &options, &exit_code);
   RegisterStopCommand(root, &options, &exit_code);
+  RegisterRulesCommand(root, &options, &exit_code);
   RegisterServerCommand(root, &options, &exit_code);
   // CLI11 prints footers without a final newline.
   root.footer(root.get_footer() + "\n");

@@ -2,11 +2,13 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -17,8 +19,10 @@
 #include "absl/strings/str_join.h"
 #include "agent/agent.h"
 #include "app/job_access.h"
+#include "app/local_rules.h"
 #include "cli/commands.h"
 #include "cli/job_format.h"
+#include "cli/rules_flags.h"
 #include "extract/definitions.h"
 #include "ingest/ingest.h"
 #include "job/job_runner.h"
@@ -48,6 +52,7 @@ struct RunFlags {
   std::string endpoint;
   std::string delivery_timeout = "10m";
   int host = 1;
+  RulesFlags rules;
   std::vector<std::string> command;
 };
 
@@ -115,6 +120,23 @@ std::string Summary(const job::RunResult& result) {
   return text;
 }
 
+// "trainwatch: rules: 9 NoIssuesFound, 1 IssuesFound: ExplodingTensor: train:loss was NaN ..."
+std::string RulesSummary(const std::vector<model::RuleStatus>& statuses) {
+  std::map<std::string, int> counts;
+  std::string issues;
+  for (const model::RuleStatus& s : statuses) {
+    ++counts[std::string(model::RuleStatusName(s.status))];
+    if (s.status == model::RuleStatusKind::kIssuesFound ||
+        s.status == model::RuleStatusKind::kError) {
+      issues += absl::StrFormat("trainwatch:   %s %s: %s\n", s.configuration_name,
+                                model::RuleStatusName(s.status), s.details);
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : counts) parts.push_back(absl::StrFormat("%d %s", n, name));
+  return absl::StrFormat("trainwatch: rules: %s\n", absl::StrJoin(parts, ", ")) + issues;
+}
+
 int RunRun(RunFlags flags, const GlobalOptions& options) {
   // A handful of threads (lines, logs, samples, profiler, store) each
   // allocating in bursts: glibc's default of 8 arenas per core leaves their
@@ -136,8 +158,14 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   auto interval_ms = profiler::ParseProfileInterval(flags.profile_interval);
   if (!interval_ms.ok()) return ReportError(interval_ms.status());
 
+  absl::StatusOr<RulesSetup> rules_setup = LoadRulesFlags(flags.rules, *defs);
+  if (!rules_setup.ok()) return ReportError(rules_setup.status());
+
   job::RunSpec spec;
   spec.name = flags.name;
+  spec.rule_configurations = rules_setup->configurations;
+  spec.rules_profile = rules_setup->profile;
+  spec.step_metric = rules_setup->step_metric;
   spec.command = flags.command;
   spec.metric_definitions = std::move(*defs);
   spec.sagemaker_escaped = flags.sagemaker_escaped;
@@ -161,6 +189,10 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
 
   std::unique_ptr<store::Db> db;
   std::unique_ptr<ingest::Ingest> local;
+  // Without a server the rules run here, on this run's own ingest (a server
+  // runs them for the runs that send to it). Their actions reach this job.
+  std::atomic<job::TrainingRun*> this_run{nullptr};
+  std::unique_ptr<app::LocalRules> local_rules;
   std::unique_ptr<agent::RemoteSink> remote;
   model::TelemetrySink* sink = nullptr;
   if (endpoint.empty()) {
@@ -170,6 +202,18 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     SweepDeadRunners(*db);
     local = std::make_unique<ingest::Ingest>(db.get());
     sink = local.get();
+    if (!rules_setup->configurations.empty()) {
+      rules::ActionTargets targets;
+      targets.stop = [&this_run](const std::string&, const std::string& message) {
+        if (job::TrainingRun* run = this_run.load()) run->RequestStop(message);
+      };
+      targets.signal = [&this_run](const std::string& job, int signo) -> absl::Status {
+        job::TrainingRun* run = this_run.load();
+        if (run == nullptr) return absl::FailedPreconditionError("job " + job + " is not running");
+        return run->Signal(signo);
+      };
+      local_rules = std::make_unique<app::LocalRules>(local.get(), std::move(targets));
+    }
   } else {
     agent::RemoteSinkOptions remote_options;
     remote_options.endpoint = endpoint;
@@ -182,6 +226,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   }
   auto runner = job::TrainingRun::Create(std::move(spec), sink);
   if (!runner.ok()) return ReportError(runner.status());
+  this_run = runner->get();
   // The heartbeat: a server on another machine can neither check nor signal
   // this process; it records a stop request that the heartbeat's answer carries.
   std::unique_ptr<agent::StopWatcher> stop_watcher;
@@ -200,6 +245,17 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   }
   auto result = (*runner)->Run();
   stop_watcher.reset();
+  std::string rules_summary;
+  if (local_rules) {
+    local_rules->Flush();  // the job's end is evaluated and recorded
+    this_run = nullptr;
+    if (result.ok()) {
+      if (auto statuses = local_rules->engine().Statuses(result->job.name)) {
+        rules_summary = RulesSummary(*statuses);
+      }
+    }
+    local_rules.reset();
+  }
   if (remote) {
     // Whatever the server has not taken yet is on disk: wait for it (a
     // server that is away for a while gets it when it is back).
@@ -230,7 +286,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     return ReportError(result.status());
   }
   if (!flags.quiet) {
-    std::string text = Summary(*result);
+    std::string text = Summary(*result) + rules_summary;
     (void)!::write(STDERR_FILENO, text.data(), text.size());
   }
   return result->exit_code;
@@ -280,6 +336,7 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
                   "the Host dimension is JOB/algo-N")
       ->check(CLI::Range(1, model::kMaxJobHosts))
       ->type_name("N");
+  AddRulesFlags(cmd, &flags->rules);
   AddDataOption(cmd, options);
   cmd->add_option("command", flags->command, "the training command and its arguments, after --")
       ->expected(-1);
@@ -290,6 +347,9 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
       "  trainwatch run --definitions examples/definitions.json -- python3 examples/train.py\n"
       "  trainwatch run --name mnist-7 --metric 'train:loss=loss: ([0-9.eE+-]+)' \\\n"
       "      --max-runtime 2h --profile-interval 100ms -- python3 train.py --epochs 10\n"
+      "  trainwatch run --metric 'train:loss=loss: (\\S+)' \\\n"
+      "      --rule ExplodingTensor:action=StopTraining --rule StalledTrainingRule:threshold=10m \\\n"
+      "      -- python3 train.py          # stop the job when the loss turns nan\n"
       "  trainwatch run --endpoint http://gpu-head:9400 -- python3 train.py   # to a server\n"
       "  trainwatch run --endpoint http://gpu-head:9400 --name ddp-3 --host 2 -- torchrun ...\n"
       "With a server, data is spooled on disk first (<data>/spool) and delivered exactly once,\n"

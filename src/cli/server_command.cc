@@ -17,6 +17,7 @@
 #include "agent/server_discovery.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
+#include "app/local_rules.h"
 #include "cli/allocator.h"
 #include "cli/build_info.h"
 #include "cli/commands.h"
@@ -27,6 +28,7 @@
 #include "server/router.h"
 #include "server/server.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/time_parse.h"
 #include "util/mutex.h"
 
@@ -115,6 +117,27 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   app::StoreSampleWriter samples(**db, ingest.get());
   app::StoreLogsWriter log_writer(**db, reader, ingest.get());
   app::StoreJobsBackend jobs(**db, local_jobs.get(), &contacts);
+  // The rules of every job whose data this server takes, live on its ingest.
+  std::unique_ptr<app::LocalRules> rules;
+  if (ingest != nullptr) {
+    rules::ActionTargets targets;
+    targets.stop = [&jobs](const std::string& job, const std::string& message) {
+      if (absl::Status s = jobs.StopJob(job, message); !s.ok()) {
+        util::LogWarning("rules: cannot stop job " + job + ": " + std::string(s.message()));
+      }
+    };
+    targets.signal = [&local_jobs](const std::string& job, int signo) {
+      return local_jobs->Signal(job, signo);
+    };
+    rules = std::make_unique<app::LocalRules>(ingest.get(), std::move(targets));
+    // Jobs that were running before this server started go on being watched
+    // from here on.
+    if (absl::StatusOr<std::vector<model::JobRecord>> all = reader.ListJobs(); all.ok()) {
+      for (const model::JobRecord& job : *all) {
+        if (!model::IsTerminal(job.status)) rules->engine().Watch(job);
+      }
+    }
+  }
   api::Backends backends{.samples = &samples,
                          .metrics = &reader,
                          .logs = &reader,
@@ -168,6 +191,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   sweep_cv.notify_all();
   sweeper.join();
   agent::WithdrawServer(data_dir);
+  rules.reset();  // before the backends it acts through
   return 0;
 }
 

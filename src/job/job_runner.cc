@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 
 #include "absl/strings/str_format.h"
@@ -93,6 +94,21 @@ void JobRunner::RequestStop(std::string message) {
   if (!stop_requested_ && !message.empty()) stop_message_ = std::move(message);
   stop_requested_ = true;
   if (process_) process_->RequestStop();
+}
+
+absl::Status JobRunner::Signal(int signo) {
+  util::MutexLock lock(mu_);
+  if (!process_ || process_finishing_) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("job %s has no running training process to signal", spec_.name));
+  }
+  // Not SignalGroup (Run's thread only): the group leader is reaped only in
+  // Finish, which starts after process_finishing_ is set, so the id is ours.
+  if (::kill(-process_->pid(), signo) != 0) {
+    return absl::InternalError(absl::StrFormat("cannot signal job %s: %s", spec_.name,
+                                               std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status JobRunner::ReserveName() {
@@ -322,6 +338,10 @@ absl::StatusOr<RunResult> JobRunner::Run() {
   if (completed) {
     Transition(model::JobStatus::kInProgress, model::SecondaryStatus::kUploading,
                kMessageUploading, exited_ms);
+  }
+  {
+    util::MutexLock lock(mu_);
+    process_finishing_ = true;
   }
   process_->Finish();  // every line is delivered after this
   writer_->Flush();    // ... and stored after this

@@ -168,6 +168,10 @@ class JobRunner {
   // status's message (a rule's StopTraining action says which rule and why); the
   // first request's message counts.
   void RequestStop(std::string message = "");
+  // Sends `signo` to the training process group (a rule's signal action: the
+  // script checkpoints, then stops). FailedPrecondition when the process is
+  // not running.
+  absl::Status Signal(int signo);
 
   // The record as last written (name and status only before Run). Thread-safe.
   model::JobRecord Snapshot() const;
@@ -209,6 +213,7 @@ class JobRunner {
   mutable util::Mutex mu_;  // guards snapshot_, process_ pointer use from RequestStop
   model::JobRecord snapshot_ ABSL_GUARDED_BY(mu_);
   std::string stop_message_ ABSL_GUARDED_BY(mu_);
+  bool process_finishing_ ABSL_GUARDED_BY(mu_) = false;  // Finish may reap the leader
   std::atomic<bool> stop_requested_{false};
 };
 

@@ -110,12 +110,21 @@ void LocalJobs::Reap() {
   }
 }
 
-bool LocalJobs::Stop(const std::string& name) {
+bool LocalJobs::Stop(const std::string& name, std::string message) {
   util::MutexLock lock(mu_);
   auto it = running_.find(absl::AsciiStrToLower(name));
   if (it == running_.end() || it->second->done) return false;
-  it->second->runner->RequestStop();
+  it->second->runner->RequestStop(std::move(message));
   return true;
+}
+
+absl::Status LocalJobs::Signal(const std::string& name, int signo) {
+  util::MutexLock lock(mu_);
+  auto it = running_.find(absl::AsciiStrToLower(name));
+  if (it == running_.end() || it->second->done) {
+    return absl::NotFoundError(absl::StrFormat("job %s does not run in this server", name));
+  }
+  return it->second->runner->Signal(signo);
 }
 
 absl::StatusOr<model::JobRecord> LocalJobs::Start(const TrainingJobSpec& spec) {

@@ -43,8 +43,12 @@ class LocalJobs {
   // Starts the job and returns its record once stored (Starting or later).
   // InvalidArgument without ContainerEntrypoint; AlreadyExists for a name taken.
   absl::StatusOr<model::JobRecord> Start(const TrainingJobSpec& spec);
-  // True when `name` runs here; it is then being stopped.
-  bool Stop(const std::string& name);
+  // True when `name` runs here; it is then being stopped (`message`, when
+  // not empty, is its Stopped status's message).
+  bool Stop(const std::string& name, std::string message = "");
+  // Sends `signo` to the training process of `name`; NotFound when it does
+  // not run here.
+  absl::Status Signal(const std::string& name, int signo);
 
   // The job's folder: <data>/jobs/<name>.
   std::string JobDir(const std::string& name) const;

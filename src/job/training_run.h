@@ -44,6 +44,7 @@ class TrainingRun {
   absl::StatusOr<RunResult> Run() { return runner_->Run(); }
   void RequestStop(std::string message = "") { runner_->RequestStop(std::move(message)); }
   model::JobRecord Snapshot() const { return runner_->Snapshot(); }
+  absl::Status Signal(int signo) { return runner_->Signal(signo); }
 
   // Null when profiling is off.
   const ProfilerObserver* profiler() const { return profiler_.get(); }

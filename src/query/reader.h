@@ -95,6 +95,13 @@ struct ListMetricsQuery {
   size_t limit = 500;
 };
 
+// A series' raw samples, in time order (a weighted sample as its value, a
+// statistic set as its average).
+struct RawSeries {
+  model::SeriesKey key;
+  std::vector<model::Sample> samples;
+};
+
 struct LastSample {
   int64_t t_ms = 0;
   double value = 0;
@@ -123,6 +130,15 @@ class MetricsReader {
   // The newest sample of one series (its key includes the unit): a job's
   // final metric value. nullopt when the series does not exist or is empty.
   virtual absl::StatusOr<std::optional<LastSample>> LastValue(const model::SeriesKey& key) = 0;
+  // The raw samples, start_ms <= t < end_ms, of every series (every unit)
+  // of the metrics ListMetrics(query) finds, query.limit ignored: what the
+  // raw tier still holds (rules replay).
+  // Unimplemented for a reader that keeps no raw samples.
+  virtual absl::StatusOr<std::vector<RawSeries>> ReadRaw(const ListMetricsQuery& query,
+                                                         int64_t start_ms, int64_t end_ms) {
+    (void)query, (void)start_ms, (void)end_ms;
+    return absl::UnimplementedError("this reader keeps no raw samples");
+  }
 };
 
 // ------------------------------------------------------------------- logs

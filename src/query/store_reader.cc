@@ -8,7 +8,9 @@
 #include "query/errors.h"
 #include "query/metrics.h"
 #include "store/db.h"
+#include "store/lane.h"
 #include "store/read_view.h"
+#include "util/status_macros.h"
 
 namespace trainwatch::query {
 namespace {
@@ -182,6 +184,42 @@ absl::StatusOr<std::optional<LastSample>> LastValueFromView(const store::ReadVie
   return LastSample{(*last)->t_ms, (*last)->value};
 }
 
+absl::StatusOr<std::vector<RawSeries>> ReadRawFromView(const store::ReadView& view,
+                                                       ListMetricsQuery query, int64_t start_ms,
+                                                       int64_t end_ms) {
+  std::vector<RawSeries> out;
+  query.limit = 500;
+  while (true) {
+    absl::StatusOr<std::vector<MetricId>> ids = ListMetricsFromView(view, query);
+    if (!ids.ok()) return ids.status();
+    for (const MetricId& id : *ids) {
+      std::vector<store::SeriesRef> refs;
+      TW_RETURN_IF_ERROR(view.FindSeries(id.ns, id.metric, id.dimensions, nullptr, &refs));
+      for (const store::SeriesRef& ref : refs) {
+        RawSeries series{ref.key, {}};
+        TW_RETURN_IF_ERROR(view.ScanRows(ref.id, start_ms, end_ms,
+                                         [&](uint8_t lane, const store::Row& row) {
+                                           double v = row.c[0];
+                                           if (store::LaneKind(lane) == store::SampleKind::kStatSet) {
+                                             if (row.c[0] <= 0) return;
+                                             v = row.c[1] / row.c[0];
+                                           }
+                                           series.samples.push_back({row.t_ms, v});
+                                         }));
+        // Rows come in no order, and overlapping chunks are not merged.
+        std::stable_sort(series.samples.begin(), series.samples.end(),
+                         [](const model::Sample& a, const model::Sample& b) {
+                           return a.t_ms < b.t_ms;
+                         });
+        out.push_back(std::move(series));
+      }
+    }
+    if (ids->size() < query.limit) break;
+    query.after = ids->back();
+  }
+  return out;
+}
+
 // Every read of one request on one read view.
 class ViewMetricsReader final : public MetricsReader {
  public:
@@ -195,6 +233,10 @@ class ViewMetricsReader final : public MetricsReader {
   }
   absl::StatusOr<std::optional<LastSample>> LastValue(const model::SeriesKey& key) override {
     return LastValueFromView(view_, key);
+  }
+  absl::StatusOr<std::vector<RawSeries>> ReadRaw(const ListMetricsQuery& query, int64_t start_ms,
+                                                 int64_t end_ms) override {
+    return ReadRawFromView(view_, query, start_ms, end_ms);
   }
   std::unique_ptr<MetricsReader> Fork() override {
     return std::make_unique<ViewMetricsReader>(view_.Fork());
@@ -211,6 +253,13 @@ absl::StatusOr<std::vector<StatisticsBucket>> StoreReader::GetStatistics(
   absl::StatusOr<store::ReadView> view = db_.View();
   if (!view.ok()) return view.status();
   return StatisticsFromView(&*view, query);
+}
+
+absl::StatusOr<std::vector<RawSeries>> StoreReader::ReadRaw(const ListMetricsQuery& query,
+                                                           int64_t start_ms, int64_t end_ms) {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  return ReadRawFromView(*view, query, start_ms, end_ms);
 }
 
 absl::StatusOr<std::unique_ptr<MetricsReader>> StoreReader::Snapshot() {

@@ -38,6 +38,8 @@ class StoreReader final : public MetricsReader, public LogsReader, public JobsRe
   // Series of the namespace (and metric) from the index, filtered, without
   // units, in MetricId order. O(series in the namespace) a page.
   absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& query) override;
+  absl::StatusOr<std::vector<RawSeries>> ReadRaw(const ListMetricsQuery& query, int64_t start_ms,
+                                                 int64_t end_ms) override;
   // In O(1): the series' last-value record.
   absl::StatusOr<std::optional<LastSample>> LastValue(const model::SeriesKey& key) override;
 

@@ -1,0 +1,119 @@
+#include "rules/replay.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "model/job_events.h"
+#include "profiler/metric_names.h"
+#include "rules/config.h"
+#include "rules/evaluator.h"
+#include "rules/inputs.h"
+#include "util/status_macros.h"
+
+namespace trainwatch::rules {
+
+namespace {
+
+// The inputs of [start_ms, end_ms), in time order.
+absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metrics,
+                       query::LogsReader& logs, int64_t start_ms, int64_t end_ms,
+                       std::vector<OwnedInput>* out) {
+  std::vector<query::ListMetricsQuery> queries;
+  query::ListMetricsQuery by_job;
+  by_job.dimensions.push_back({std::string(model::kTrainingJobNameDim), job.name});
+  queries.push_back(by_job);
+  for (const model::JobRecord& host : model::HostRecords(job)) {
+    query::ListMetricsQuery by_host;
+    by_host.ns = std::string(profiler::kProfilerNamespace);
+    by_host.dimensions.push_back({std::string(profiler::kHostDim), host.HostName()});
+    queries.push_back(by_host);
+  }
+  for (const query::ListMetricsQuery& q : queries) {
+    TW_ASSIGN_OR_RETURN(std::vector<query::RawSeries> raw, metrics.ReadRaw(q, start_ms, end_ms));
+    for (query::RawSeries& series : raw) {
+      model::SampleBatch batch;
+      batch.series.push_back({std::move(series.key), 1, std::move(series.samples), {}, {}});
+      AppendSampleInputs(batch, out);
+    }
+  }
+  for (const model::JobRecord& host : model::HostRecords(job)) {
+    if (host.log_stream.empty()) continue;
+    query::LogReadQuery q;
+    q.stream = {std::string(model::kTrainingJobsLogGroup), host.log_stream};
+    q.forward = true;
+    q.start_ms = start_ms;
+    q.end_ms = end_ms;
+    q.limit = 10000;
+    while (true) {
+      absl::StatusOr<std::vector<query::StoredLogEvent>> page = logs.ReadLogStream(q);
+      if (absl::IsNotFound(page.status())) break;  // the job printed nothing
+      if (!page.ok()) return page.status();
+      model::LogBatch batch{q.stream, {}};
+      for (const query::StoredLogEvent& e : *page) batch.events.push_back({e.position.t_ms, ""});
+      AppendLogInputs(batch, out);
+      if (page->size() < q.limit) break;
+      q.from = page->back().position;
+      q.from->seq += 1;
+    }
+  }
+  std::stable_sort(out->begin(), out->end(), [](const OwnedInput& a, const OwnedInput& b) {
+    return a.input.t_ms < b.input.t_ms;
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ReplayResult> ReplayJob(const model::JobRecord& job, query::MetricsReader& metrics,
+                                       query::LogsReader& logs, const ReplayOptions& options) {
+  model::JobRecord configured = job;
+  if (!options.configurations.empty()) configured.rule_configurations = options.configurations;
+  if (options.profile) configured.rules_profile = *options.profile;
+  TW_ASSIGN_OR_RETURN(Profile profile, ParseProfile(configured.rules_profile));
+  TW_RETURN_IF_ERROR(ValidateRuleConfigurations(&configured.rule_configurations, profile));
+
+  ReplayResult result;
+  result.start_ms = job.creation_ms;
+  result.end_ms = model::IsTerminal(job.status)
+                      ? job.training_end_ms.value_or(job.last_modified_ms)
+                      : job.last_modified_ms;
+  JobEvaluator evaluator(configured, job.creation_ms);
+  const int64_t tick_ms = std::max<int64_t>(options.tick_ms, 1);
+  int64_t next_tick = job.creation_ms + tick_ms;
+  auto tick_until = [&](int64_t t_ms, Outcome* out) {
+    Input tick;
+    tick.signal = Signal::kTick;
+    for (; next_tick <= t_ms && !evaluator.ended(); next_tick += tick_ms) {
+      tick.t_ms = next_tick;
+      evaluator.Feed(tick, out);
+    }
+  };
+  auto collect = [&](Outcome& out) {
+    for (model::RuleFinding& f : out.findings) result.findings.push_back(std::move(f));
+    out.findings.clear();
+  };
+  // A little past the end: data written as the job ended.
+  const int64_t read_end = result.end_ms + 1;
+  for (int64_t start = job.creation_ms; start < read_end; start += options.slice_ms) {
+    const int64_t end = std::min(read_end, start + options.slice_ms);
+    std::vector<OwnedInput> inputs;
+    TW_RETURN_IF_ERROR(ReadSlice(job, metrics, logs, start, end, &inputs));
+    Outcome out;
+    for (const OwnedInput& in : inputs) {
+      if (in.job != job.name) continue;
+      tick_until(in.input.t_ms, &out);
+      evaluator.Feed(in.AsInput(), &out);
+      ++result.inputs;
+      collect(out);
+    }
+    if (options.progress) options.progress(end);
+  }
+  Outcome out;
+  tick_until(result.end_ms, &out);
+  evaluator.JobChanged(job, &out);
+  collect(out);
+  result.statuses = evaluator.statuses();
+  return result;
+}
+
+}  // namespace trainwatch::rules

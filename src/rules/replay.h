@@ -1,0 +1,48 @@
+#pragma once
+// Replay: a stored job's data fed through rules offline, by the same
+// functions and the same JobEvaluator as the live engine, so that users can
+// tune thresholds on past jobs (`trainwatch rules replay JOB`). The inputs
+// are what the live engine saw: the job's metrics and non-finite events
+// (dimension TrainingJobName), its hosts' profiler series and its output
+// lines, merged in time order, with a clock tick every tick_ms of data time
+// for the time-driven rules. Only what the raw tier still holds can be
+// replayed (retention: docs/store.md).
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/job_record.h"
+#include "model/rule_result.h"
+#include "query/reader.h"
+
+namespace trainwatch::rules {
+
+struct ReplayOptions {
+  // Empty: the job's own configurations and profile.
+  std::vector<model::RuleConfiguration> configurations;
+  std::optional<std::string> profile;
+  int64_t tick_ms = 200;  // as the live engine's default
+  // Data is read this much at a time (memory stays bounded for long jobs).
+  int64_t slice_ms = 3'600'000;
+  // Called after each slice with the data time reached (progress).
+  std::function<void(int64_t t_ms)> progress;
+};
+
+struct ReplayResult {
+  std::vector<model::RuleStatus> statuses;
+  std::vector<model::RuleFinding> findings;  // recorded findings, in order
+  int64_t inputs = 0;                        // inputs fed (ticks not counted)
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+};
+
+// InvalidArgument for configurations that do not build (the same errors as
+// ValidateRuleConfigurations); the readers' errors.
+absl::StatusOr<ReplayResult> ReplayJob(const model::JobRecord& job, query::MetricsReader& metrics,
+                                       query::LogsReader& logs, const ReplayOptions& options);
+
+}  // namespace trainwatch::rules
