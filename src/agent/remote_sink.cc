@@ -15,6 +15,7 @@
 #include "util/log.h"
 #include "util/shared_library.h"
 #include "util/mutex.h"
+#include "util/stop_wait.h"
 
 namespace trainwatch::agent {
 namespace {
@@ -194,7 +195,8 @@ absl::StatusOr<std::unique_ptr<RemoteSink>> RemoteSink::Create(RemoteSinkOptions
       Spool::Open(options.spool_dir, options.spool_max_bytes);
   if (!spool.ok()) return spool.status();
   std::unique_ptr<RemoteSink> sink(new RemoteSink(std::move(options), *std::move(spool)));
-  sink->sender_ = std::thread([s = sink.get()] { s->SendLoop(); });
+  sink->sender_ =
+      std::jthread([s = sink.get()](std::stop_token stop) { s->SendLoop(std::move(stop)); });
   return sink;
 }
 
@@ -203,11 +205,9 @@ RemoteSink::RemoteSink(RemoteSinkOptions options, std::unique_ptr<Spool> spool)
   delivered_seq_ = spool_->acked();
 }
 
-RemoteSink::~RemoteSink() {
-  stop_ = true;
-  spool_->Interrupt();
-  if (sender_.joinable()) sender_.join();
-}
+// sender_, the last member, is destroyed first: its request_stop() wakes the
+// sender (SendLoop's stop_callback interrupts the spool), and it joins.
+RemoteSink::~RemoteSink() = default;
 
 absl::StatusOr<int64_t> RemoteSink::Enqueue(api::AgentBatch batch) {
   batch.agent = options_.agent;
@@ -297,7 +297,9 @@ absl::StatusOr<bool> RemoteSink::Heartbeat(const std::string& job, int host,
   return j["stop_requested"].get<bool>();
 }
 
-void RemoteSink::SendLoop() {
+void RemoteSink::SendLoop(std::stop_token stop) {
+  // A stop wakes a wait for the spool's next batch (Front) at once.
+  std::stop_callback interrupt(stop, [this] { spool_->Interrupt(); });
   const std::string url = options_.endpoint + "/api/v1/agent/deliver";
   // One connection for every batch while the server keeps it open.
   HttpClient client;
@@ -310,7 +312,7 @@ void RemoteSink::SendLoop() {
   // The front batch goes uncompressed: a compressed copy was refused.
   bool send_plain = false;
   int64_t backoff_ms = 100;
-  while (!stop_) {
+  while (!stop.stop_requested()) {
     absl::StatusOr<std::optional<Spool::Record>> front = spool_->Front(500);
     std::string error;
     if (!front.ok()) {
@@ -380,9 +382,7 @@ void RemoteSink::SendLoop() {
                   absl::StrFormat("cannot deliver to the server at %s (%s); batches wait in %s "
                                   "and are sent when it answers",
                                   options_.endpoint, error, spool_->dir()));
-    for (int64_t waited = 0; waited < backoff_ms && !stop_; waited += 50) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    util::SleepFor(stop, std::chrono::milliseconds(backoff_ms));
     backoff_ms = std::min<int64_t>(backoff_ms * 2, 5000);
   }
 }

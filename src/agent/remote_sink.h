@@ -19,7 +19,6 @@
 //
 // Thread-safe.
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -27,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <stop_token>
 #include <string_view>
 #include <thread>
 
@@ -113,12 +113,10 @@ class RemoteSink final : public model::TelemetrySink {
  private:
   RemoteSink(RemoteSinkOptions options, std::unique_ptr<Spool> spool);
   absl::StatusOr<int64_t> Enqueue(api::AgentBatch batch);
-  void SendLoop();
+  void SendLoop(std::stop_token stop);
 
   const RemoteSinkOptions options_;
   std::unique_ptr<Spool> spool_;
-  std::thread sender_;
-  std::atomic<bool> stop_{false};
 
   // Heartbeats (about one a second) keep a connection of their own open.
   util::Mutex heartbeat_mu_;
@@ -130,6 +128,10 @@ class RemoteSink final : public model::TelemetrySink {
   // A batch the server refused for good (4xx): seq and why, for CreateJob.
   std::map<int64_t, absl::Status> refused_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
+
+  // Last: stopped and joined before the members the sender uses are
+  // destroyed. Its stop token interrupts the spool's wait and the backoff.
+  std::jthread sender_;
 };
 
 // Delivers a spool left behind by an agent that is gone (its lock is free)

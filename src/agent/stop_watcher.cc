@@ -2,7 +2,7 @@
 
 #include <chrono>
 #include <utility>
-#include "util/mutex.h"
+#include "util/stop_wait.h"
 
 namespace trainwatch::agent {
 
@@ -10,21 +10,10 @@ StopWatcher::StopWatcher(Beat beat, int64_t interval_ms, std::function<void()> o
     : beat_(std::move(beat)),
       interval_ms_(interval_ms),
       on_stop_(std::move(on_stop)),
-      thread_([this] { Loop(); }) {}
+      thread_([this](std::stop_token stop) { Loop(std::move(stop)); }) {}
 
-StopWatcher::~StopWatcher() {
-  {
-    util::MutexLock lock(mu_);
-    done_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-void StopWatcher::Loop() {
-  util::MutexLock lock(mu_);
-  while (!lock.WaitFor(cv_, std::chrono::milliseconds(interval_ms_), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done_; })) {
-    lock.Unlock();
+void StopWatcher::Loop(std::stop_token stop) {
+  while (util::SleepFor(stop, std::chrono::milliseconds(interval_ms_))) {
     // An unreachable server is the spool's business: try again next time.
     absl::StatusOr<bool> requested = beat_();
     // Beats go on while the command stops (its grace period may be longer
@@ -33,7 +22,6 @@ void StopWatcher::Loop() {
       stop_called_ = true;
       on_stop_();
     }
-    lock.Lock();
   }
 }
 

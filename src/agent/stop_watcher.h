@@ -9,15 +9,12 @@
 // "yes" the watcher calls `on_stop`, once; it beats on until destroyed, since
 // the command may take its grace period to stop.
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
-#include <optional>
+#include <stop_token>
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "util/mutex.h"
 
 namespace trainwatch::agent {
 
@@ -28,21 +25,20 @@ class StopWatcher {
   using Beat = std::function<absl::StatusOr<bool>()>;
 
   StopWatcher(Beat beat, int64_t interval_ms, std::function<void()> on_stop);
-  ~StopWatcher();  // stops polling (waits for a fetch in flight)
+  // Stops polling (waits for a fetch in flight): the thread's stop token.
+  ~StopWatcher() = default;
   StopWatcher(const StopWatcher&) = delete;
   StopWatcher& operator=(const StopWatcher&) = delete;
 
  private:
-  void Loop();
+  void Loop(std::stop_token stop);
 
   const Beat beat_;
   const int64_t interval_ms_;
   const std::function<void()> on_stop_;
-  util::Mutex mu_;
-  std::condition_variable cv_;
-  bool done_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_called_ = false;  // only the watcher's thread uses it
-  std::thread thread_;
+  // Last: destroyed (stopped and joined) before what it uses.
+  std::jthread thread_;
 };
 
 }  // namespace trainwatch::agent

@@ -50,7 +50,7 @@ OutputPump::OutputPump(Stream out, Stream err, const util::Clock* clock, size_t 
 
 OutputPump::~OutputPump() {
   if (started_ && !joined_) {
-    BeginDrain(std::chrono::steady_clock::now());
+    reader_.request_stop();
     Join();
   }
 }
@@ -58,8 +58,8 @@ OutputPump::~OutputPump() {
 void OutputPump::Start() {
   TW_CHECK(!started_);
   started_ = true;
-  reader_ = std::thread([this] { ReadLoop(); });
-  liner_ = std::thread([this] { LineLoop(); });
+  reader_ = std::jthread([this](std::stop_token stop) { ReadLoop(std::move(stop)); });
+  liner_ = std::jthread([this] { LineLoop(); });
 }
 
 void OutputPump::BeginDrain(std::chrono::steady_clock::time_point deadline) {
@@ -129,12 +129,14 @@ void OutputPump::PassThrough(int stream, const char* data, size_t size) {
   }
 }
 
-void OutputPump::ReadLoop() {
+void OutputPump::ReadLoop(std::stop_token stop) {
   BlockAsyncSignals();
   ::pthread_setname_np(::pthread_self(), "tw-cap-read");
+  // A stop wakes the poll below through the eventfd, as BeginDrain does.
+  std::stop_callback wake(stop, [this] { Wake(); });
   std::unique_ptr<char[]> buf(new char[kReadBytes]);
   bool open[2] = {streams_[0].fd.valid(), streams_[1].fd.valid()};
-  while (open[0] || open[1]) {
+  while ((open[0] || open[1]) && !stop.stop_requested()) {
     struct pollfd fds[3];
     int stream_of[3] = {-1, -1, -1};
     nfds_t n = 0;

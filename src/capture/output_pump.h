@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -71,7 +72,7 @@ class OutputPump {
   // on_chunk_done may be empty.
   OutputPump(Stream out, Stream err, const util::Clock* clock, size_t queue_chunks,
              LineHandler on_line, ChunkDoneHandler on_chunk_done = nullptr);
-  ~OutputPump();  // BeginDrain(now) and Join() if still running
+  ~OutputPump();  // stops the reader at once (as BeginDrain(now)) and Join()s
   OutputPump(const OutputPump&) = delete;
   OutputPump& operator=(const OutputPump&) = delete;
 
@@ -92,7 +93,9 @@ class OutputPump {
     std::string bytes;
   };
 
-  void ReadLoop();
+  // Ends at end of file on both streams, at the drain deadline, or when
+  // `stop` is requested (the destructor), whichever comes first.
+  void ReadLoop(std::stop_token stop);
   void LineLoop();
   // Copies bytes to the stream's passthrough fd; on failure stops passthrough for it.
   void PassThrough(int stream, const char* data, size_t size);
@@ -109,8 +112,6 @@ class OutputPump {
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   std::chrono::steady_clock::time_point drain_deadline_ ABSL_GUARDED_BY(mu_);
 
-  std::thread reader_;
-  std::thread liner_;
   bool started_ = false;
   bool joined_ = false;
 
@@ -120,6 +121,11 @@ class OutputPump {
   std::atomic<uint64_t> backpressure_waits_{0};
   std::atomic<int64_t> backpressure_ms_{0};
   std::atomic<uint64_t> passthrough_failures_{0};
+
+  // Last: destroyed (joined) before what they use. The liner ends when the
+  // reader has closed the queue and it is drained, so it needs no token.
+  std::jthread reader_;
+  std::jthread liner_;
 };
 
 }  // namespace trainwatch::capture

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <stop_token>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
@@ -77,9 +79,11 @@ absl::Status PackModel(const fs::path& model_dir, const fs::path& out) {
 
 struct LocalJobs::Running {
   std::unique_ptr<TrainingRun> runner;
-  std::thread thread;
   std::atomic<bool> done{false};
   absl::Status error;  // Run's own failure (before the job could run); set before done
+  // Last: joined before the runner it uses is destroyed. A stop requested on
+  // it asks the run to stop (TrainingRun::RequestStop).
+  std::jthread thread;
 };
 
 LocalJobs::LocalJobs(std::string data_dir, model::TelemetrySink* sink, const util::Clock* clock)
@@ -87,9 +91,7 @@ LocalJobs::LocalJobs(std::string data_dir, model::TelemetrySink* sink, const uti
 
 LocalJobs::~LocalJobs() {
   util::MutexLock lock(mu_);
-  for (auto& [name, r] : running_) {
-    if (!r->done) r->runner->RequestStop();
-  }
+  for (auto& [name, r] : running_) r->thread.request_stop();
   for (auto& [name, r] : running_) {
     if (r->thread.joinable()) r->thread.join();
   }
@@ -256,8 +258,12 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const TrainingJobSpec& spec) {
     util::MutexLock lock(mu_);
     Reap();
     running_[absl::AsciiStrToLower(name)] = r;
-    raw->thread = std::thread([job = raw.get(), dir, output_path, name] {
-      absl::StatusOr<RunResult> result = job->runner->Run();
+    raw->thread = std::jthread([job = raw.get(), dir, output_path, name](std::stop_token stop) {
+      absl::StatusOr<RunResult> result = [&] {
+        // Only while the run runs: a stop after it has nothing to stop.
+        std::stop_callback on_stop(stop, [job] { job->runner->RequestStop(); });
+        return job->runner->Run();
+      }();
       if (!result.ok()) {
         job->error = result.status();
       } else if (output_path.rfind("file://", 0) == 0) {

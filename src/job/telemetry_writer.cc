@@ -57,8 +57,8 @@ TelemetryWriter::TelemetryWriter(model::LogSink* logs, model::SampleSink* sample
       series_(std::move(series)),
       options_(options) {
   pending_samples_.resize(series_.size());
-  log_thread_ = std::thread([this] { LogLoop(); });
-  sample_thread_ = std::thread([this] { SampleLoop(); });
+  log_thread_ = std::jthread([this](std::stop_token stop) { LogLoop(std::move(stop)); });
+  sample_thread_ = std::jthread([this](std::stop_token stop) { SampleLoop(std::move(stop)); });
 }
 
 TelemetryWriter::~TelemetryWriter() { Stop(); }
@@ -117,8 +117,10 @@ void TelemetryWriter::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
-  work_.notify_all();
   room_.notify_all();
+  // Each thread writes what is pending, then ends.
+  log_thread_.request_stop();
+  sample_thread_.request_stop();
   log_thread_.join();
   sample_thread_.join();
   {
@@ -133,14 +135,15 @@ TelemetryWriter::Stats TelemetryWriter::stats() const {
   return stats_;
 }
 
-void TelemetryWriter::LogLoop() {
+void TelemetryWriter::LogLoop(std::stop_token stop) {
   ::pthread_setname_np(::pthread_self(), "tw-job-logs");
   for (;;) {
     std::vector<model::LogEvent> events;
     uint64_t seq;
     {
       util::MutexLock lock(mu_);
-      lock.Wait(work_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return added_seq_ != logs_written_seq_ || stopping_; });
+      // Returns at once once stopping: what is pending is still written.
+      lock.Wait(work_, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return added_seq_ != logs_written_seq_; });
       if (added_seq_ == logs_written_seq_) break;  // stopping with nothing pending
       events.swap(pending_events_);
       inflight_log_bytes_ = pending_log_bytes_;
@@ -158,7 +161,7 @@ void TelemetryWriter::LogLoop() {
   }
 }
 
-void TelemetryWriter::SampleLoop() {
+void TelemetryWriter::SampleLoop(std::stop_token stop) {
   ::pthread_setname_np(::pthread_self(), "tw-job-samples");
   for (;;) {
     std::vector<std::vector<model::Sample>> samples(series_.size());
@@ -166,7 +169,7 @@ void TelemetryWriter::SampleLoop() {
     bool any;
     {
       util::MutexLock lock(mu_);
-      lock.Wait(work_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return added_seq_ != samples_written_seq_ || stopping_; });
+      lock.Wait(work_, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return added_seq_ != samples_written_seq_; });
       if (added_seq_ == samples_written_seq_) break;
       any = pending_sample_bytes_ > 0;
       if (any) samples.swap(pending_samples_);

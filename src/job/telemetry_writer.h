@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -94,8 +95,8 @@ class TelemetryWriter {
   Stats stats() const;
 
  private:
-  void LogLoop();
-  void SampleLoop();
+  void LogLoop(std::stop_token stop);
+  void SampleLoop(std::stop_token stop);
   void WriteSamples(std::vector<std::vector<model::Sample>>& samples);
   void WriteLogs(std::vector<model::LogEvent>& events);
   // Calls fn until it succeeds, fails with InvalidArgument, or attempts run out.
@@ -109,7 +110,8 @@ class TelemetryWriter {
   const Options options_;
 
   mutable util::Mutex mu_;
-  std::condition_variable work_;  // writer threads: something to write, or stopping
+  // Writer threads: something to write (a stop wakes them through their token).
+  std::condition_variable_any work_;
   std::condition_variable room_;  // Add: the backlog shrank
   std::condition_variable done_;  // Flush: a batch was written
   std::vector<model::LogEvent> pending_events_ ABSL_GUARDED_BY(mu_);
@@ -122,11 +124,15 @@ class TelemetryWriter {
   uint64_t added_seq_ ABSL_GUARDED_BY(mu_) = 0;           // Add calls so far
   uint64_t logs_written_seq_ ABSL_GUARDED_BY(mu_) = 0;    // Add calls whose events are written (or dropped)
   uint64_t samples_written_seq_ ABSL_GUARDED_BY(mu_) = 0;  // ... whose datapoints are
+  // Set by Stop before it asks the threads to stop: later Adds are dropped,
+  // so once a thread has seen its stop and nothing pending, nothing comes.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ = false;  // both threads joined
   Stats stats_;
-  std::thread log_thread_;
-  std::thread sample_thread_;
+  // Last: destroyed first. ~TelemetryWriter stops and joins them explicitly
+  // (Stop), since what is pending must be written first.
+  std::jthread log_thread_;
+  std::jthread sample_thread_;
 };
 
 // Splits a line into CloudWatch-sized log event messages (see above). An empty line

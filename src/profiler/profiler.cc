@@ -11,6 +11,7 @@
 #include "util/log.h"
 #include "util/status_macros.h"
 #include "util/mutex.h"
+#include "util/stop_wait.h"
 
 namespace trainwatch::profiler {
 namespace {
@@ -37,7 +38,8 @@ absl::StatusOr<std::unique_ptr<Profiler>> Profiler::Start(ProfilerOptions option
   }
   TW_ASSIGN_OR_RETURN(std::unique_ptr<Sampler> sampler, Sampler::Create(options, root_pid));
   std::unique_ptr<Profiler> p(new Profiler(std::move(options), std::move(sampler), sink, clock));
-  p->thread_ = std::thread([raw = p.get()] { raw->Run(); });
+  p->thread_ =
+      std::jthread([raw = p.get()](std::stop_token stop) { raw->Run(std::move(stop)); });
   return p;
 }
 
@@ -49,11 +51,7 @@ Profiler::~Profiler() { Stop(); }
 
 void Profiler::Stop() {
   util::MutexLock serial(stop_mu_);
-  {
-    util::MutexLock lock(mu_);
-    stop_requested_ = true;
-  }
-  cv_.notify_all();
+  thread_.request_stop();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -62,12 +60,13 @@ ProfilerStats Profiler::stats() const {
   return stats_;
 }
 
-bool Profiler::WaitUntil(int64_t deadline_ns) {
-  util::MutexLock lock(mu_);
-  while (!stop_requested_) {
+bool Profiler::WaitUntil(const std::stop_token& stop, int64_t deadline_ns) {
+  // The deadline is on clock_ (a test's may not follow real time): sleep
+  // what it says is left, then ask it again.
+  while (!stop.stop_requested()) {
     int64_t left_ns = deadline_ns - clock_->MonotonicNs();
     if (left_ns <= 0) return true;
-    lock.WaitOnceFor(cv_, std::chrono::nanoseconds(left_ns));
+    util::SleepFor(stop, std::chrono::nanoseconds(left_ns));
   }
   return false;
 }
@@ -95,7 +94,7 @@ void Profiler::Tick() {
   stats_.degraded = sampler_->degraded();
 }
 
-void Profiler::Run() {
+void Profiler::Run(std::stop_token stop) {
   ::pthread_setname_np(::pthread_self(), "tw-profiler");
   // The first sample at once, before NVML (whose init may take a while).
   Tick();
@@ -110,7 +109,7 @@ void Profiler::Run() {
   // The grid starts at the first tick; slots NVML's init covered are not late.
   const int64_t origin_ns = init_start;
   int64_t slot = NextGridSlot(origin_ns, interval_ns, 0, clock_->MonotonicNs()).next_slot;
-  while (WaitUntil(origin_ns + slot * interval_ns)) {
+  while (WaitUntil(stop, origin_ns + slot * interval_ns)) {
     Tick();
     GridStep step = NextGridSlot(origin_ns, interval_ns, slot, clock_->MonotonicNs());
     if (step.skipped > 0) {

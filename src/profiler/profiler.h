@@ -19,10 +19,10 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <thread>
 
 #include "absl/status/statusor.h"
@@ -69,11 +69,11 @@ class Profiler {
  private:
   Profiler(ProfilerOptions options, std::unique_ptr<Sampler> sampler, model::SampleSink* sink,
            const util::Clock* clock);
-  void Run();
+  void Run(std::stop_token stop);
   // Samples, writes and accounts one tick.
   void Tick();
   // Waits until monotonic time `deadline_ns` or Stop; false when stopping.
-  bool WaitUntil(int64_t deadline_ns);
+  bool WaitUntil(const std::stop_token& stop, int64_t deadline_ns);
 
   const ProfilerOptions options_;
   std::unique_ptr<Sampler> sampler_;
@@ -81,11 +81,11 @@ class Profiler {
   const util::Clock* clock_;
 
   mutable util::Mutex mu_;
-  std::condition_variable cv_;
-  bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
-  ProfilerStats stats_ ABSL_GUARDED_BY(mu_);        
-  util::Mutex stop_mu_;           // serialises Stop callers
-  std::thread thread_;
+  ProfilerStats stats_ ABSL_GUARDED_BY(mu_);
+  util::Mutex stop_mu_;  // serialises Stop callers
+  // Last: destroyed before what Run uses. Stop asks it to stop (its token)
+  // and joins; Run takes the final sample on its way out.
+  std::jthread thread_;
 };
 
 }  // namespace trainwatch::profiler

@@ -96,8 +96,11 @@ absl::StatusOr<ParamValues> ParseParams(std::string_view rule, std::span<const P
                                         const std::map<std::string, std::string>& given,
                                         Profile profile) {
   for (const auto& [name, value] : given) {
+    // Captured through a reference: clang before 16 cannot capture a
+    // structured binding (the thread-safety check compiles with clang).
+    const std::string& key = name;
     const bool known = std::any_of(specs.begin(), specs.end(),
-                                   [&](const ParamSpec& s) { return s.name == name; });
+                                   [&](const ParamSpec& s) { return s.name == key; });
     if (known) continue;
     std::vector<std::string> names;
     for (const ParamSpec& s : specs) names.emplace_back(s.name);

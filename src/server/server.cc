@@ -33,14 +33,18 @@ class Server::Impl {
   Core core;
   tcp::acceptor acceptor;
   net::signal_set signals;
-  std::vector<std::thread> threads;
   std::string address;
   uint16_t port = 0;
 
   util::Mutex mu;
   std::condition_variable cv;
   bool stopped ABSL_GUARDED_BY(mu) = false;
-  int signal ABSL_GUARDED_BY(mu) = 0;      
+  int signal ABSL_GUARDED_BY(mu) = 0;
+
+  // The request threads and the accept thread, last: destroyed (joined)
+  // before the contexts they run. They end when their io_context is stopped
+  // (Server::Stop, after the grace period), not by their stop tokens.
+  std::vector<std::jthread> threads;
 };
 
 namespace {
@@ -178,7 +182,7 @@ void Server::Stop() {
   for (auto& guard : core.keep_running) guard.reset();
   core.accept_context.stop();
   for (auto& context : core.contexts) context->stop();
-  for (std::thread& t : impl_->threads) {
+  for (std::jthread& t : impl_->threads) {
     if (t.joinable()) t.join();
   }
 }

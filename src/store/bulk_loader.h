@@ -113,9 +113,12 @@ class BulkLoader {
   bool finished_ = false;
   std::vector<Row> rows_;  // scratch
   std::unique_ptr<util::BoundedQueue<SealTask>> tasks_;  // null: seal inline
-  std::vector<std::thread> sealers_;
   util::Mutex seal_mu_;
   absl::Status seal_error_ ABSL_GUARDED_BY(seal_mu_);
+  // Last: destroyed before what they use. They stop when tasks_ is closed
+  // and drained (not by their stop tokens: every queued task must be sealed),
+  // so StopSealers closes it and joins them, from Finish or the destructor.
+  std::vector<std::jthread> sealers_;
 };
 
 }  // namespace trainwatch::store

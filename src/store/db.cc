@@ -15,6 +15,7 @@
 #include "util/log.h"
 #include "util/status_macros.h"
 #include "util/mutex.h"
+#include "util/stop_wait.h"
 
 namespace trainwatch::store {
 
@@ -87,8 +88,10 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(DbOptions options) {
     // threads, encoded off the commit path; replay sealed in the leader.
     db->async_seal_ = true;
     if (db->options_.background_thread) {
-      db->seal_thread_ = std::thread([p = db.get()] { p->SealerLoop(); });
-      db->maint_thread_ = std::thread([p = db.get()] { p->MaintenanceLoop(); });
+      db->seal_thread_ =
+          std::jthread([p = db.get()](std::stop_token stop) { p->SealerLoop(std::move(stop)); });
+      db->maint_thread_ = std::jthread(
+          [p = db.get()](std::stop_token stop) { p->MaintenanceLoop(std::move(stop)); });
     }
   }
   return db;
@@ -198,11 +201,7 @@ absl::Status Db::AddRetentionRule(std::string_view pattern, std::string_view set
 }
 
 Db::~Db() {
-  {
-    util::MutexLock lock(maint_mu_);
-    stopping_ = true;
-  }
-  maint_cv_.notify_all();
+  maint_thread_.request_stop();
   if (maint_thread_.joinable()) maint_thread_.join();
   if (kv_ && writable()) {
     // An empty head log on a clean close: only a crash leaves log records
@@ -398,20 +397,15 @@ Db::HeadStats Db::GetHeadStats() {
   return stats;
 }
 
-void Db::MaintenanceLoop() {
+void Db::MaintenanceLoop(std::stop_token stop) {
   ::pthread_setname_np(::pthread_self(), "tw-store-maint");
   int64_t interval_ms = 1000;
   if (options_.wal_sync_interval_ms > 0) {
     interval_ms = std::min<int64_t>(interval_ms, options_.wal_sync_interval_ms);
   }
-  util::MutexLock lock(maint_mu_);
-  while (!stopping_) {
-    lock.WaitFor(maint_cv_, std::chrono::milliseconds(interval_ms), [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(maint_mu_) { return stopping_; });
-    if (stopping_) break;
-    lock.Unlock();
+  while (util::SleepFor(stop, std::chrono::milliseconds(interval_ms))) {
     absl::Status s = Maintain();
     if (!s.ok()) util::LogOnce("store-maintenance", absl::StrFormat("store maintenance: %s", s.message()));
-    lock.Lock();
   }
 }
 

@@ -38,6 +38,7 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -328,7 +329,7 @@ class Db {
   // Encodes the first job no thread has taken; false when there is none.
   // Called with seal_mu_ held, which it releases while encoding.
   bool EncodeOneSealJob() ABSL_EXCLUSIVE_LOCKS_REQUIRED(seal_mu_);
-  void SealerLoop();
+  void SealerLoop(std::stop_token stop);
   void StopSealer();
   HeadEntry* HeadFor(SeriesId id, std::string_view ns);
   static void PrefetchHead(const HeadEntry* entry);
@@ -343,7 +344,7 @@ class Db {
   TierRetention RetentionFor(std::string_view ns);
   absl::Status RequireWriter() const;
   bool DropRecord(kv::Cf cf, std::string_view key, std::string_view value) const;
-  void MaintenanceLoop();
+  void MaintenanceLoop(std::stop_token stop);
 
   DbOptions options_;
   DataFolderPaths paths_;
@@ -407,21 +408,21 @@ class Db {
   // false while Open replays the head (those seals are written at once).
   bool async_seal_ = false;
   util::Mutex seal_mu_;
-  std::condition_variable seal_cv_;                 // a job queued, a job encoded, or stop
+  // A job queued or a job encoded (a stop wakes the sealer through its
+  // token: hence condition_variable_any).
+  std::condition_variable_any seal_cv_;
   std::deque<std::unique_ptr<SealJob>> seal_jobs_ ABSL_GUARDED_BY(seal_mu_);  // detach order
   // Jobs are taken in queue order, so the taken ones are the first
   // seal_taken_ of seal_jobs_.
   size_t seal_taken_ ABSL_GUARDED_BY(seal_mu_) = 0;
   size_t seal_encoding_ ABSL_GUARDED_BY(seal_mu_) = 0;         // taken, not yet encoded
   size_t seal_unencoded_bytes_ ABSL_GUARDED_BY(seal_mu_) = 0;  // of the jobs not yet encoded
-  bool seal_stopping_ ABSL_GUARDED_BY(seal_mu_) = false;
-  std::thread seal_thread_;
 
-  // Maintenance thread.
-  util::Mutex maint_mu_;
-  std::condition_variable maint_cv_;
-  bool stopping_ ABSL_GUARDED_BY(maint_mu_) = false;
-  std::thread maint_thread_;
+  // The background threads, last: destroyed before the state they use. ~Db
+  // stops them explicitly, in order: the maintenance thread first, the
+  // sealer only after the close has committed the seal jobs it could.
+  std::jthread seal_thread_;
+  std::jthread maint_thread_;
 };
 
 }  // namespace trainwatch::store

@@ -107,23 +107,23 @@ void Db::CommitSealJobs(bool all, kv::WriteBatch* batch) {
   }
 }
 
-void Db::SealerLoop() {
+void Db::SealerLoop(std::stop_token stop) {
   ::pthread_setname_np(::pthread_self(), "tw-store-seal");
   util::MutexLock lock(seal_mu_);
   // Stopping wins over work: the close has written every job it could, and
   // after a failed write the jobs' rows wait in head records for the next
   // writer anyway.
-  while (!seal_stopping_) {
-    if (!EncodeOneSealJob()) lock.WaitOnce(seal_cv_);
+  while (!stop.stop_requested()) {
+    if (!EncodeOneSealJob()) {
+      lock.Wait(seal_cv_, stop, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(seal_mu_) {
+        return seal_taken_ != seal_jobs_.size();  // a job no thread has taken
+      });
+    }
   }
 }
 
 void Db::StopSealer() {
-  {
-    util::MutexLock lock(seal_mu_);
-    seal_stopping_ = true;
-  }
-  seal_cv_.notify_all();
+  seal_thread_.request_stop();
   if (seal_thread_.joinable()) seal_thread_.join();
 }
 

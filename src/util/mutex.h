@@ -19,11 +19,31 @@
 // MutexLock (which hands it the std::mutex inside); a predicate that reads
 // guarded members says so with ABSL_EXCLUSIVE_LOCKS_REQUIRED (it runs with the
 // mutex held).
+//
+// A thread that a std::jthread runs waits with its std::stop_token on a
+// std::condition_variable_any, so that request_stop() wakes it:
+//
+//   std::condition_variable_any work_;
+//
+//   void Loop(std::stop_token stop) {
+//     util::MutexLock lock(mu_);
+//     while (lock.Wait(work_, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return count_ > 0; })) {
+//       ...
+//     }
+//   }
+//
+// (std::condition_variable_any registers a std::stop_callback that notifies
+// under a mutex of its own, so a request between the check and the wait is
+// not lost; notifying a std::condition_variable from a callback under mu_
+// could deadlock, since the callback runs in whichever thread asks for the
+// stop.) SleepFor and SleepUntil (util/stop_wait.h) sleep until a time or
+// a stop, with no mutex.
 
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <shared_mutex>
+#include <stop_token>
 
 #include "absl/base/thread_annotations.h"
 
@@ -85,6 +105,33 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
                  Predicate ready) {
     Adopted lock(mu_);
     return cv.wait_until(lock.lock, deadline, std::move(ready));
+  }
+  // The same waits on a std::condition_variable_any (one that stop-aware
+  // waiters share).
+  template <class Predicate>
+  void Wait(std::condition_variable_any& cv, Predicate ready) {
+    Adopted lock(mu_);
+    cv.wait(lock.lock, std::move(ready));
+  }
+  // Stop-aware waits: as Wait, WaitFor and WaitUntil, but they also return as
+  // soon as `stop` is requested (at once when it already was). Each returns
+  // ready(), so false means a stop (or the timeout) came first.
+  template <class Predicate>
+  bool Wait(std::condition_variable_any& cv, std::stop_token stop, Predicate ready) {
+    Adopted lock(mu_);
+    return cv.wait(lock.lock, std::move(stop), std::move(ready));
+  }
+  template <class Rep, class Period, class Predicate>
+  bool WaitFor(std::condition_variable_any& cv, std::stop_token stop,
+               std::chrono::duration<Rep, Period> timeout, Predicate ready) {
+    Adopted lock(mu_);
+    return cv.wait_for(lock.lock, std::move(stop), timeout, std::move(ready));
+  }
+  template <class Clock, class Duration, class Predicate>
+  bool WaitUntil(std::condition_variable_any& cv, std::stop_token stop,
+                 std::chrono::time_point<Clock, Duration> deadline, Predicate ready) {
+    Adopted lock(mu_);
+    return cv.wait_until(lock.lock, std::move(stop), deadline, std::move(ready));
   }
   // Waits once for a notification (spurious wake-ups included), no predicate.
   void WaitOnce(std::condition_variable& cv) {
