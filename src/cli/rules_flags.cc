@@ -77,11 +77,7 @@ absl::StatusOr<RulesSetup> LoadRulesFlags(const RulesFlags& flags,
   }
   setup.step_metric = flags.step_metric;
   if (setup.step_metric.empty()) {
-    for (const char* name : {"step", "train:step", "global_step"}) {
-      for (const model::MetricDefinition& d : definitions) {
-        if (setup.step_metric.empty() && d.name == name) setup.step_metric = name;
-      }
-    }
+    setup.step_metric = rules::DefaultStepMetric(definitions);
   } else {
     bool defined = false;
     for (const model::MetricDefinition& d : definitions) defined |= d.name == setup.step_metric;

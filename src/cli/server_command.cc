@@ -134,7 +134,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     // from here on.
     if (absl::StatusOr<std::vector<model::JobRecord>> all = reader.ListJobs(); all.ok()) {
       for (const model::JobRecord& job : *all) {
-        if (!model::IsTerminal(job.status)) rules->engine().Watch(job);
+        if (!model::IsTerminal(job.status)) rules->engine().Watch(job, &reader, &reader);
       }
     }
   }

@@ -236,6 +236,8 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const TrainingJobSpec& spec) {
   run.environment = env;
   run.hyperparameters = spec.hyperparameters;
   run.request_json = spec.request_json;
+  run.rule_configurations = spec.rule_configurations;
+  run.step_metric = spec.step_metric;
   run.stdout_fd = -1;  // the output is in the job's log stream
   run.stderr_fd = -1;
   run.stdin_fd = -1;

@@ -46,6 +46,10 @@ struct TrainingJobSpec {
   int64_t max_runtime_s = 86400;
   int64_t profiling_interval_ms = 0;  // 0 = profiling off
   std::vector<Rule> rules;
+  // The rules the job runs: `rules` checked, or the default set when there
+  // are none (api/sagemaker fills it; rules/config.h).
+  std::vector<model::RuleConfiguration> rule_configurations;
+  std::string step_metric;
   std::vector<std::pair<std::string, std::string>> tags;
   // The request as received with SageMaker's defaults filled in; what
   // DescribeTrainingJob echoes (store it in JobRecord::request_json).

@@ -220,6 +220,15 @@ std::vector<model::RuleConfiguration> DefaultRuleConfigurations() {
   return out;
 }
 
+std::string DefaultStepMetric(const std::vector<model::MetricDefinition>& definitions) {
+  for (const char* name : {"step", "train:step", "global_step"}) {
+    for (const model::MetricDefinition& d : definitions) {
+      if (d.name == name) return name;
+    }
+  }
+  return "";
+}
+
 absl::StatusOr<Profile> ParseProfile(std::string_view name) {
   if (name.empty() || name == ProfileName(Profile::kDefault)) return Profile::kDefault;
   if (name == ProfileName(Profile::kSageMakerCompat)) return Profile::kSageMakerCompat;

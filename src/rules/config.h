@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "model/job_record.h"
 #include "model/rule_result.h"
 #include "nlohmann/json.hpp"
 #include "rules/params.h"
@@ -41,6 +42,10 @@ absl::StatusOr<std::vector<model::RuleConfiguration>> ParseRuleConfigurations(
 // The rules that run when a job configures none: every rule of the catalog's
 // default set, with its default parameters.
 std::vector<model::RuleConfiguration> DefaultRuleConfigurations();
+
+// The metric whose value is the step number when the user names none: a
+// definition named step, train:step or global_step ("" when none is).
+std::string DefaultStepMetric(const std::vector<model::MetricDefinition>& definitions);
 
 // "default" or "sagemaker_compat"; InvalidArgument naming the choices.
 absl::StatusOr<Profile> ParseProfile(std::string_view name);

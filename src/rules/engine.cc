@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
+#include "rules/replay.h"
 #include "util/check.h"
 #include "util/log.h"
 
@@ -51,10 +52,25 @@ void Engine::Enqueue(Item item) {
   wake_.notify_one();
 }
 
-void Engine::Watch(const model::JobRecord& job) {
+void Engine::Watch(const model::JobRecord& job, query::MetricsReader* metrics,
+                   query::LogsReader* logs) {
   Item item;
   item.kind = Item::kWatch;
   item.job = job;
+  if (metrics != nullptr && logs != nullptr && !job.rule_configurations.empty() &&
+      !model::IsTerminal(job.status)) {
+    auto evaluator =
+        std::make_unique<JobEvaluator>(job, job.creation_ms, options_.repeat_quiet_ms);
+    absl::Status s = FeedStoredInputs(job, *metrics, *logs, ReplayOptions{},
+                                      options_.clock->NowMs(), evaluator.get(), nullptr, nullptr);
+    if (s.ok()) {
+      item.rebuilt = std::move(evaluator);
+    } else {
+      util::LogWarning(absl::StrFormat("rules: cannot rebuild the rules of job %s from the store "
+                                       "(%s); they start afresh",
+                                       job.name, std::string(s.message())));
+    }
+  }
   Enqueue(std::move(item));
 }
 
@@ -125,8 +141,10 @@ void Engine::Process(Item& item, std::map<std::string, Outcome>* outcomes) {
           ended_jobs_.count(job.name) > 0) {
         return;
       }
-      auto evaluator = std::make_unique<JobEvaluator>(job, options_.clock->NowMs(),
-                                                      options_.repeat_quiet_ms);
+      std::unique_ptr<JobEvaluator> evaluator =
+          item.rebuilt ? std::move(item.rebuilt)
+                       : std::make_unique<JobEvaluator>(job, options_.clock->NowMs(),
+                                                        options_.repeat_quiet_ms);
       (*outcomes)[job.name].statuses_changed = true;  // the initial InProgress statuses
       it = jobs_.emplace(job.name, std::move(evaluator)).first;
     }

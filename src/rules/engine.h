@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "model/job_record.h"
 #include "model/sinks.h"
+#include "query/reader.h"
 #include "rules/evaluator.h"
 #include "rules/inputs.h"
 #include "util/clock.h"
@@ -81,9 +82,12 @@ class Engine final : public model::IngestObserver {
   Engine& operator=(const Engine&) = delete;
 
   // Starts watching a job whose record was written before the engine
-  // subscribed (the server's jobs in progress at start); its inputs so far
-  // are not replayed.
-  void Watch(const model::JobRecord& job);
+  // subscribed (the server's jobs in progress at start). With readers, the
+  // rules' state is rebuilt first from what is stored (rules/replay.h), so
+  // an issue found before a restart stays found and windows stay full;
+  // without, the rules start afresh.
+  void Watch(const model::JobRecord& job, query::MetricsReader* metrics = nullptr,
+             query::LogsReader* logs = nullptr);
 
   void OnSamples(const model::SampleBatch& batch) override;
   void OnLogs(const model::LogBatch& batch) override;
@@ -101,6 +105,7 @@ class Engine final : public model::IngestObserver {
     enum Kind : uint8_t { kInputs, kJob, kWatch } kind = kInputs;
     std::vector<OwnedInput> inputs;
     model::JobRecord job;
+    std::unique_ptr<JobEvaluator> rebuilt;  // kWatch: the state rebuilt from the store
   };
   void Loop(std::stop_token stop);
   void Enqueue(Item item);

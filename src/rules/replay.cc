@@ -64,6 +64,47 @@ absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metric
 
 }  // namespace
 
+absl::Status FeedStoredInputs(const model::JobRecord& job, query::MetricsReader& metrics,
+                              query::LogsReader& logs, const ReplayOptions& options,
+                              int64_t end_ms, JobEvaluator* evaluator,
+                              std::vector<model::RuleFinding>* findings, int64_t* inputs) {
+  const int64_t tick_ms = std::max<int64_t>(options.tick_ms, 1);
+  int64_t next_tick = job.creation_ms + tick_ms;
+  Outcome out;
+  auto collect = [&] {
+    if (findings != nullptr) {
+      for (model::RuleFinding& f : out.findings) findings->push_back(std::move(f));
+    }
+    out = Outcome{};
+  };
+  auto tick_until = [&](int64_t t_ms) {
+    Input tick;
+    tick.signal = Signal::kTick;
+    for (; next_tick <= t_ms && !evaluator->ended(); next_tick += tick_ms) {
+      tick.t_ms = next_tick;
+      evaluator->Feed(tick, &out);
+    }
+  };
+  // A little past the end: data written as the job ended.
+  const int64_t read_end = end_ms + 1;
+  for (int64_t start = job.creation_ms; start < read_end; start += options.slice_ms) {
+    const int64_t end = std::min(read_end, start + options.slice_ms);
+    std::vector<OwnedInput> slice;
+    TW_RETURN_IF_ERROR(ReadSlice(job, metrics, logs, start, end, &slice));
+    for (const OwnedInput& in : slice) {
+      if (in.job != job.name) continue;
+      tick_until(in.input.t_ms);
+      evaluator->Feed(in.AsInput(), &out);
+      if (inputs != nullptr) ++*inputs;
+      collect();
+    }
+    if (options.progress) options.progress(end);
+  }
+  tick_until(end_ms);
+  collect();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ReplayResult> ReplayJob(const model::JobRecord& job, query::MetricsReader& metrics,
                                        query::LogsReader& logs, const ReplayOptions& options) {
   model::JobRecord configured = job;
@@ -78,40 +119,11 @@ absl::StatusOr<ReplayResult> ReplayJob(const model::JobRecord& job, query::Metri
                       ? job.training_end_ms.value_or(job.last_modified_ms)
                       : job.last_modified_ms;
   JobEvaluator evaluator(configured, job.creation_ms);
-  const int64_t tick_ms = std::max<int64_t>(options.tick_ms, 1);
-  int64_t next_tick = job.creation_ms + tick_ms;
-  auto tick_until = [&](int64_t t_ms, Outcome* out) {
-    Input tick;
-    tick.signal = Signal::kTick;
-    for (; next_tick <= t_ms && !evaluator.ended(); next_tick += tick_ms) {
-      tick.t_ms = next_tick;
-      evaluator.Feed(tick, out);
-    }
-  };
-  auto collect = [&](Outcome& out) {
-    for (model::RuleFinding& f : out.findings) result.findings.push_back(std::move(f));
-    out.findings.clear();
-  };
-  // A little past the end: data written as the job ended.
-  const int64_t read_end = result.end_ms + 1;
-  for (int64_t start = job.creation_ms; start < read_end; start += options.slice_ms) {
-    const int64_t end = std::min(read_end, start + options.slice_ms);
-    std::vector<OwnedInput> inputs;
-    TW_RETURN_IF_ERROR(ReadSlice(job, metrics, logs, start, end, &inputs));
-    Outcome out;
-    for (const OwnedInput& in : inputs) {
-      if (in.job != job.name) continue;
-      tick_until(in.input.t_ms, &out);
-      evaluator.Feed(in.AsInput(), &out);
-      ++result.inputs;
-      collect(out);
-    }
-    if (options.progress) options.progress(end);
-  }
+  TW_RETURN_IF_ERROR(FeedStoredInputs(job, metrics, logs, options, result.end_ms, &evaluator,
+                                      &result.findings, &result.inputs));
   Outcome out;
-  tick_until(result.end_ms, &out);
   evaluator.JobChanged(job, &out);
-  collect(out);
+  for (model::RuleFinding& f : out.findings) result.findings.push_back(std::move(f));
   result.statuses = evaluator.statuses();
   return result;
 }

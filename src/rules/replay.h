@@ -40,6 +40,17 @@ struct ReplayResult {
   int64_t end_ms = 0;
 };
 
+class JobEvaluator;
+
+// Replay's core: feeds `job`'s stored inputs from its creation up to end_ms
+// (with ticks) into `evaluator`, appending the findings it records to
+// *findings when not null; does not end the rules. Also how the live engine
+// rebuilds a job's rule state when a server starts (Engine::Watch).
+absl::Status FeedStoredInputs(const model::JobRecord& job, query::MetricsReader& metrics,
+                              query::LogsReader& logs, const ReplayOptions& options,
+                              int64_t end_ms, JobEvaluator* evaluator,
+                              std::vector<model::RuleFinding>* findings, int64_t* inputs);
+
 // InvalidArgument for configurations that do not build (the same errors as
 // ValidateRuleConfigurations); the readers' errors.
 absl::StatusOr<ReplayResult> ReplayJob(const model::JobRecord& job, query::MetricsReader& metrics,

@@ -7,6 +7,7 @@
 #include "api/errors.h"
 #include "api/sagemaker/sagemaker.h"
 #include "api/validation.h"
+#include "rules/config.h"
 
 namespace trainwatch::api::sagemaker {
 namespace {
@@ -317,6 +318,26 @@ absl::StatusOr<TrainingJobSpec> DecodeCreateTrainingJob(const Node& input, const
 
   if (!errors.empty()) return errors.ToStatus("ValidationException");
   if (!unsupported.empty()) return ValidationException(unsupported.front());
+
+  // The rules: as configured (checked as `trainwatch run --rules` checks
+  // them), or the default set.
+  nlohmann::json rule_lists = nlohmann::json::object();
+  for (const char* key : {"ProfilerRuleConfigurations", "DebugRuleConfigurations"}) {
+    if (input.raw().contains(key)) rule_lists[key] = input.raw()[key];
+  }
+  if (!rule_lists.empty()) {
+    absl::StatusOr<std::vector<model::RuleConfiguration>> configs =
+        rules::ParseRuleConfigurations(rule_lists, "request");
+    if (!configs.ok()) return ValidationException(std::string(configs.status().message()));
+    spec.rule_configurations = std::move(*configs);
+  }
+  if (spec.rule_configurations.empty()) spec.rule_configurations = rules::DefaultRuleConfigurations();
+  if (absl::Status s =
+          rules::ValidateRuleConfigurations(&spec.rule_configurations, rules::Profile::kDefault);
+      !s.ok()) {
+    return ValidationException(std::string(s.message()));
+  }
+  spec.step_metric = rules::DefaultStepMetric(spec.metric_definitions);
 
   // What DescribeTrainingJob echoes: the request with SageMaker's defaults.
   nlohmann::json echo = input.raw();

@@ -11,6 +11,7 @@
 #include "api/wire_time.h"
 #include "query/errors.h"
 #include "query/jobs.h"
+#include "rules/catalog.h"
 
 namespace trainwatch::api::sagemaker {
 
@@ -205,6 +206,20 @@ std::string JobArn(const Context& context, std::string_view name) {
                          context.account_id, Lower(name));
 }
 
+// SageMaker names the processing job that evaluates a rule
+// "<job>-<rule configuration>-<8 hex>"; trainwatch evaluates in-process, so
+// the hex is a hash of the two names (stable across describes).
+std::string RuleEvaluationJobArn(const Context& context, std::string_view job,
+                                 std::string_view configuration) {
+  uint32_t h = 2166136261u;
+  for (std::string_view part : {job, std::string_view("/"), configuration}) {
+    for (char c : part) h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  }
+  std::string name = absl::StrFormat("%s-%s", Lower(job), Lower(configuration)).substr(0, 54);
+  return absl::StrFormat("arn:aws:sagemaker:%s:%s:processing-job/%s-%08x", context.region,
+                         context.account_id, name, h);
+}
+
 std::string DescribeJson(const model::JobRecord& job, const Context& context) {
   nlohmann::json request = nlohmann::json::object();
   if (!job.request_json.empty()) {
@@ -228,6 +243,18 @@ std::string DescribeJson(const model::JobRecord& job, const Context& context) {
     request["StoppingCondition"] = {{"MaxRuntimeInSeconds", job.max_runtime_s}};
     if (job.profiling_interval_ms > 0) {
       request["ProfilerConfig"] = {{"ProfilingIntervalInMilliseconds", job.profiling_interval_ms}};
+    }
+    // The rules in SageMaker's shape, filed by family as SageMaker files them.
+    for (const model::RuleConfiguration& c : job.rule_configurations) {
+      const rules::RuleInfo* info = rules::FindRule(c.rule);
+      const bool profiler = info != nullptr && info->family == rules::RuleFamily::kProfiler;
+      nlohmann::json params = {{"rule_to_invoke", c.rule}};
+      for (const auto& [k, v] : c.parameters) params[k] = v;
+      for (const std::string& action : c.actions) params["action"] = action;
+      request[profiler ? "ProfilerRuleConfigurations" : "DebugRuleConfigurations"].push_back(
+          {{"RuleConfigurationName", c.name},
+           {"RuleEvaluatorImage", "trainwatch/rules"},
+           {"RuleParameters", params}});
     }
   }
   auto echo = [&](Json& body, std::string_view member) {
@@ -280,6 +307,22 @@ std::string DescribeJson(const model::JobRecord& job, const Context& context) {
     body["BillableTimeInSeconds"] = seconds;
   }
   for (std::string_view m : kEchoLast) echo(body, m);
+  // Each rule's status, in the list of its family (spec/rules.md §3.4).
+  for (const model::RuleStatus& s : job.rule_statuses) {
+    std::string family = s.family;
+    if (family.empty()) {
+      const rules::RuleInfo* info = rules::FindRule(s.rule);
+      family = info != nullptr ? std::string(rules::RuleFamilyName(info->family)) : "debug";
+    }
+    Json item;
+    item["RuleConfigurationName"] = s.configuration_name;
+    item["RuleEvaluationJobArn"] = RuleEvaluationJobArn(context, job.name, s.configuration_name);
+    item["RuleEvaluationStatus"] = std::string(model::RuleStatusName(s.status));
+    if (!s.details.empty()) item["StatusDetails"] = s.details.substr(0, 1024);
+    item["LastModifiedTime"] = EpochSeconds(s.last_modified_ms);
+    body[family == "profiler" ? "ProfilerRuleEvaluationStatuses" : "DebugRuleEvaluationStatuses"]
+        .push_back(std::move(item));
+  }
   auto profiler = request.find("ProfilerConfig");
   bool profiling = profiler != request.end() && profiler->is_object() &&
                    !(profiler->contains("DisableProfiler") &&
