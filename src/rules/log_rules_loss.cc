@@ -36,8 +36,9 @@ Finding NotDecreasing(const LossNotDecreasingParams& p, const LossNotDecreasingS
   f.t_ms = t_ms;
   f.observed = improvement;
   f.threshold = p.diff_percent;
-  const std::string change = improvement >= 0 ? absl::StrFormat("fell %s %%", Num(improvement))
-                                              : absl::StrFormat("rose %s %%", Num(-improvement));
+  const std::string change = improvement > 0   ? absl::StrFormat("fell %s %%", Num(improvement))
+                             : improvement < 0 ? absl::StrFormat("rose %s %%", Num(-improvement))
+                                               : std::string("did not change");
   f.message = absl::StrFormat(
       "%s %s from step %d to step %d (needed a fall of at least %s %% every %d steps): %s -> %s.",
       p.metric, change, ref.step, step, Num(p.diff_percent), p.num_steps, Num(ref.value),

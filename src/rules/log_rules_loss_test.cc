@@ -30,7 +30,7 @@ TEST(LossNotDecreasing, SpecCadenceLossEveryThreeStepsComparesStep21WithStep9) {
     if (step == 21) {
       ASSERT_EQ(v.findings.size(), 1u);
       EXPECT_EQ(v.findings[0].message,
-                "train:loss fell 0 % from step 9 to step 21 (needed a fall of at least 0.1 % "
+                "train:loss did not change from step 9 to step 21 (needed a fall of at least 0.1 % "
                 "every 10 steps): 0.5 -> 0.5.");
     }
     if (step == 33) {
