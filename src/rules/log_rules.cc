@@ -2,13 +2,44 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/ascii.h"
 #include "rules/catalog.h"
+#include "rules/log_rules_internal.h"
 
 namespace trainwatch::rules {
+
+namespace log_internal {
+
+std::string Num(double v) { return absl::StrFormat("%.6g", v); }
+
+std::string AtStep(int64_t step) {
+  return step >= 0 ? absl::StrFormat(" at step %d", step) : std::string();
+}
+
+std::string Seconds(double seconds) {
+  if (seconds < 120) return Num(seconds) + " s";
+  if (seconds < 7200) {
+    return absl::StrFormat("%.0f s (%s min)", seconds, Num(std::round(seconds / 6) / 10));
+  }
+  return absl::StrFormat("%.0f s (%s h)", seconds, Num(std::round(seconds / 360) / 10));
+}
+
+Finding MetricNoData(std::string_view metric, std::string_view rule_needs, int64_t t_ms) {
+  Finding f = NoDataFinding(absl::StrFormat("the job produced no metric named %s", metric),
+                            absl::StrFormat("Define a metric (--metric NAME=REGEX) that extracts "
+                                            "%s from the training output, or name the metric "
+                                            "this rule should read.",
+                                            rule_needs),
+                            t_ms);
+  f.subject = std::string(metric);
+  return f;
+}
+
+}  // namespace log_internal
 
 namespace {
 
@@ -102,6 +133,107 @@ std::vector<RuleInfo> LogRuleInfos() {
       .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
         return std::make_unique<PureRule<ExplodingTensorParams, ExplodingTensorState>>(
             MakeExplodingTensorParams(v));
+      }});
+  out.push_back(RuleInfo{
+      .name = "LossNotDecreasing",
+      .family = RuleFamily::kDebug,
+      .summary = "the loss stopped going down (or climbs away from its best)",
+      .watches = "one loss metric (train:loss by default) and the step it was logged at",
+      .params = {{"metric", ParamType::kString, "train:loss", "", 0, 0,
+                  "the loss metric to watch (a metric name the job produces)"},
+                 {"num_steps", ParamType::kInteger, "10", "", 1, 100000,
+                  "steps between checks; each check compares with the newest value at least "
+                  "this many steps older (the metric's values count as steps when the job "
+                  "reports none)"},
+                 {"diff_percent", ParamType::kNumber, "0.1", "", 0, 100,
+                  "the least the loss must fall between checks, in percent of the older value"},
+                 {"increase_threshold_percent", ParamType::kNumber, "5", "", 0, 100000,
+                  "how far, in percent of its lowest value, the loss may rise before it counts "
+                  "as diverging"}},
+      .in_default_set = false,
+      .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
+        return std::make_unique<PureRule<LossNotDecreasingParams, LossNotDecreasingState>>(
+            MakeLossNotDecreasingParams(v));
+      }});
+  out.push_back(RuleInfo{
+      .name = "Overfit",
+      .family = RuleFamily::kDebug,
+      .summary = "the validation loss pulls away from the training loss",
+      .watches = "a training and a validation loss metric (train:loss, validation:loss)",
+      .params = {{"train_metric", ParamType::kString, "train:loss", "", 0, 0,
+                  "the training loss metric"},
+                 {"validation_metric", ParamType::kString, "validation:loss", "", 0, 0,
+                  "the validation loss metric; a run of its values after training values is one "
+                  "evaluation round"},
+                 {"start_step", ParamType::kInteger, "0", "", 0,
+                  std::numeric_limits<double>::infinity(),
+                  "judge only evaluation rounds from this step on"},
+                 {"patience", ParamType::kInteger, "1", "", 1, 100000,
+                  "evaluation rounds in a row above ratio_threshold before it fires"},
+                 {"ratio_threshold", ParamType::kNumber, "0.1", "", 0, 1000,
+                  "the most (validation - train) / train may be in a round (0.1: 10 % above)"}},
+      .in_default_set = false,
+      .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
+        return std::make_unique<PureRule<OverfitParams, OverfitState>>(MakeOverfitParams(v));
+      }});
+  out.push_back(RuleInfo{
+      .name = "Overtraining",
+      .family = RuleFamily::kDebug,
+      .summary = "training goes on after the training or validation loss stopped improving",
+      .watches = "a training and a validation loss metric (train:loss, validation:loss)",
+      .params = {{"train_metric", ParamType::kString, "train:loss", "", 0, 0,
+                  "the training loss metric"},
+                 {"validation_metric", ParamType::kString, "validation:loss", "", 0, 0,
+                  "the validation loss metric"},
+                 {"patience_train", ParamType::kInteger, "5", "", 1, 100000,
+                  "training loss values in a row without a new best before it fires"},
+                 {"patience_validation", ParamType::kInteger, "10", "", 1, 100000,
+                  "validation loss values in a row without a new best before it fires"},
+                 {"delta", ParamType::kNumber, "0.01", "", 0,
+                  std::numeric_limits<double>::infinity(),
+                  "the least a value must be below the best so far to count as a new best "
+                  "(in the loss's units)"}},
+      .in_default_set = false,
+      .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
+        return std::make_unique<PureRule<OvertrainingParams, OvertrainingState>>(
+            MakeOvertrainingParams(v));
+      }});
+  out.push_back(RuleInfo{
+      .name = "StalledTrainingRule",
+      .family = RuleFamily::kDebug,
+      .summary = "the job stopped producing anything (a hang)",
+      .watches = "every log line, metric and step of the job, against the engine's clock",
+      .params = {{"threshold", ParamType::kSeconds, "1800", "", 1, 7 * 86400,
+                  "how long the job may print no line, metric or step before it counts as "
+                  "stalled"},
+                 {"stop_training_on_fire", ParamType::kBool, "false", "", 0, 0,
+                  "stop the job when it fires (SageMaker's parameter; the engine acts on it)"},
+                 {"training_job_name_prefix", ParamType::kString, "", "", 0, 0,
+                  "SageMaker's name prefix of the job to stop; accepted for compatibility "
+                  "(trainwatch stops the watched job by its ID)"}},
+      .in_default_set = true,
+      .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
+        return std::make_unique<PureRule<StalledTrainingParams, StalledTrainingState>>(
+            MakeStalledTrainingParams(v));
+      }});
+  out.push_back(RuleInfo{
+      .name = "LossSpike",
+      .family = RuleFamily::kDebug,
+      .summary = "the loss jumped far above its recent median (a bad batch, a learning-rate "
+                 "jump)",
+      .watches = "one loss metric (train:loss by default)",
+      .params = {{"metric", ParamType::kString, "train:loss", "", 0, 0,
+                  "the loss metric to watch (a metric name the job produces)"},
+                 {"k", ParamType::kNumber, "3", "", 1, 1000,
+                  "a spike is a value above k times the median of the last window values (for "
+                  "a median <= 0: the median plus k times the values' spread)"},
+                 {"window", ParamType::kInteger, "50", "", 3, 100000,
+                  "how many previous values the running median covers"},
+                 {"min_values", ParamType::kInteger, "20", "", 3, 100000,
+                  "values needed before any is judged (at most window)"}},
+      .in_default_set = false,
+      .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
+        return std::make_unique<PureRule<LossSpikeParams, LossSpikeState>>(MakeLossSpikeParams(v));
       }});
   return out;
 }
