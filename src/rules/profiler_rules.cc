@@ -30,10 +30,14 @@ constexpr ParamSpec Patience(std::string_view def, std::string_view compat) {
   return {"patience", ParamType::kSeconds, def, compat, 0, kMaxPatience,
           "warm-up: no decision before this much data (seconds; samples in sagemaker_compat)"};
 }
-constexpr ParamSpec Window(std::string_view def, std::string_view compat, double min = 1) {
-  return {"window", ParamType::kSeconds, def, compat, min, kDay,
-          "the sliding window the statistics are over (seconds; samples in sagemaker_compat)"};
+constexpr ParamSpec Window(std::string_view def, std::string_view compat, double min = 1,
+                           std::string_view help = "the sliding window the statistics are over "
+                                                   "(seconds; samples in sagemaker_compat)") {
+  return {"window", ParamType::kSeconds, def, compat, min, kDay, help};
 }
+constexpr std::string_view kSinceStartInCompat =
+    "the sliding window the ratio is over (seconds; sagemaker_compat takes it since the start, "
+    "as SageMaker)";
 
 template <class P, class S>
 std::function<std::unique_ptr<Rule>(const ParamValues&)> Maker(P (*make)(const ParamValues&)) {
@@ -118,7 +122,8 @@ std::vector<RuleInfo> ProfilerRuleInfos() {
                   Percent("gpu_threshold", "10", "a GPU below this percent is idle"),
                   Percent("cpu_threshold", "90",
                           "the host CPU (mean over the cores) at or above this percent is busy"),
-                  Patience("500", "1000"), Window("250", ""), kMinSaturated},
+                  Patience("500", "1000"), Window("250", "", 1, kSinceStartInCompat),
+                  kMinSaturated},
        .in_default_set = true,
        .make = Maker<BottleneckParams, BottleneckState>(&MakeCpuBottleneckParams)});
   add({.name = "IOBottleneck",
@@ -130,7 +135,8 @@ std::vector<RuleInfo> ProfilerRuleInfos() {
                   Percent("gpu_threshold", "10", "a GPU below this percent is idle"),
                   Percent("io_threshold", "50",
                           "the mean I/O wait over the cores at or above this percent is busy"),
-                  Patience("500", "1000"), Window("250", ""), kMinSaturated},
+                  Patience("500", "1000"), Window("250", "", 1, kSinceStartInCompat),
+                  kMinSaturated},
        .in_default_set = true,
        .make = Maker<BottleneckParams, BottleneckState>(&MakeIoBottleneckParams)});
   add({.name = "LowGPUUtilization",
@@ -183,7 +189,10 @@ std::vector<RuleInfo> ProfilerRuleInfos() {
                    "fewer workers than this percent of the cores is too few"},
                   {"max_threshold", ParamType::kNumber, "200", "", 0, 10000,
                    "more workers than this percent of the cores is too many"},
-                  Patience("10", ""), Window("300", "")},
+                  Patience("10", ""),
+                  Window("300", "", 1,
+                         "the sliding window the median is over (seconds; sagemaker_compat takes "
+                         "it since the start, as SageMaker)")},
        .in_default_set = true,
        .make = Maker<DataloaderParams, DataloaderState>(&MakeDataloaderParams)});
   add({.name = "MaxInitializationTime",
