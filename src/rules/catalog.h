@@ -34,6 +34,9 @@ struct RuleInfo {
   std::string_view watches;   // one line: its inputs ("GPUUtilization per GPU")
   std::vector<ParamSpec> params;
   bool in_default_set = false;  // runs when the user configures no rules
+  // Reads kStep inputs only: for a job without a step metric it cannot tell
+  // "no step yet" from "no step metric", so it does not run and says so.
+  bool needs_steps = false;
   // Builds the rule from checked parameters.
   std::function<std::unique_ptr<Rule>(const ParamValues&)> make;
 };

@@ -138,6 +138,27 @@ TEST(JobEvaluator, CompatProfileStopsARuleAtItsFirstIssue) {
   EXPECT_EQ(live.statuses()[0].findings_total, 2);
 }
 
+TEST(JobEvaluator, StepRulesWithoutAStepMetricSayWhyTheyDidNotRun) {
+  model::JobRecord job = Job({{"init", "MaxInitializationTime", {{"threshold", "1s"}}, {}}});
+  job.step_metric.clear();
+  JobEvaluator ev(job, kT0);
+  Outcome out;
+  // Long past the threshold: with no step metric this is not "no step".
+  ev.Feed(In(Signal::kJobCpu, kT0, 50), &out);
+  ev.Feed(In(Signal::kTick, kT0 + 60'000), &out);
+  EXPECT_EQ(ev.statuses()[0].status, model::RuleStatusKind::kInProgress);
+  ev.End(model::JobStatus::kCompleted, kT0 + 61'000, &out);
+  EXPECT_EQ(ev.statuses()[0].status, model::RuleStatusKind::kNoIssuesFound);
+  EXPECT_THAT(ev.statuses()[0].details, HasSubstr("the job has no step metric"));
+
+  // With one, a loop that never starts is an issue.
+  JobEvaluator with_steps(Job({{"init", "MaxInitializationTime", {{"threshold", "1s"}}, {}}}),
+                          kT0);
+  with_steps.Feed(In(Signal::kJobCpu, kT0, 50), &out);
+  with_steps.Feed(In(Signal::kTick, kT0 + 60'000), &out);
+  EXPECT_EQ(with_steps.statuses()[0].status, model::RuleStatusKind::kIssuesFound);
+}
+
 class FakeResults : public RuleResultSink {
  public:
   absl::Status SetRuleStatuses(const std::string& job, int host,

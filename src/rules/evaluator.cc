@@ -37,7 +37,20 @@ JobEvaluator::JobEvaluator(const model::JobRecord& job, int64_t now_ms, int64_t 
       status.family = std::string(RuleFamilyName(info->family));
     }
     absl::StatusOr<std::unique_ptr<Rule>> rule = MakeRule(config.rule, config.parameters, profile);
-    if (rule.ok()) {
+    const RuleInfo* info = FindRule(config.rule);
+    if (rule.ok() && info != nullptr && info->needs_steps && step_metric_.empty()) {
+      Finding f;
+      f.reason = "no_data";
+      f.subject = "job";
+      f.message = absl::StrFormat(
+          "No data: the job has no step metric, so %s could not tell when steps happen.",
+          info->name);
+      f.recommendation =
+          "Define the step number as a metric, e.g. --metric 'step=step (\\d+)', or name "
+          "one with --step-metric.";
+      f.severity = Severity::kWarning;
+      active.idle_warning = std::move(f);
+    } else if (rule.ok()) {
       active.rule = std::move(*rule);
     } else {
       status.status = model::RuleStatusKind::kError;
@@ -136,6 +149,11 @@ void JobEvaluator::End(model::JobStatus status, int64_t end_ms, Outcome* out) {
   if (ended_) return;
   ended_ = true;
   for (size_t i = 0; i < active_.size(); ++i) {
+    if (active_[i].idle_warning) {
+      Verdict idle{Verdict::kOk, {*active_[i].idle_warning}};
+      idle.findings[0].t_ms = end_ms;
+      Apply(i, std::move(idle), end_ms, out);
+    }
     if (active_[i].rule) {
       try {
         Apply(i, active_[i].rule->OnEnd(end_ms), end_ms, out);

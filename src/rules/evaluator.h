@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -72,7 +73,10 @@ class JobEvaluator {
 
  private:
   struct Active {
-    std::unique_ptr<Rule> rule;  // null: Error, or stopped at its first issue (compat)
+    std::unique_ptr<Rule> rule;  // null: Error, stopped at its first issue (compat), or idle
+    // Set for a rule that cannot run here (a step rule in a job without a
+    // step metric): the warning recorded when the job ends.
+    std::optional<Finding> idle_warning;
     std::vector<std::string> actions;
     std::map<std::pair<std::string, std::string>, int64_t> last_recorded_ms;
   };

@@ -203,6 +203,7 @@ std::vector<RuleInfo> ProfilerRuleInfos() {
                    "longest time from the job's first data to its first step (in "
                    "sagemaker_compat, minutes, as SageMaker)"}},
        .in_default_set = true,
+       .needs_steps = true,
        .make = Maker<MaxInitParams, MaxInitState>(&MakeMaxInitParams)});
   add({.name = "StepOutlier",
        .family = RuleFamily::kProfiler,
@@ -218,6 +219,7 @@ std::vector<RuleInfo> ProfilerRuleInfos() {
                   {"min_steps", ParamType::kInteger, "100", "", 1, 1e9,
                    "step durations needed before deciding"}},
        .in_default_set = true,
+       .needs_steps = true,
        .make = Maker<StepOutlierParams, StepOutlierState>(&MakeStepOutlierParams)});
   add({.name = "NoProgress",
        .family = RuleFamily::kProfiler,

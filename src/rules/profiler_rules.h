@@ -189,6 +189,7 @@ struct DataloaderState {
   std::map<int, Host> hosts;
   bool saw_processes = false;
   bool saw_cores = false;
+  bool saw_workers = false;  // more than one process in the job's tree, once
 };
 DataloaderParams MakeDataloaderParams(const ParamValues& values);
 Verdict OnInput(const DataloaderParams& p, DataloaderState& s, const Input& in);

@@ -137,7 +137,10 @@ Verdict OnInput(const BottleneckParams& p, BottleneckState& s, const Input& in) 
 Verdict OnEnd(const BottleneckParams& p, BottleneckState& s, int64_t end_ms) {
   bool decided = true;
   std::vector<Finding> findings;
-  for (auto& [host, h] : s.hosts) {
+  for (auto& entry : s.hosts) {
+    // Not a structured binding: clang before 16 cannot capture one in a lambda.
+    const int host = entry.first;
+    auto& h = entry.second;
     h.snapshots.Flush([&](const prof::Snapshot& snap) {
       CloseSnapshot(p, h, host, snap, decided, findings);
     });
@@ -167,7 +170,12 @@ Verdict OnInput(const DataloaderParams& p, DataloaderState& s, const Input& in) 
   s.saw_processes = true;
   DataloaderState::Host& h = s.hosts[in.host];
   h.workers.Add(in.t_ms, std::max(0.0, in.value - 1), p.span);
-  if (h.cores <= 0 || !h.workers.WarmedUp(p.span) || !prof::Due(h.last_eval, in.t_ms)) {
+  // A job that never ran a process besides its main one loads its data in
+  // that process (or needs no loader): there is no loader parallelism to
+  // judge, and calling it "too few" would flag every single-process job.
+  s.saw_workers |= in.value > 1;
+  if (!s.saw_workers || h.cores <= 0 || !h.workers.WarmedUp(p.span) ||
+      !prof::Due(h.last_eval, in.t_ms)) {
     return Verdict::Pending();
   }
   std::vector<double> workers = h.workers.Values();
@@ -213,6 +221,14 @@ Verdict OnEnd(const DataloaderParams&, DataloaderState& s, int64_t end_ms) {
                                             : "the host's number of CPU cores was never reported",
                            "Check that the profiler is enabled for this job and can see its "
                            "process tree.",
+                           end_ms)}};
+  }
+  if (!s.saw_workers) {
+    return {Verdict::kOk,
+            {NoDataFinding("the job never ran a worker process besides its main one, so there "
+                           "was no data-loader parallelism to judge",
+                           "Nothing to do if the job loads its data in its main process on "
+                           "purpose; otherwise give the DataLoader num_workers > 0.",
                            end_ms)}};
   }
   return Verdict::Ok();

@@ -315,7 +315,14 @@ TEST(Dataloader, TooFewAndTooManyWorkersAtTheEdges) {
   EXPECT_EQ(reasons(8), "");          // 7 workers
   EXPECT_EQ(reasons(21), "");         // 20 workers
   EXPECT_EQ(reasons(22), "too_many"); // 21 workers
-  EXPECT_EQ(reasons(1), "too_few");   // no workers at all
+  // A job that never ran a worker process is not judged: it loads its data
+  // in its main process (or needs no loader), and says so at the end.
+  EXPECT_EQ(reasons(1), "");
+  DataloaderState single;
+  std::vector<Finding> f = FeedAndEnd(p, single, Processes(0, 60, 1, 10), 60000);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].reason, "no_data");
+  EXPECT_NE(f[0].message.find("never ran a worker process"), std::string::npos);
 }
 
 TEST(Dataloader, WaitsForPatienceAndNeedsCores) {

@@ -50,7 +50,6 @@ enum class Signal : uint8_t {
   kTick,             // the engine's clock (time-driven rules decide here)
 };
 
-std::string_view SignalName(Signal signal);
 
 struct Input {
   Signal signal = Signal::kTick;

@@ -134,7 +134,8 @@ for step in range(30):
     EXPECT_EQ(s["status"], "NoIssuesFound") << s.dump();
   }
   Finished describe = RunCommand(Tw({"describe", "ok-1"}));
-  EXPECT_THAT(describe.out, HasSubstr("Rules:\n  ExplodingTensor"));
+  EXPECT_THAT(describe.out, HasSubstr("\nRules:\n"));
+  EXPECT_THAT(describe.out, HasSubstr("\n  ExplodingTensor "));
 }
 
 TEST_F(RulesTest, NoRulesRunsNone) {
