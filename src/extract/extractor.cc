@@ -1,9 +1,11 @@
 #include "extract/extractor.h"
 
+#include <algorithm>
 #include <bit>
 #include <utility>
 
 #include "extract/definitions.h"
+#include "extract/non_finite_probe.h"
 #include "extract/number.h"
 #include "extract/prefilter.h"
 #include "extract/regex.h"
@@ -33,6 +35,12 @@ absl::StatusOr<std::unique_ptr<Extractor>> Extractor::Create(
     TW_ASSIGN_OR_RETURN(std::unique_ptr<RE2> re, CompileMetricRegex(def.regex));
     x->regexes_.push_back(std::move(re));
     x->simple_.push_back(options.reference_for_test ? nullptr : SimpleMatcher::Compile(def.regex));
+    std::unique_ptr<RE2> probe;
+    if (std::optional<std::string> pattern = NonFiniteProbePattern(def.regex)) {
+      absl::StatusOr<std::unique_ptr<RE2>> compiled = CompileMetricRegex(*pattern);
+      if (compiled.ok()) probe = *std::move(compiled);
+    }
+    x->probes_.push_back(std::move(probe));
     patterns.push_back(def.regex);
   }
   x->all_ = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
@@ -61,6 +69,10 @@ std::span<const ExtractedValue> Extractor::Extract(std::string_view line) {
     text = replaced_;
   }
   uint64_t candidates = prefilter_ != nullptr ? prefilter_->Candidates(text) : all_;
+  // A definition the prefilter ruled out is not probed either: its required
+  // literals are, in the usual patterns, outside the value group.
+  const uint64_t probe_candidates = candidates;
+  uint64_t produced = 0;  // definitions with a value or a non-finite match
   while (candidates != 0) {
     size_t i = static_cast<size_t>(std::countr_zero(candidates));
     candidates &= candidates - 1;
@@ -85,11 +97,13 @@ std::span<const ExtractedValue> Extractor::Extract(std::string_view line) {
     if (participated) value = ParseMetricValue(group);
     if (value.has_value()) {
       values_.push_back(ExtractedValue{static_cast<uint32_t>(i), *value});
+      produced |= uint64_t{1} << i;
     } else {
       ++rejected_[i];
       if (participated) {
         if (std::optional<double> nf = ParseNonFiniteValue(group)) {
           non_finite_.push_back(ExtractedValue{static_cast<uint32_t>(i), *nf});
+          produced |= uint64_t{1} << i;
         }
       }
       if (!sampled_[i]) {
@@ -97,6 +111,32 @@ std::span<const ExtractedValue> Extractor::Extract(std::string_view line) {
         rejected_sample_[i].assign(group.substr(0, kMaxRejectedSampleBytes));
       }
     }
+  }
+  // A definition whose group cannot hold "nan" (`loss: ([0-9.]+)`) did not
+  // match `loss: nan` at all: its probe, the same pattern with the group
+  // widened to the non-finite words, tells the rules. Only on the rare lines
+  // that hold "nan"/"inf", for definitions that produced nothing; this adds
+  // no datapoint and counts no match.
+  if (MayHoldNonFinite(text)) {
+    for (size_t i = 0; i < probes_.size(); ++i) {
+      if (((produced >> i) & 1) || !((probe_candidates >> i) & 1) || probes_[i] == nullptr) {
+        continue;
+      }
+      re2::StringPiece sub[2];
+      if (!probes_[i]->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(),
+                             RE2::UNANCHORED, sub, 2) ||
+          sub[1].data() == nullptr) {
+        continue;
+      }
+      if (std::optional<double> nf =
+              ParseNonFiniteValue(std::string_view(sub[1].data(), sub[1].size()))) {
+        non_finite_.push_back(ExtractedValue{static_cast<uint32_t>(i), *nf});
+      }
+    }
+    std::stable_sort(non_finite_.begin(), non_finite_.end(),
+                     [](const ExtractedValue& a, const ExtractedValue& b) {
+                       return a.definition < b.definition;
+                     });
   }
   return values_;
 }

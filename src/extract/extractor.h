@@ -73,8 +73,10 @@ class Extractor {
   std::span<const ExtractedValue> Extract(std::string_view line);
 
   // The matches of the last Extract whose value was NaN or ±Inf
-  // (ParseNonFiniteValue): no datapoints (they count as rejected), but the
-  // rules want to know (a loss that became nan). Valid until the next call.
+  // (ParseNonFiniteValue), in definition order: no datapoints (a match counts
+  // as rejected), but the rules want to know (a loss that became nan). A
+  // definition whose group cannot hold "nan" is tried again with it widened
+  // (non_finite_probe.h). Valid until the next call.
   std::span<const ExtractedValue> non_finite() const { return non_finite_; }
 
   const std::vector<model::MetricDefinition>& definitions() const { return defs_; }
@@ -100,6 +102,7 @@ class Extractor {
   ExtractOptions options_;
   std::vector<std::unique_ptr<re2::RE2>> regexes_;
   std::vector<std::unique_ptr<SimpleMatcher>> simple_;  // null: use RE2
+  std::vector<std::unique_ptr<re2::RE2>> probes_;        // non_finite_probe.h; null: none
   std::unique_ptr<Prefilter> prefilter_;                // null: every definition is tried
   uint64_t all_ = 0;
   std::vector<uint64_t> matched_;

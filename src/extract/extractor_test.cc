@@ -69,6 +69,23 @@ TEST_P(ExtractorTest, NonFiniteMatchesAreReportedNotExtracted) {
   EXPECT_TRUE(x->non_finite().empty());
 }
 
+TEST_P(ExtractorTest, NonFiniteValuesAreFoundEvenWhenTheGroupCannotHoldThem) {
+  auto x = Make({{"loss", "step=\\d+ loss=([0-9.]+)"}, {"acc", "acc=([0-9.]+)"}});
+  EXPECT_THAT(Run(*x, "step=3 loss=nan acc=0.5"), ElementsAre(std::make_pair(size_t{1}, 0.5)));
+  ASSERT_EQ(x->non_finite().size(), 1u);
+  EXPECT_EQ(x->non_finite()[0].definition, 0u);
+  EXPECT_TRUE(std::isnan(x->non_finite()[0].value));
+  EXPECT_EQ(x->matched(0), 0u);  // no match, no datapoint: only the rules hear of it
+  EXPECT_THAT(Run(*x, "step=4 loss=Infinity"), IsEmpty());
+  ASSERT_EQ(x->non_finite().size(), 1u);
+  EXPECT_EQ(x->non_finite()[0].value, std::numeric_limits<double>::infinity());
+  // The rest of the pattern must still match.
+  EXPECT_THAT(Run(*x, "loss=nan"), IsEmpty());
+  EXPECT_TRUE(x->non_finite().empty());
+  EXPECT_THAT(Run(*x, "INFO step=5 loss=0.25"), ElementsAre(std::make_pair(size_t{0}, 0.25)));
+  EXPECT_TRUE(x->non_finite().empty());
+}
+
 TEST_P(ExtractorTest, FirstMatchOnlyInALine) {
   EXPECT_THAT(Values("v=([0-9]+)", "v=1 v=2 v=3"), ElementsAre(1.0));
   // The first match counts even when its value is rejected; later ones are ignored.
