@@ -40,6 +40,7 @@ absl::StatusOr<std::unique_ptr<Extractor>> Extractor::Create(
       absl::StatusOr<std::unique_ptr<RE2>> compiled = CompileMetricRegex(*pattern);
       if (compiled.ok()) probe = *std::move(compiled);
     }
+    if (probe != nullptr) x->probe_mask_ |= uint64_t{1} << x->probes_.size();
     x->probes_.push_back(std::move(probe));
     patterns.push_back(def.regex);
   }
@@ -117,11 +118,10 @@ std::span<const ExtractedValue> Extractor::Extract(std::string_view line) {
   // widened to the non-finite words, tells the rules. Only on the rare lines
   // that hold "nan"/"inf", for definitions that produced nothing; this adds
   // no datapoint and counts no match.
-  if (MayHoldNonFinite(text)) {
-    for (size_t i = 0; i < probes_.size(); ++i) {
-      if (((produced >> i) & 1) || !((probe_candidates >> i) & 1) || probes_[i] == nullptr) {
-        continue;
-      }
+  const uint64_t unprobed = probe_candidates & ~produced & probe_mask_;
+  if (unprobed != 0 && MayHoldNonFinite(text)) {
+    for (uint64_t left = unprobed; left != 0; left &= left - 1) {
+      const size_t i = static_cast<size_t>(std::countr_zero(left));
       re2::StringPiece sub[2];
       if (!probes_[i]->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(),
                              RE2::UNANCHORED, sub, 2) ||

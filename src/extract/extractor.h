@@ -103,6 +103,7 @@ class Extractor {
   std::vector<std::unique_ptr<re2::RE2>> regexes_;
   std::vector<std::unique_ptr<SimpleMatcher>> simple_;  // null: use RE2
   std::vector<std::unique_ptr<re2::RE2>> probes_;        // non_finite_probe.h; null: none
+  uint64_t probe_mask_ = 0;                               // definitions with a probe
   std::unique_ptr<Prefilter> prefilter_;                // null: every definition is tried
   uint64_t all_ = 0;
   std::vector<uint64_t> matched_;
