@@ -13,8 +13,11 @@
 //   cmake --build --preset release --target rules_replay_speed
 //   build/release/bench/rules/rules_replay_speed [HOURS=24] [CORES=8] [GPUS=2] [RUNS=1]
 //
-// Prints the load time, then per run the replay's wall and CPU seconds,
-// inputs and inputs/s, and the statuses.
+// Every 2 hours from the second on, the job is starved of input for 10
+// minutes (cores busy, GPUs idle), so that rules fire. Prints the load time,
+// then per run the replay's wall and CPU seconds, inputs and inputs/s, and the
+// statuses; with TW_REPLAY_FINDINGS=FILE, writes the first run's findings and
+// statuses there (to compare the verdicts of two builds).
 
 #include <time.h>
 #include <unistd.h>
@@ -77,7 +80,9 @@ absl::Status Load(const std::string& dir, const model::JobRecord& job, int cores
       v.clear();
       for (int64_t ms = from + 100; ms <= to; ms += 100) {
         t.push_back(job.creation_ms + ms);
-        v.push_back(bench::ProfilerValue(s, cores, noise));
+        // Every 2 hours from the second on, 10 minutes starved of input.
+        const bool starved = ms >= 3'600'000 && ms % 7'200'000 < 600'000;
+        v.push_back(bench::ProfilerValue(s, cores, noise, starved));
       }
       TW_RETURN_IF_ERROR(loader->Add(s.key, t, v));
     }
@@ -188,6 +193,22 @@ int main(int argc, char** argv) {
     std::printf("replay %d: %.2f s wall, %.2f s CPU, %lld inputs, %.0f inputs/s, %zu findings\n",
                 run + 1, wall, cpu, static_cast<long long>(result->inputs),
                 static_cast<double>(result->inputs) / wall, result->findings.size());
+    if (const char* path = std::getenv("TW_REPLAY_FINDINGS"); path != nullptr && run == 0) {
+      // Everything replay concluded, to compare two builds' verdicts.
+      if (FILE* f = std::fopen(path, "w")) {
+        for (const model::RuleFinding& x : result->findings) {
+          std::fprintf(f, "%s %s %s +%lld ms %lld %.17g %.17g %s\n", x.rule.c_str(), x.reason.c_str(),
+                       x.subject.c_str(), static_cast<long long>(x.t_ms - job.creation_ms),
+                       static_cast<long long>(x.step), x.observed, x.threshold, x.message.c_str());
+        }
+        for (const model::RuleStatus& st : result->statuses) {
+          std::fprintf(f, "%s %s %lld %s\n", st.configuration_name.c_str(),
+                       StatusName(st.status), static_cast<long long>(st.findings_total),
+                       st.details.c_str());
+        }
+        std::fclose(f);
+      }
+    }
     for (const model::RuleStatus& st : result->statuses) {
       std::printf("  %-22s %-13s %lld findings\n", st.configuration_name.c_str(),
                   StatusName(st.status), static_cast<long long>(st.findings_total));
