@@ -83,27 +83,35 @@ std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key) {
   return std::nullopt;
 }
 
+std::optional<OwnedInput> SeriesInput(const model::SeriesKey& key) {
+  std::optional<SeriesSignal> signal = SignalOfSeries(key);
+  if (!signal) return std::nullopt;
+  std::optional<std::pair<std::string, int>> job = JobOfSeries(key);
+  if (!job) return std::nullopt;
+  OwnedInput in;
+  in.job = std::move(job->first);
+  in.input.signal = signal->signal;
+  in.input.index = signal->index;
+  in.input.host = job->second;
+  in.name = std::move(signal->name);
+  if (signal->signal == Signal::kNonFinite) {
+    in.input.value = std::numeric_limits<double>::quiet_NaN();
+    const std::string* v = key.FindDimension(model::kValueDim);
+    if (v != nullptr && *v == "+Inf") in.input.value = std::numeric_limits<double>::infinity();
+    if (v != nullptr && *v == "-Inf") in.input.value = -std::numeric_limits<double>::infinity();
+  }
+  return in;
+}
+
 void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>* out) {
   for (const model::SeriesSamples& series : batch.series) {
-    std::optional<SeriesSignal> signal = SignalOfSeries(series.key);
-    if (!signal) continue;
-    std::optional<std::pair<std::string, int>> job = JobOfSeries(series.key);
-    if (!job) continue;
-    double non_finite = std::numeric_limits<double>::quiet_NaN();
-    if (signal->signal == Signal::kNonFinite) {
-      const std::string* v = series.key.FindDimension(model::kValueDim);
-      if (v != nullptr && *v == "+Inf") non_finite = std::numeric_limits<double>::infinity();
-      if (v != nullptr && *v == "-Inf") non_finite = -std::numeric_limits<double>::infinity();
-    }
+    const std::optional<OwnedInput> base = SeriesInput(series.key);
+    if (!base) continue;
+    const bool non_finite = base->input.signal == Signal::kNonFinite;
     auto add = [&](int64_t t_ms, double value) {
-      OwnedInput in;
-      in.job = job->first;
-      in.input.signal = signal->signal;
+      OwnedInput in = *base;
       in.input.t_ms = t_ms;
-      in.input.value = signal->signal == Signal::kNonFinite ? non_finite : value;
-      in.input.index = signal->index;
-      in.input.host = job->second;
-      in.name = signal->name;
+      if (!non_finite) in.input.value = value;
       out->push_back(std::move(in));
     };
     for (const model::Sample& s : series.samples) add(s.t_ms, s.value);

@@ -43,6 +43,12 @@ struct SeriesSignal {
 };
 std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key);
 
+// The input every sample of a series becomes, but for its time and value
+// (a kNonFinite input's value is already set: NaN or +-Inf by the Value
+// dimension, whatever the sample's); nullopt for a series the rules do not
+// read or that belongs to no job.
+std::optional<OwnedInput> SeriesInput(const model::SeriesKey& key);
+
 // Appends one input per sample of every series the rules read (statistic
 // sets count as their average), in batch order.
 void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>* out);

@@ -1,6 +1,9 @@
 #include "rules/replay.h"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "model/job_events.h"
@@ -14,10 +17,20 @@ namespace trainwatch::rules {
 
 namespace {
 
-// The inputs of [start_ms, end_ms), in time order.
+// One stored series (or one host's output lines) of a slice: the input each
+// of its samples becomes, and their times (and values), in time order.
+struct Source {
+  OwnedInput base;
+  bool fixed_value = false;  // kNonFinite, kLogLine: base's value, not the sample's
+  std::vector<model::Sample> samples;
+};
+
+// The job's stored series and output lines of [start_ms, end_ms), each in
+// time order; together, in this order, they are the inputs the live engine
+// saw (FeedStoredInputs merges them by time, ties in this order).
 absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metrics,
                        query::LogsReader& logs, int64_t start_ms, int64_t end_ms,
-                       std::vector<OwnedInput>* out) {
+                       std::vector<Source>* out) {
   std::vector<query::ListMetricsQuery> queries;
   query::ListMetricsQuery by_job;
   by_job.dimensions.push_back({std::string(model::kTrainingJobNameDim), job.name});
@@ -31,9 +44,13 @@ absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metric
   for (const query::ListMetricsQuery& q : queries) {
     TW_ASSIGN_OR_RETURN(std::vector<query::RawSeries> raw, metrics.ReadRaw(q, start_ms, end_ms));
     for (query::RawSeries& series : raw) {
-      model::SampleBatch batch;
-      batch.series.push_back({std::move(series.key), 1, std::move(series.samples), {}, {}});
-      AppendSampleInputs(batch, out);
+      std::optional<OwnedInput> base = SeriesInput(series.key);
+      if (!base || base->job != job.name || series.samples.empty()) continue;
+      Source source;
+      source.fixed_value = base->input.signal == Signal::kNonFinite;
+      source.base = std::move(*base);
+      source.samples = std::move(series.samples);
+      out->push_back(std::move(source));
     }
   }
   for (const model::JobRecord& host : model::HostRecords(job)) {
@@ -44,21 +61,23 @@ absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metric
     q.start_ms = start_ms;
     q.end_ms = end_ms;
     q.limit = 10000;
+    Source lines;
     while (true) {
       absl::StatusOr<std::vector<query::StoredLogEvent>> page = logs.ReadLogStream(q);
       if (absl::IsNotFound(page.status())) break;  // the job printed nothing
       if (!page.ok()) return page.status();
-      model::LogBatch batch{q.stream, {}};
-      for (const query::StoredLogEvent& e : *page) batch.events.push_back({e.position.t_ms, ""});
-      AppendLogInputs(batch, out);
+      for (const query::StoredLogEvent& e : *page) lines.samples.push_back({e.position.t_ms, 0});
       if (page->size() < q.limit) break;
       q.from = page->back().position;
       q.from->seq += 1;
     }
+    std::vector<OwnedInput> one;
+    AppendLogInputs({q.stream, {{0, ""}}}, &one);
+    if (one.empty() || one[0].job != job.name || lines.samples.empty()) continue;
+    lines.base = std::move(one[0]);
+    lines.fixed_value = true;
+    out->push_back(std::move(lines));
   }
-  std::stable_sort(out->begin(), out->end(), [](const OwnedInput& a, const OwnedInput& b) {
-    return a.input.t_ms < b.input.t_ms;
-  });
   return absl::OkStatus();
 }
 
@@ -89,12 +108,28 @@ absl::Status FeedStoredInputs(const model::JobRecord& job, query::MetricsReader&
   const int64_t read_end = end_ms + 1;
   for (int64_t start = job.creation_ms; start < read_end; start += options.slice_ms) {
     const int64_t end = std::min(read_end, start + options.slice_ms);
-    std::vector<OwnedInput> slice;
-    TW_RETURN_IF_ERROR(ReadSlice(job, metrics, logs, start, end, &slice));
-    for (const OwnedInput& in : slice) {
-      if (in.job != job.name) continue;
-      tick_until(in.input.t_ms);
-      evaluator->Feed(in.AsInput(), &out);
+    std::vector<Source> sources;
+    TW_RETURN_IF_ERROR(ReadSlice(job, metrics, logs, start, end, &sources));
+    // A k-way merge by (time, source): the order a stable sort of the
+    // sources' inputs, concatenated, would give, without building them.
+    std::vector<Input> bases;
+    bases.reserve(sources.size());
+    for (const Source& source : sources) bases.push_back(source.base.AsInput());
+    std::vector<size_t> next(sources.size(), 0);
+    using Head = std::pair<int64_t, size_t>;  // (time of the next sample, source)
+    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+    for (size_t i = 0; i < sources.size(); ++i) heads.push({sources[i].samples[0].t_ms, i});
+    while (!heads.empty()) {
+      const size_t i = heads.top().second;
+      heads.pop();
+      const Source& source = sources[i];
+      const model::Sample& sample = source.samples[next[i]];
+      Input& in = bases[i];
+      in.t_ms = sample.t_ms;
+      if (!source.fixed_value) in.value = sample.value;
+      if (++next[i] < source.samples.size()) heads.push({source.samples[next[i]].t_ms, i});
+      tick_until(in.t_ms);
+      evaluator->Feed(in, &out);
       if (inputs != nullptr) ++*inputs;
       collect();
     }
