@@ -52,26 +52,42 @@ double TheilSenSlope(const std::vector<std::pair<double, double>>& points) {
 void Series::Add(int64_t t_ms, double value, const Span& span) {
   if (count_ == 0) first_ms_ = t_ms;
   ++count_;
-  values_.emplace_back(t_ms, value);
+  values_.push_back({t_ms, value, next_seq_});
+  sorted_.insert({value, next_seq_});
+  ++next_seq_;
   if (span.samples) {
-    while (values_.size() > static_cast<size_t>(std::max(1.0, span.window))) values_.pop_front();
+    while (values_.size() > static_cast<size_t>(std::max(1.0, span.window))) PopFront();
   } else {
     const int64_t window_ms = static_cast<int64_t>(span.window * 1000);
-    while (!values_.empty() && values_.front().first <= t_ms - window_ms) values_.pop_front();
+    while (!values_.empty() && values_.front().t_ms <= t_ms - window_ms) PopFront();
   }
+}
+
+void Series::PopFront() {
+  sorted_.erase({values_.front().value, values_.front().seq});
+  values_.pop_front();
+}
+
+double Series::Quantile(double q) const {
+  if (values_.empty()) return std::numeric_limits<double>::quiet_NaN();
+  // As prof::Quantile: linear between the order statistics around q·(n-1).
+  const double pos = q * static_cast<double>(sorted_.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const double a = sorted_.find_by_order(lo)->first;
+  if (lo + 1 >= sorted_.size()) return a;
+  const double b = sorted_.find_by_order(lo + 1)->first;
+  return a + (b - a) * (pos - static_cast<double>(lo));
+}
+
+double Series::Max() const {
+  if (values_.empty()) return std::numeric_limits<double>::quiet_NaN();
+  return sorted_.rbegin()->first;
 }
 
 bool Series::WarmedUp(const Span& span) const {
   if (count_ == 0) return false;
   if (span.samples) return static_cast<double>(count_) > span.patience;
   return static_cast<double>(last_ms() - first_ms_) >= span.patience * 1000;
-}
-
-std::vector<double> Series::Values() const {
-  std::vector<double> out;
-  out.reserve(values_.size());
-  for (const auto& [t, v] : values_) out.push_back(v);
-  return out;
 }
 
 std::string WindowText(const Span& span) {

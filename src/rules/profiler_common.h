@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
 #include <map>
 #include <string>
 #include <utility>
@@ -46,15 +48,32 @@ class Series {
   // Patience is over: `patience` seconds since the first value, or more
   // than `patience` values (SageMaker's n > patience).
   bool WarmedUp(const Span& span) const;
-  std::vector<double> Values() const;
+  // The q-quantile of the window's values (as prof::Quantile over them) and
+  // the largest value, in O(log n): the window's
+  // values are also kept in an order-statistic tree, because rules ask for
+  // percentiles every second over windows of thousands of samples (a replay
+  // of a long job asks millions of times).
+  double Quantile(double q) const;
+  double Max() const;
   bool empty() const { return values_.empty(); }
   int64_t count() const { return count_; }
   int64_t first_ms() const { return first_ms_; }
-  int64_t last_ms() const { return values_.empty() ? first_ms_ : values_.back().first; }
+  int64_t last_ms() const { return values_.empty() ? first_ms_ : values_.back().t_ms; }
   size_t size() const { return values_.size(); }
 
  private:
-  std::deque<std::pair<int64_t, double>> values_;
+  struct Entry {
+    int64_t t_ms;
+    double value;
+    uint64_t seq;  // tells equal values apart in sorted_
+  };
+  void PopFront();
+  std::deque<Entry> values_;
+  __gnu_pbds::tree<std::pair<double, uint64_t>, __gnu_pbds::null_type,
+                   std::less<std::pair<double, uint64_t>>, __gnu_pbds::rb_tree_tag,
+                   __gnu_pbds::tree_order_statistics_node_update>
+      sorted_;
+  uint64_t next_seq_ = 0;
   int64_t count_ = 0;
   int64_t first_ms_ = 0;
 };

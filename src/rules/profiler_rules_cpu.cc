@@ -178,8 +178,7 @@ Verdict OnInput(const DataloaderParams& p, DataloaderState& s, const Input& in) 
       !prof::Due(h.last_eval, in.t_ms)) {
     return Verdict::Pending();
   }
-  std::vector<double> workers = h.workers.Values();
-  const double median = prof::Quantile(workers, 0.5);
+  const double median = h.workers.Quantile(0.5);
   const double low = h.cores * p.min_threshold / 100;
   const double high = h.cores * p.max_threshold / 100;
   std::string reason;

@@ -39,10 +39,9 @@ Verdict OnInput(const LowGpuParams& p, LowGpuState& s, const Input& in) {
   LowGpuState::Gpu& g = s.gpus[{in.host, in.index}];
   g.util.Add(in.t_ms, in.value, p.span);
   if (!g.util.WarmedUp(p.span) || !prof::Due(g.last_eval, in.t_ms)) return Verdict::Pending();
-  std::vector<double> values = g.util.Values();
-  const double max = *std::max_element(values.begin(), values.end());
-  const double p95 = prof::Quantile(values, 0.95);
-  const double p5 = prof::Quantile(values, 0.05);
+  const double max = g.util.Max();
+  const double p95 = g.util.Quantile(0.95);
+  const double p5 = g.util.Quantile(0.05);
   std::string reason;
   if (max <= 0) {
     reason = "unused";
@@ -105,17 +104,14 @@ void EvaluateBatchSize(const BatchSizeParams& p, BatchSizeState& s, const Input&
   if (!h.cpu.WarmedUp(p.span) || !prof::Due(h.last_eval, in.t_ms)) return;
   if (p.compat && static_cast<double>(h.cpu.count()) <= p.span.window) return;
   decided = true;
-  std::vector<double> cpu = h.cpu.Values();
-  const double cpu_p95 = prof::Quantile(cpu, 0.95);
+  const double cpu_p95 = h.cpu.Quantile(0.95);
   auto [begin, end] = HostGpus(s.gpus, in.host);
   for (auto it = begin; it != end; ++it) {
     BatchSizeState::Gpu& g = it->second;
     if (g.util.empty() || g.memory.empty()) continue;
     if (p.compat && static_cast<double>(g.util.count()) <= p.span.window) continue;
-    std::vector<double> util = g.util.Values();
-    std::vector<double> memory = g.memory.Values();
-    const double util_p95 = prof::Quantile(util, 0.95);
-    const double memory_p95 = prof::Quantile(memory, 0.95);
+    const double util_p95 = g.util.Quantile(0.95);
+    const double memory_p95 = g.memory.Quantile(0.95);
     const bool room = cpu_p95 < p.cpu_threshold_p95 && util_p95 < p.gpu_threshold_p95 &&
                       memory_p95 < p.gpu_memory_threshold_p95;
     if (room && !g.firing) {
