@@ -49,11 +49,68 @@ double TheilSenSlope(const std::vector<std::pair<double, double>>& points) {
   return Quantile(slopes, 0.5);
 }
 
+size_t OrderStatistics::CountLess(double x) const {
+  return tree_.order_of_key({x, 0});
+}
+
+size_t OrderStatistics::CountAtMost(double x) const {
+  return tree_.order_of_key({x, std::numeric_limits<uint64_t>::max()});
+}
+
+double OrderStatistics::Quantile(double q) const {
+  if (tree_.empty()) return std::numeric_limits<double>::quiet_NaN();
+  // As prof::Quantile: linear between the order statistics around q·(n-1).
+  const double pos = q * static_cast<double>(tree_.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const double a = Select(lo).first;
+  if (lo + 1 >= tree_.size()) return a;
+  const double b = Select(lo + 1).first;
+  return a + (b - a) * (pos - static_cast<double>(lo));
+}
+
+// The k-th smallest |v - center|: the deviations below the center, read
+// from the center down, and those above it, read upwards, are two sorted
+// sequences; the k-th of their union is found by bisection.
+double OrderStatistics::SelectDeviation(double center, size_t k) const {
+  const size_t n = tree_.size();
+  const size_t below = CountLess(center);
+  const size_t above = n - below;
+  auto left = [&](size_t i) { return center - Select(below - 1 - i).first; };
+  auto right = [&](size_t j) { return Select(below + j).first - center; };
+  // Take i from the left and k + 1 - i from the right.
+  size_t lo = k + 1 > above ? k + 1 - above : 0;
+  size_t hi = std::min(k + 1, below);
+  while (lo < hi) {
+    const size_t i = (lo + hi) / 2;
+    const size_t j = k + 1 - i;
+    if (j > 0 && right(j - 1) > left(i)) {
+      lo = i + 1;
+    } else {
+      hi = i;
+    }
+  }
+  const size_t j = k + 1 - lo;
+  double kth = -std::numeric_limits<double>::infinity();
+  if (lo > 0) kth = std::max(kth, left(lo - 1));
+  if (j > 0) kth = std::max(kth, right(j - 1));
+  return kth;
+}
+
+double OrderStatistics::QuantileOfDeviations(double center, double q) const {
+  if (tree_.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const double pos = q * static_cast<double>(tree_.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const double a = SelectDeviation(center, lo);
+  if (lo + 1 >= tree_.size()) return a;
+  const double b = SelectDeviation(center, lo + 1);
+  return a + (b - a) * (pos - static_cast<double>(lo));
+}
+
 void Series::Add(int64_t t_ms, double value, const Span& span) {
   if (count_ == 0) first_ms_ = t_ms;
   ++count_;
   values_.push_back({t_ms, value, next_seq_});
-  sorted_.insert({value, next_seq_});
+  sorted_.Insert(value, next_seq_);
   ++next_seq_;
   if (span.samples) {
     while (values_.size() > static_cast<size_t>(std::max(1.0, span.window))) PopFront();
@@ -64,24 +121,15 @@ void Series::Add(int64_t t_ms, double value, const Span& span) {
 }
 
 void Series::PopFront() {
-  sorted_.erase({values_.front().value, values_.front().seq});
+  sorted_.Erase(values_.front().value, values_.front().seq);
   values_.pop_front();
 }
 
-double Series::Quantile(double q) const {
-  if (values_.empty()) return std::numeric_limits<double>::quiet_NaN();
-  // As prof::Quantile: linear between the order statistics around q·(n-1).
-  const double pos = q * static_cast<double>(sorted_.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const double a = sorted_.find_by_order(lo)->first;
-  if (lo + 1 >= sorted_.size()) return a;
-  const double b = sorted_.find_by_order(lo + 1)->first;
-  return a + (b - a) * (pos - static_cast<double>(lo));
-}
+double Series::Quantile(double q) const { return sorted_.Quantile(q); }
 
 double Series::Max() const {
   if (values_.empty()) return std::numeric_limits<double>::quiet_NaN();
-  return sorted_.rbegin()->first;
+  return sorted_.Select(sorted_.size() - 1).first;
 }
 
 bool Series::WarmedUp(const Span& span) const {

@@ -41,6 +41,32 @@ struct Span {
   double patience = 0;  // seconds or samples
 };
 
+// Values, each with a sequence number that tells equal values apart, kept in
+// order: order statistics in O(log n), because rules ask for percentiles
+// every second over windows of thousands of values (a replay of a long job
+// asks millions of times). Same results as prof::Quantile over the values.
+class OrderStatistics {
+ public:
+  void Insert(double value, uint64_t seq) { tree_.insert({value, seq}); }
+  void Erase(double value, uint64_t seq) { tree_.erase({value, seq}); }
+  size_t size() const { return tree_.size(); }
+  // The k-th smallest (0-based; among equal values, the smallest seq first).
+  std::pair<double, uint64_t> Select(size_t k) const { return *tree_.find_by_order(k); }
+  size_t CountLess(double x) const;    // values < x
+  size_t CountAtMost(double x) const;  // values <= x
+  double Quantile(double q) const;
+  // The q-quantile of |value - center| over the values (the MAD at q = 0.5
+  // and center = the median), in O(log^2 n).
+  double QuantileOfDeviations(double center, double q) const;
+
+ private:
+  double SelectDeviation(double center, size_t k) const;
+  __gnu_pbds::tree<std::pair<double, uint64_t>, __gnu_pbds::null_type,
+                   std::less<std::pair<double, uint64_t>>, __gnu_pbds::rb_tree_tag,
+                   __gnu_pbds::tree_order_statistics_node_update>
+      tree_;
+};
+
 // One series' values over the last window, its total count and first time.
 class Series {
  public:
@@ -49,10 +75,7 @@ class Series {
   // than `patience` values (SageMaker's n > patience).
   bool WarmedUp(const Span& span) const;
   // The q-quantile of the window's values (as prof::Quantile over them) and
-  // the largest value, in O(log n): the window's
-  // values are also kept in an order-statistic tree, because rules ask for
-  // percentiles every second over windows of thousands of samples (a replay
-  // of a long job asks millions of times).
+  // the largest value, in O(log n) (OrderStatistics).
   double Quantile(double q) const;
   double Max() const;
   bool empty() const { return values_.empty(); }
@@ -69,10 +92,7 @@ class Series {
   };
   void PopFront();
   std::deque<Entry> values_;
-  __gnu_pbds::tree<std::pair<double, uint64_t>, __gnu_pbds::null_type,
-                   std::less<std::pair<double, uint64_t>>, __gnu_pbds::rb_tree_tag,
-                   __gnu_pbds::tree_order_statistics_node_update>
-      sorted_;
+  OrderStatistics sorted_;
   uint64_t next_seq_ = 0;
   int64_t count_ = 0;
   int64_t first_ms_ = 0;

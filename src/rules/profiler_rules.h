@@ -232,6 +232,8 @@ struct StepOutlierState {
     int64_t last_step = -1;
     int64_t last_ms = 0;
     std::deque<std::pair<int64_t, double>> durations;  // (step, seconds), the most recent
+    prof::OrderStatistics sorted;  // the durations, seq = first_seq + index in durations
+    uint64_t first_seq = 0;
     int64_t last_eval = INT64_MIN;
     bool firing_slow = false, firing_fast = false;
   };

@@ -125,8 +125,13 @@ Verdict OnInput(const StepOutlierParams& p, StepOutlierState& s, const Input& in
   h.last_step = step;
   h.last_ms = in.t_ms;
   if (step - h.first_step <= p.warmup_steps) return Verdict::Pending();
+  h.sorted.Insert(duration, h.first_seq + h.durations.size());
   h.durations.emplace_back(step, duration);
-  if (h.durations.size() > kMaxStepDurations) h.durations.pop_front();
+  if (h.durations.size() > kMaxStepDurations) {
+    h.sorted.Erase(h.durations.front().second, h.first_seq);
+    h.durations.pop_front();
+    ++h.first_seq;
+  }
   const size_t n = h.durations.size();
   if (p.compat ? n <= static_cast<size_t>(p.min_steps) : n < static_cast<size_t>(p.min_steps)) {
     return Verdict::Pending();
@@ -134,31 +139,41 @@ Verdict OnInput(const StepOutlierParams& p, StepOutlierState& s, const Input& in
   if (!prof::Due(h.last_eval, in.t_ms)) return Verdict::Pending();
 
   double center = 0, spread = 0;
+  Outliers slow, fast;
   if (p.compat) {
     for (const auto& [st, d] : h.durations) center += d;
     center /= static_cast<double>(n);
     for (const auto& [st, d] : h.durations) spread += (d - center) * (d - center);
     spread = std::sqrt(spread / static_cast<double>(n));  // population σ, as numpy
+    const double hi = center + p.stddev * spread;
+    for (const auto& [st, d] : h.durations) {
+      if (d > hi) {
+        ++slow.count;
+        if (slow.extreme_step < 0 || d > slow.extreme) slow = {slow.count, st, d};
+      }
+    }
   } else {
-    std::vector<double> v;
-    v.reserve(n);
-    for (const auto& [st, d] : h.durations) v.push_back(d);
-    center = prof::Quantile(v, 0.5);
-    for (double& d : v) d = std::abs(d - center);
+    // Median and MAD from the ordered durations (O(log^2 n), every second).
+    center = h.sorted.Quantile(0.5);
     // At least 1 % of the median: identical durations would otherwise make
     // every change an outlier.
-    spread = std::max(1.4826 * prof::Quantile(v, 0.5), 0.01 * center);
-  }
-  const double hi = center + p.stddev * spread;
-  const double lo = center - p.stddev * spread;
-  Outliers slow, fast;
-  for (const auto& [st, d] : h.durations) {
-    if (d > hi) {
-      ++slow.count;
-      if (slow.extreme_step < 0 || d > slow.extreme) slow = {slow.count, st, d};
-    } else if (!p.compat && d < lo) {
-      ++fast.count;
-      if (fast.extreme_step < 0 || d < fast.extreme) fast = {fast.count, st, d};
+    spread = std::max(1.4826 * h.sorted.QuantileOfDeviations(center, 0.5), 0.01 * center);
+    const double hi = center + p.stddev * spread;
+    const double lo = center - p.stddev * spread;
+    // The extreme of each side is the first (oldest) step with that duration.
+    auto step_of = [&](uint64_t seq) { return h.durations[seq - h.first_seq].first; };
+    slow.count = static_cast<int64_t>(n - h.sorted.CountAtMost(hi));
+    if (slow.count > 0) {
+      const double max = h.sorted.Select(n - 1).first;
+      const auto first_max = h.sorted.Select(h.sorted.CountLess(max));
+      slow.extreme = max;
+      slow.extreme_step = step_of(first_max.second);
+    }
+    fast.count = static_cast<int64_t>(h.sorted.CountLess(lo));
+    if (fast.count > 0) {
+      const auto min = h.sorted.Select(0);
+      fast.extreme = min.first;
+      fast.extreme_step = step_of(min.second);
     }
   }
   std::vector<Finding> findings;

@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "rules/catalog.h"
+#include "rules/profiler_common.h"
 #include "rules/testing/profiler_inputs.h"
 
 namespace trainwatch::rules {
@@ -533,6 +536,38 @@ TEST(NoProgress, NoJobCpuIsAWarningAtTheEnd) {
   std::vector<Finding> f = FeedAndEnd(p, s, {Tick(1000)}, 2000);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].reason, "no_data");
+}
+
+// ---- the order statistics behind the windows ----
+
+TEST(OrderStatistics, AgreeWithSortingTheValues) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> small(0, 20);  // many ties
+  for (int round = 0; round < 50; ++round) {
+    prof::OrderStatistics os;
+    std::vector<double> values;
+    const int n = 1 + round * 7;
+    for (int i = 0; i < n; ++i) {
+      const double v = round % 2 ? small(rng) / 4.0 : std::ldexp(rng() % 100000, -7);
+      values.push_back(v);
+      os.Insert(v, static_cast<uint64_t>(i));
+    }
+    for (double q : {0.0, 0.05, 0.5, 0.95, 1.0}) {
+      std::vector<double> copy = values;
+      EXPECT_EQ(os.Quantile(q), prof::Quantile(copy, q)) << "n=" << n << " q=" << q;
+    }
+    std::vector<double> copy = values;
+    const double center = prof::Quantile(copy, 0.5);
+    std::vector<double> deviations;
+    for (double v : values) deviations.push_back(std::abs(v - center));
+    EXPECT_EQ(os.QuantileOfDeviations(center, 0.5), prof::Quantile(deviations, 0.5)) << n;
+    EXPECT_EQ(os.CountLess(center),
+              static_cast<size_t>(std::count_if(values.begin(), values.end(),
+                                                [&](double v) { return v < center; })));
+    EXPECT_EQ(os.CountAtMost(center),
+              static_cast<size_t>(std::count_if(values.begin(), values.end(),
+                                                [&](double v) { return v <= center; })));
+  }
 }
 
 }  // namespace
