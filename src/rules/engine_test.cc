@@ -96,6 +96,25 @@ TEST(JobEvaluator, StatusesFollowTheRuleAndTheJob) {
   EXPECT_EQ(ev.statuses()[1].findings.at(0).reason, "no_data");
 }
 
+// Live, an input may arrive after a step metric of a later time (a profiler
+// sample taken before a line but delivered after it): it gets the step of its
+// own time, as replay (which feeds in time order) gives it.
+TEST(JobEvaluator, AnInputGetsTheStepOfItsTimeWhateverItsArrival) {
+  JobEvaluator ev(Job({{"nan", "ExplodingTensor", {}, {}}}), kT0);
+  Outcome out;
+  ev.Feed(In(Signal::kNonFinite, kT0 - 10, std::nan(""), "a"), &out);
+  ev.Feed(In(Signal::kMetric, kT0, 6, "step"), &out);
+  ev.Feed(In(Signal::kMetric, kT0 + 100, 7, "step"), &out);
+  ev.Feed(In(Signal::kNonFinite, kT0 + 50, std::nan(""), "b"), &out);   // late
+  ev.Feed(In(Signal::kNonFinite, kT0 + 100, std::nan(""), "c"), &out);  // same time
+  ev.Feed(In(Signal::kNonFinite, kT0 + 150, std::nan(""), "d"), &out);
+  ASSERT_EQ(out.findings.size(), 4u);
+  EXPECT_EQ(out.findings[0].step, -1);  // before any step
+  EXPECT_EQ(out.findings[1].step, 6);
+  EXPECT_EQ(out.findings[2].step, 7);
+  EXPECT_EQ(out.findings[3].step, 7);
+}
+
 TEST(JobEvaluator, ABadConfigurationIsAnErrorAndTheOthersGoOn) {
   JobEvaluator ev(Job({{"bad", "ExplodingTensor", {{"only_nan", "perhaps"}}, {}},
                        {"unknown", "NoSuchRule", {}, {}},

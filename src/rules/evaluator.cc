@@ -112,19 +112,30 @@ void JobEvaluator::FeedAll(const Input& input, Outcome* out) {
   }
 }
 
+int64_t JobEvaluator::StepAt(int64_t t_ms) const {
+  for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) {
+    if (it->first <= t_ms) return it->second;
+  }
+  return step_before_history_;
+}
+
 void JobEvaluator::Feed(const Input& input, Outcome* out) {
   if (ended_) return;
   Input in = input;
   if (in.signal == Signal::kMetric && !step_metric_.empty() && in.name == step_metric_) {
-    last_step_ = static_cast<int64_t>(in.value);
-    in.step = last_step_;
+    in.step = static_cast<int64_t>(in.value);
+    steps_.emplace_back(in.t_ms, in.step);
+    if (steps_.size() > kStepHistory) {
+      step_before_history_ = steps_.front().second;
+      steps_.pop_front();
+    }
     FeedAll(in, out);
     Input step = in;
     step.signal = Signal::kStep;
     FeedAll(step, out);
     return;
   }
-  in.step = last_step_;
+  in.step = StepAt(in.t_ms);
   FeedAll(in, out);
 }
 

@@ -19,6 +19,7 @@
 // kMaxStoredFindings into the status.
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <memory>
@@ -61,7 +62,10 @@ class JobEvaluator {
   bool ended() const { return ended_; }
 
   // One input of the job, in time order. A kMetric input of the job's step
-  // metric is also fed as a kStep input.
+  // metric is also fed as a kStep input. Every input carries the step of its
+  // time (the last step metric at or before it), so an input that arrives
+  // after a step metric of a later time (live, a profiler sample taken before
+  // a line but delivered after it) gets the step replay gives it.
   void Feed(const Input& input, Outcome* out);
   // The job's record changed: Stopping marks active rules Stopping; a
   // terminal status ends every rule (OnEnd at the record's end time).
@@ -90,7 +94,12 @@ class JobEvaluator {
   bool compat_ = false;
   int64_t repeat_quiet_ms_;
   bool ended_ = false;
-  int64_t last_step_ = -1;
+  // The step metric's recent values, (t_ms, step) in feed order, and the step
+  // before the oldest kept one.
+  static constexpr size_t kStepHistory = 1024;
+  std::deque<std::pair<int64_t, int64_t>> steps_;
+  int64_t step_before_history_ = -1;
+  int64_t StepAt(int64_t t_ms) const;
   std::vector<Active> active_;
   std::vector<model::RuleStatus> statuses_;
 };

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "nlohmann/json.hpp"
+#include "tests/e2e/rules_fixture.h"
 #include "tests/e2e/subprocess.h"
 
 namespace trainwatch {
@@ -22,44 +23,8 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::Finished;
+using testing::RulesTest;
 using testing::RunCommand;
-
-const std::string kBinary = std::string(TW_BINARY_DIR) + "/trainwatch";
-
-class RulesTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/tw-rules-e2e-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    data_ = dir_ + "/data";
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::vector<std::string> Tw(std::vector<std::string> args) const {
-    args.insert(args.begin(), kBinary);
-    args.insert(args.begin() + 2, {"--data", data_});
-    if (args[1] == "rules" && args.size() > 4 && args[4] == "replay") {
-      // `rules replay --data` is the replay subcommand's own flag.
-      args.erase(args.begin() + 2, args.begin() + 4);
-      args.insert(args.begin() + 3, {"--data", data_});
-    }
-    return args;
-  }
-  std::string Script(const std::string& name, const std::string& body) const {
-    const std::string path = dir_ + "/" + name;
-    std::ofstream(path) << body;
-    return path;
-  }
-  nlohmann::json Json(const std::vector<std::string>& args) const {
-    Finished f = RunCommand(Tw(args));
-    EXPECT_EQ(f.exit_code, 0) << f.err;
-    return nlohmann::json::parse(f.out, nullptr, false);
-  }
-
-  std::string dir_;
-  std::string data_;
-};
 
 // A loss that turns into nan: ExplodingTensor finds it and, told to, stops
 // the job within a second of the line.
