@@ -22,16 +22,7 @@ using ::testing::HasSubstr;
 constexpr int64_t kNow = 1736942700000;
 constexpr char kGroup[] = "/aws/sagemaker/TrainingJobs";
 
-// The folder's writer, without a maintenance thread.
-std::unique_ptr<store::Db> OpenWriterOrDie(const std::string& dir, util::Clock* clock) {
-  store::DbOptions options;
-  options.data_dir = dir;
-  options.clock = clock;
-  options.background_thread = false;
-  absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(options);
-  EXPECT_TRUE(db.ok()) << db.status();
-  return db.ok() ? *std::move(db) : nullptr;
-}
+using store::testing::OpenWriterOrDie;
 
 class StoreBackendsTest : public ::testing::Test {
  protected:

@@ -9,6 +9,7 @@
 #include "query/store_reader.h"
 #include "rules/inputs.h"
 #include "store/db.h"
+#include "store/test_util.h"
 #include "util/clock.h"
 #include "util/testing/temp_dir.h"
 
@@ -17,15 +18,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::unique_ptr<store::Db> OpenWriterOrDie(const std::string& dir, util::Clock* clock) {
-  store::DbOptions options;
-  options.data_dir = dir;
-  options.clock = clock;
-  options.background_thread = false;
-  absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(options);
-  EXPECT_TRUE(db.ok()) << db.status();
-  return db.ok() ? *std::move(db) : nullptr;
-}
+using store::testing::OpenWriterOrDie;
 
 model::SampleBatch NonFinite(const std::string& job, const std::string& metric, int64_t t_ms) {
   model::SampleBatch b;
