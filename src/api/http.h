@@ -4,6 +4,8 @@
 // to and from these; nothing here knows about connections.
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,10 +44,34 @@ struct HttpRequest {
   std::string_view Query() const;  // after '?', or empty
 };
 
+// A response body written as it is produced, for as long as the client
+// stays (Server-Sent Events: GET /api/v1/live). The server writes the status
+// and headers, then, one write at a time, what Pull gives; when Pull gives
+// nothing it waits, holding no thread, until the stream calls `wake`, and
+// writes Heartbeat() every ServerOptions::stream_heartbeat_ms meanwhile.
+// Close ends it (the client went away, the server stops). Start, Pull,
+// Heartbeat and Close run on the connection's thread, one at a time.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  // Called once, first. `wake` may be called from any thread, any number of
+  // times, until Close() returns; it only schedules a Pull and never blocks.
+  virtual void Start(std::function<void()> wake) = 0;
+  // The next bytes to write (about max_bytes at most), or "" when nothing is ready.
+  virtual std::string Pull(size_t max_bytes) = 0;
+  // Bytes that keep an idle connection open (": ping\n\n").
+  virtual std::string Heartbeat() = 0;
+  // After it returns, `wake` is not called again.
+  virtual void Close() = 0;
+};
+
 struct HttpResponse {
   int status = 200;
   Headers headers;
   std::string body;
+  // When set (status 200, empty body), the body is this stream and the
+  // connection closes when it ends.
+  std::shared_ptr<ResponseStream> stream;
 };
 
 // ASCII case-insensitive equality (header names, tokens).

@@ -20,6 +20,8 @@
 #include "agent/agent.h"
 #include "app/job_access.h"
 #include "app/local_rules.h"
+#include "app/serve.h"
+#include "cli/build_info.h"
 #include "cli/commands.h"
 #include "cli/job_format.h"
 #include "cli/rules_flags.h"
@@ -30,6 +32,7 @@
 #include "job/training_run.h"
 #include "profiler/profiler_options.h"
 #include "query/store_reader.h"
+#include "server/listen_address.h"
 #include "util/clock.h"
 #include "util/time_parse.h"
 
@@ -39,6 +42,7 @@ namespace {
 // How often a run that sends to a server tells it that it is alive (and asks
 // whether a stop was requested).
 constexpr int64_t kHeartbeatMs = 1000;
+constexpr const char* kDefaultUiAddress = "127.0.0.1:9400";
 
 struct RunFlags {
   std::string name;
@@ -52,6 +56,9 @@ struct RunFlags {
   std::string endpoint;
   std::string delivery_timeout = "10m";
   int host = 1;
+  // --ui [ADDR]: serve the dashboard from this process while the job runs.
+  bool ui = false;
+  std::string ui_address;
   RulesFlags rules;
   std::vector<std::string> command;
 };
@@ -176,6 +183,25 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   char cwd[4096];
   if (::getcwd(cwd, sizeof(cwd)) != nullptr) spec.working_dir = cwd;
 
+  // --ui: where the dashboard listens (loopback only: a run has no --auth).
+  server::ListenAddress ui_address;
+  if (flags.ui) {
+    const std::string text = flags.ui_address.empty() ? kDefaultUiAddress : flags.ui_address;
+    absl::StatusOr<server::ListenAddress> parsed = server::ParseListenAddress(text);
+    if (!parsed.ok()) {
+      return ReportError(absl::InvalidArgumentError(absl::StrFormat(
+          "--ui \"%s\": want HOST:PORT, e.g. 127.0.0.1:9400, or 127.0.0.1:0 for any free port",
+          text)));
+    }
+    if (!server::IsLoopback(parsed->host)) {
+      return ReportError(absl::InvalidArgumentError(absl::StrFormat(
+          "--ui %s: a run serves its dashboard on this machine only (127.0.0.1); to serve other "
+          "machines, start `trainwatch server --listen %s --auth FILE` and run with --endpoint",
+          text, text)));
+    }
+    ui_address = *parsed;
+  }
+
   const std::string data_dir = DataDir(options);
   auto delivery_timeout_ms = util::ParseDurationMs(flags.delivery_timeout);
   if (!delivery_timeout_ms.ok()) return ReportError(delivery_timeout_ms.status());
@@ -184,6 +210,12 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   std::string endpoint = flags.endpoint;
   if (endpoint.empty()) {
     if (const char* env = std::getenv("TRAINWATCH_ENDPOINT"); env != nullptr) endpoint = env;
+  }
+  if (flags.ui && !endpoint.empty()) {
+    return ReportError(absl::FailedPreconditionError(absl::StrFormat(
+        "--ui serves the data this run keeps itself, but its data goes to the server at %s: "
+        "open %s/ for the dashboard instead (and leave --ui out)",
+        endpoint, absl::StripSuffix(endpoint, "/"))));
   }
   if (endpoint.empty()) endpoint = agent::FindServer(data_dir).value_or("");
 
@@ -224,6 +256,31 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     remote = *std::move(created);
     sink = remote.get();
   }
+  // The dashboard, served from this process over its own store while the
+  // job runs, composed as `trainwatch server` composes it.
+  std::unique_ptr<app::StoreServices> ui_services;
+  std::unique_ptr<app::Serving> ui;
+  if (flags.ui) {
+    if (local == nullptr) {
+      // A server took the data folder after all (found, not named).
+      std::fprintf(stderr,
+                   "trainwatch: --ui: the server at %s takes this run's data: its dashboard is at "
+                   "%s/\n",
+                   endpoint.c_str(), std::string(absl::StripSuffix(endpoint, "/")).c_str());
+    } else {
+      ui_services = std::make_unique<app::StoreServices>(*db, local.get());
+      app::ServeOptions serve_options;
+      serve_options.version = VersionString();
+      serve_options.server.host = ui_address.host;
+      serve_options.server.port = ui_address.port;
+      absl::StatusOr<std::unique_ptr<app::Serving>> served =
+          app::Serving::Start(serve_options, ui_services->backends(), local.get());
+      if (!served.ok()) return ReportError(served.status());
+      ui = *std::move(served);
+      std::fprintf(stderr, "trainwatch: dashboard at %s/ (while the job runs)\n",
+                   ui->url().c_str());
+    }
+  }
   auto runner = job::TrainingRun::Create(std::move(spec), sink);
   if (!runner.ok()) return ReportError(runner.status());
   this_run = runner->get();
@@ -256,6 +313,8 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     }
     local_rules.reset();
   }
+  ui.reset();  // the job has ended: streams close, the port is free
+  ui_services.reset();
   if (remote) {
     // Whatever the server has not taken yet is on disk: wait for it (a
     // server that is away for a while gets it when it is back).
@@ -336,6 +395,12 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
                   "the Host dimension is JOB/algo-N")
       ->check(CLI::Range(1, model::kMaxJobHosts))
       ->type_name("N");
+  cmd->add_option("--ui", flags->ui_address,
+                  "serve the dashboard (live charts, logs, rule findings) from this run while "
+                  "the job runs, at ADDR (default 127.0.0.1:9400; port 0: any free port; the URL "
+                  "is printed); not with --endpoint: open the server's URL instead")
+      ->expected(0, 1)
+      ->type_name("[ADDR]");
   AddRulesFlags(cmd, &flags->rules);
   AddDataOption(cmd, options);
   cmd->add_option("command", flags->command, "the training command and its arguments, after --")
@@ -350,11 +415,17 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
       "  trainwatch run --metric 'train:loss=loss: (\\S+)' \\\n"
       "      --rule ExplodingTensor:action=StopTraining --rule StalledTrainingRule:threshold=10m \\\n"
       "      -- python3 train.py          # stop the job when the loss turns nan\n"
+      "  trainwatch run --ui --metric 'train:loss=loss: (\\S+)' -- python3 train.py\n"
+      "      # live charts at the URL printed (http://127.0.0.1:9400/) while it runs\n"
+      "  trainwatch run --ui 127.0.0.1:0 -- python3 train.py   # any free port\n"
       "  trainwatch run --endpoint http://gpu-head:9400 -- python3 train.py   # to a server\n"
       "  trainwatch run --endpoint http://gpu-head:9400 --name ddp-3 --host 2 -- torchrun ...\n"
       "With a server, data is spooled on disk first (<data>/spool) and delivered exactly once,\n"
       "however long the server is away; the training command never waits for it.");
-  cmd->callback([flags, options, exit_code] { *exit_code = RunRun(*flags, *options); });
+  cmd->callback([flags, options, exit_code, cmd] {
+    flags->ui = cmd->count("--ui") > 0;
+    *exit_code = RunRun(*flags, *options);
+  });
 }
 
 }  // namespace trainwatch::cli

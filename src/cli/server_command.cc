@@ -18,6 +18,7 @@
 #include "api/sigv4.h"
 #include "app/api_backends.h"
 #include "app/local_rules.h"
+#include "app/serve.h"
 #include "cli/allocator.h"
 #include "cli/build_info.h"
 #include "cli/commands.h"
@@ -113,10 +114,9 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
                  "this server need it to hold the folder: restart it once that run ends)\n",
                  data_dir.c_str(), (*db)->WriterDescription().c_str());
   }
-  query::StoreReader reader(**db);
-  app::StoreSampleWriter samples(**db, ingest.get());
-  app::StoreLogsWriter log_writer(**db, reader, ingest.get());
-  app::StoreJobsBackend jobs(**db, local_jobs.get(), &contacts);
+  app::StoreServices services(**db, ingest.get(), local_jobs.get(), &contacts, agents.get());
+  query::StoreReader& reader = services.reader();
+  app::StoreJobsBackend& jobs = services.jobs();
   // The rules of every job whose data this server takes, live on its ingest.
   std::unique_ptr<app::LocalRules> rules;
   if (ingest != nullptr) {
@@ -138,28 +138,22 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
       }
     }
   }
-  api::Backends backends{.samples = &samples,
-                         .metrics = &reader,
-                         .logs = &reader,
-                         .log_writer = &log_writer,
-                         .jobs = &jobs,
-                         .agents = agents.get()};
-
-  util::SystemClock& clock = util::SystemClock::Get();
-  api::Api aws(api_options, backends, clock);
-  api::NativeApi native(api::NativeOptions{.version = VersionString()}, backends, clock);
-  server::ServerMetrics metrics;
-  server::Router router(&aws, &native, &metrics);
-  server::ServerOptions server_options;
-  server_options.host = address->host;
-  server_options.port = address->port;
-  server_options.authenticated = api_options.credentials != nullptr;
-  server_options.threads = flags.threads;
-  server_options.poll_us = flags.poll_us;
-  absl::StatusOr<std::unique_ptr<server::Server>> srv =
-      server::Server::Start(server_options, router, metrics);
-  if (!srv.ok()) return ReportError(srv.status(), absl::IsUnavailable(srv.status()) ? 1 : 2);
-  const std::string url = "http://" + (*srv)->address();
+  // The AWS api, the native api, the dashboard's live stream and /metrics.
+  app::ServeOptions serve_options;
+  serve_options.api = api_options;
+  serve_options.version = VersionString();
+  serve_options.server.host = address->host;
+  serve_options.server.port = address->port;
+  serve_options.server.authenticated = api_options.credentials != nullptr;
+  serve_options.server.threads = flags.threads;
+  serve_options.server.poll_us = flags.poll_us;
+  absl::StatusOr<std::unique_ptr<app::Serving>> served =
+      app::Serving::Start(serve_options, services.backends(), ingest.get());
+  if (!served.ok()) {
+    return ReportError(served.status(), absl::IsUnavailable(served.status()) ? 1 : 2);
+  }
+  server::Server* srv = &(*served)->server();
+  const std::string url = (*served)->url();
   if (agents != nullptr) {
     if (absl::Status s = agent::PublishServer(data_dir, url); !s.ok()) {
       std::fprintf(stderr, "trainwatch: %s; runs will not find this server\n",
@@ -183,7 +177,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
       lock.Lock();
     }
   });
-  (*srv)->RunUntilSignal();
+  srv->RunUntilSignal();
   {
     util::MutexLock lock(sweep_mu);
     serving = false;
@@ -191,7 +185,8 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   sweep_cv.notify_all();
   sweeper.join();
   agent::WithdrawServer(data_dir);
-  rules.reset();  // before the backends it acts through
+  served->reset();  // the server has stopped; the live hub leaves the ingest
+  rules.reset();    // before the backends it acts through
   return 0;
 }
 

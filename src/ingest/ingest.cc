@@ -183,7 +183,9 @@ absl::StatusOr<bool> Ingest::UpdateJob(const model::JobRecord& job,
 
 absl::Status Ingest::SetRuleStatuses(const std::string& name, int host_index,
                                      const std::vector<model::RuleStatus>& statuses) {
-  return db_->SetRuleStatuses(name, host_index, statuses);
+  TW_RETURN_IF_ERROR(db_->SetRuleStatuses(name, host_index, statuses));
+  for (model::IngestObserver* o : *Observers()) o->OnRuleStatuses(name, host_index, statuses);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> Ingest::PutSamples(const model::SampleBatch& batch,

@@ -76,11 +76,12 @@ class Ingest final : public model::TelemetrySink {
   absl::StatusOr<bool> CreateJob(const model::JobRecord& job, const store::Delivery& delivery);
   absl::StatusOr<bool> UpdateJob(const model::JobRecord& job, const store::Delivery& delivery);
 
-  // The rule engine's results for one host's record (store::Db::SetRuleStatuses).
+  // The rule engine's results for one host's record (store::Db::SetRuleStatuses);
+  // once stored, passed to the subscribers' OnRuleStatuses.
   absl::Status SetRuleStatuses(const std::string& name, int host_index,
                                const std::vector<model::RuleStatus>& statuses);
 
-  // Every sample batch, log batch and job record this Ingest accepts is
+  // Every sample batch, log batch, job record and rule-status update this Ingest accepts is
   // passed to `observer` after it is durable, in the calling thread (a
   // delivery seen before is not passed again); an observer must be quick and
   // must not call back into this Ingest. `observer` must outlive the Ingest or

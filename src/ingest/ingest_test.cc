@@ -108,6 +108,11 @@ class RecordingSink : public model::IngestObserver {
     std::lock_guard<std::mutex> lock(mu);
     jobs.push_back(job.name + ":" + std::string(model::JobStatusName(job.status)));
   }
+  void OnRuleStatuses(const std::string& job, int host_index,
+                      const std::vector<model::RuleStatus>& statuses) override {
+    std::lock_guard<std::mutex> lock(mu);
+    jobs.push_back(absl::StrFormat("%s/%d:%d rules", job, host_index, statuses.size()));
+  }
   std::mutex mu;
   size_t n = 0;
   size_t log_events = 0;
@@ -148,6 +153,14 @@ TEST_F(IngestTest, SubscribersSeeAcceptedBatchesOnly) {
   job.status = model::JobStatus::kCompleted;
   ASSERT_TRUE(ingest_->UpdateJob(job).ok());
   EXPECT_EQ(sink.jobs, (std::vector<std::string>{"observed:InProgress", "observed:Completed"}));
+  // The rule engine's statuses reach observers too (the dashboard's job
+  // events), and only once stored.
+  model::RuleStatus status;
+  status.configuration_name = status.rule = "LossNotDecreasing";
+  ASSERT_TRUE(ingest_->SetRuleStatuses("observed", 1, {status}).ok());
+  EXPECT_FALSE(ingest_->SetRuleStatuses("unknown-job", 1, {status}).ok());
+  EXPECT_EQ(sink.jobs.back(), "observed/1:1 rules");
+  EXPECT_EQ(sink.jobs.size(), 3u);
   ingest_->Unsubscribe(&sink);
   ASSERT_TRUE(ingest_->Put(One(2)).ok());
   EXPECT_EQ(sink.n, 1u);

@@ -9,7 +9,9 @@
 // Implementations are thread-safe.
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -59,6 +61,12 @@ class IngestObserver {
   virtual void OnLogs(const LogBatch& batch) { (void)batch; }
   // A job record as created or updated.
   virtual void OnJob(const JobRecord& job) { (void)job; }
+  // The rule engine's statuses and findings for one host's record of `job`,
+  // as stored (they replace that host's previous ones).
+  virtual void OnRuleStatuses(const std::string& job, int host_index,
+                              const std::vector<RuleStatus>& statuses) {
+    (void)job, (void)host_index, (void)statuses;
+  }
 };
 
 // What a job runner writes to: all three.

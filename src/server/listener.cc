@@ -13,6 +13,8 @@ namespace {
 
 constexpr size_t kReadChunk = 4096;
 
+}  // namespace
+
 std::string HttpDate() {
   // Formatting the Date header once per second per thread is plenty.
   thread_local std::time_t cached_second = 0;
@@ -28,6 +30,8 @@ std::string HttpDate() {
   }
   return cached;
 }
+
+namespace {
 
 api::HttpResponse PlainError(int status, std::string_view code, std::string_view message) {
   api::HttpResponse r;
@@ -58,6 +62,7 @@ Session::Session(tcp::socket&& socket, Core& core)
 }
 
 Session::~Session() {
+  if (stream_body_ != nullptr) stream_body_->Close();
   core_.metrics.ConnectionClosed();
   util::MutexLock lock(core_.mu);
   core_.sessions.erase(this);
@@ -72,6 +77,7 @@ void Session::Start() {
 }
 
 void Session::Stop() {
+  if (state_ == State::kStreaming) return EndStream();
   if (state_ == State::kIdle || state_ == State::kHeader) Close();
 }
 
@@ -176,6 +182,12 @@ void Session::OnBody(beast::error_code ec) {
   request_.body = std::move(parser_->get().body());
   parser_.reset();
   api::HttpResponse response = core_.handler.Handle(request_);
+  if (response.stream != nullptr) {
+    if (request_.method == "GET" && !core_.stopping.load()) {
+      return StartStream(std::move(response));
+    }
+    response.stream.reset();  // HEAD: the head only
+  }
   Respond(std::move(response), keep_alive);
 }
 

@@ -56,7 +56,7 @@ std::string ServerMetrics::Render() const {
   out += "# HELP trainwatch_http_request_bytes_total Request bytes received (bodies as sent).\n";
   out += "# TYPE trainwatch_http_request_bytes_total counter\n";
   out += absl::StrFormat("trainwatch_http_request_bytes_total %d\n", load(bytes_in_));
-  out += "# HELP trainwatch_http_response_bytes_total Response body bytes sent.\n";
+  out += "# HELP trainwatch_http_response_bytes_total Response body bytes sent (streams included).\n";
   out += "# TYPE trainwatch_http_response_bytes_total counter\n";
   out += absl::StrFormat("trainwatch_http_response_bytes_total %d\n", load(bytes_out_));
   out += "# HELP trainwatch_http_connections_open Connections open now.\n";
@@ -84,6 +84,13 @@ std::string ServerMetrics::Render() const {
   out += "# HELP trainwatch_http_too_large_total Requests refused for their size (413, 431).\n";
   out += "# TYPE trainwatch_http_too_large_total counter\n";
   out += absl::StrFormat("trainwatch_http_too_large_total %d\n", load(too_large_));
+  out += "# HELP trainwatch_http_streams_open Streaming responses (GET /api/v1/live) open now.\n";
+  out += "# TYPE trainwatch_http_streams_open gauge\n";
+  out += absl::StrFormat("trainwatch_http_streams_open %d\n",
+                         streams_open_.load(std::memory_order_relaxed));
+  out += "# HELP trainwatch_http_streams_total Streaming responses started.\n";
+  out += "# TYPE trainwatch_http_streams_total counter\n";
+  out += absl::StrFormat("trainwatch_http_streams_total %d\n", load(streams_total_));
   out += "# HELP process_resident_memory_bytes Resident memory size in bytes.\n";
   out += "# TYPE process_resident_memory_bytes gauge\n";
   out += absl::StrFormat("process_resident_memory_bytes %d\n", ResidentBytes());

@@ -24,6 +24,14 @@ class ServerMetrics {
   void Timeout(int phase) { timeouts_[phase].fetch_add(1, std::memory_order_relaxed); }
   void Malformed() { malformed_.fetch_add(1, std::memory_order_relaxed); }
   void TooLarge() { too_large_.fetch_add(1, std::memory_order_relaxed); }
+  // Streaming responses (Server-Sent Events): opened, closed, bytes written.
+  void StreamOpened() {
+    streams_total_.fetch_add(1, std::memory_order_relaxed);
+    streams_open_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void StreamClosed() { streams_open_.fetch_sub(1, std::memory_order_relaxed); }
+  void StreamBytes(uint64_t n) { bytes_out_.fetch_add(n, std::memory_order_relaxed); }
+  int64_t streams_open() const { return streams_open_.load(std::memory_order_relaxed); }
   // One answered request: status, bytes in/out, handling time.
   void Request(int status, uint64_t bytes_in, uint64_t bytes_out, double seconds);
 
@@ -46,6 +54,8 @@ class ServerMetrics {
   std::array<std::atomic<uint64_t>, 4> timeouts_{};
   std::atomic<uint64_t> malformed_{0};
   std::atomic<uint64_t> too_large_{0};
+  std::atomic<int64_t> streams_open_{0};
+  std::atomic<uint64_t> streams_total_{0};
   std::atomic<uint64_t> requests_total_{0};
   std::array<std::atomic<uint64_t>, 6> by_class_{};  // 1xx..5xx, other
   std::atomic<uint64_t> bytes_in_{0};

@@ -49,6 +49,7 @@ api::HttpResponse Router::TooLarge(const api::HttpRequest& head, size_t limit) c
 }
 
 api::HttpResponse Router::Handle(const api::HttpRequest& request) const {
+  if (live_ != nullptr && api::live::LiveApi::Serves(request)) return live_->Handle(request);
   if (IsNative(request)) return native_->Handle(request);
   if (request.Path() == "/metrics" && (request.method == "GET" || request.method == "HEAD")) {
     api::HttpResponse r;

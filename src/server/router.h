@@ -1,5 +1,6 @@
 #pragma once
 // Router: what the server serves on its one port.
+//   GET /api/v1/live   the dashboard's live updates (Server-Sent Events, api::live::LiveApi)
 //   /api/v1/...        trainwatch's native JSON API (api::NativeApi)
 //   GET /metrics       the server's own health counters (Prometheus text)
 //   POST (any path)    the AWS endpoints (api::Api): query, JSON 1.0/1.1, CBOR
@@ -7,6 +8,7 @@
 // Every answer carries x-amzn-RequestId.
 
 #include "api/api.h"
+#include "api/live/live_stream.h"
 #include "api/native/native_api.h"
 #include "server/metrics.h"
 #include "server/server.h"
@@ -15,9 +17,11 @@ namespace trainwatch::server {
 
 class Router final : public RequestHandler {
  public:
-  // Pointers must outlive the Router; `native` may be null (then /api/v1 is 404).
-  Router(const api::Api* aws, const api::NativeApi* native, const ServerMetrics* metrics)
-      : aws_(aws), native_(native), metrics_(metrics) {}
+  // Pointers must outlive the Router; `native` may be null (then /api/v1 is
+  // 404), `live` too (then /api/v1/live is the native API's 404).
+  Router(const api::Api* aws, const api::NativeApi* native, const ServerMetrics* metrics,
+         const api::live::LiveApi* live = nullptr)
+      : aws_(aws), native_(native), metrics_(metrics), live_(live) {}
 
   size_t BodyLimit(const api::HttpRequest& head) const override;
   api::HttpResponse TooLarge(const api::HttpRequest& head, size_t limit) const override;
@@ -29,6 +33,7 @@ class Router final : public RequestHandler {
   const api::Api* aws_;
   const api::NativeApi* native_;
   const ServerMetrics* metrics_;
+  const api::live::LiveApi* live_;
 };
 
 }  // namespace trainwatch::server

@@ -14,7 +14,11 @@
 //   - body and write deadlines;
 //   - header size cap (431), body size cap per route (413 answered from the
 //     headers, without reading the body), connection cap.
-// Stop() stops accepting, lets requests in flight finish, closes idle
+// A response with a stream (api::ResponseStream: Server-Sent Events) is
+// written as the stream produces it, after headers without a length
+// (Connection: close), one write in flight, until the client leaves or the
+// server stops; it holds no thread while it waits.
+// Stop() stops accepting, lets requests in flight finish, ends streams, closes idle
 // connections and joins the threads. Handlers run on the server's threads; a
 // handler that takes long (a large ingest batch) delays only the other
 // connections of its thread.
@@ -62,6 +66,11 @@ struct ServerOptions {
   int64_t write_timeout_ms = 30'000;
   // How long Stop() waits for requests in flight.
   int64_t shutdown_grace_ms = 5'000;
+  // Streaming responses (api::ResponseStream, e.g. GET /api/v1/live): a
+  // heartbeat this often, at most this many bytes a write. Waiting for data
+  // counts against no timeout; each write against write_timeout_ms.
+  int64_t stream_heartbeat_ms = 15'000;
+  size_t stream_write_bytes = 64 * 1024;
 };
 
 class Server {

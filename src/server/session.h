@@ -2,6 +2,7 @@
 // Internals of the server: the state shared by all connections (Core), one
 // connection (Session) and the accept loop (Listener). See server.h.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -26,6 +27,9 @@ namespace http = beast::http;
 using tcp = net::ip::tcp;
 
 class Session;
+
+// The Date header's value now ("Sun, 06 Dec 2026 03:28:53 GMT").
+std::string HttpDate();
 
 // One io_context per request thread: a connection's operations all run on
 // the thread it was given, so a request never waits for another thread to
@@ -66,12 +70,12 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session();
   void Start();
   // On server stop: closes the connection unless a request is being
-  // answered (that one finishes, then the connection closes).
+  // answered (that one finishes, then the connection closes); ends a stream.
   void Stop();
   net::any_io_executor executor() { return stream_.get_executor(); }
 
  private:
-  enum class State { kIdle, kHeader, kBody, kHandling, kWriting, kClosed };
+  enum class State { kIdle, kHeader, kBody, kHandling, kWriting, kStreaming, kClosed };
 
   void WaitForRequest();
   void ReadHeader();
@@ -85,6 +89,17 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close();
   void OnReadError(beast::error_code ec, int phase);
 
+  // A streaming response (api::ResponseStream, stream.cc): the head, then
+  // what the stream gives, one write in flight; a heartbeat timer; a read
+  // that notices the client leaving.
+  void StartStream(api::HttpResponse response);
+  void PumpStream();
+  void WriteStream(std::string bytes);
+  void OnStreamWritten(beast::error_code ec, size_t n);
+  void ArmHeartbeat();
+  void WatchPeer();
+  void EndStream();
+
   Core& core_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
@@ -96,6 +111,12 @@ class Session : public std::enable_shared_from_this<Session> {
   std::chrono::steady_clock::time_point started_;
   uint64_t bytes_in_ = 0;
   size_t body_limit_ = 0;
+
+  std::shared_ptr<api::ResponseStream> stream_body_;
+  std::string stream_out_;  // the write in flight
+  bool stream_writing_ = false;
+  std::optional<net::steady_timer> heartbeat_;
+  std::array<char, 256> peer_bytes_{};
 };
 
 // Accepts connections until the acceptor is closed.

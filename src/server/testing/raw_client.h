@@ -87,6 +87,19 @@ class RawClient {
     return r;
   }
 
+  // The bytes up to and including the next `marker` (a streamed body's
+  // "\n\n" after an event), or nullopt when the connection closed or timed
+  // out first.
+  std::optional<std::string> ReadUntil(std::string_view marker) {
+    size_t at;
+    while ((at = pending_.find(marker)) == std::string::npos) {
+      if (!Fill()) return std::nullopt;
+    }
+    std::string out = pending_.substr(0, at + marker.size());
+    pending_.erase(0, at + marker.size());
+    return out;
+  }
+
   // True when the server closed the connection (read returns end of file)
   // before the receive timeout.
   bool WaitForClose() {
