@@ -32,7 +32,7 @@ std::optional<Event> NextEvent(RawClient& c) {
     Event e;
     for (absl::string_view line : absl::StrSplit(*block, '\n', absl::SkipEmpty())) {
       if (absl::ConsumePrefix(&line, "event: ")) e.event = std::string(line);
-      if (absl::ConsumePrefix(&line, "data: ")) e.data = nlohmann::json::parse(line);
+      if (absl::ConsumePrefix(&line, "data: ")) e.data = nlohmann::json::parse(std::string(line));
     }
     if (!e.event.empty()) return e;
   }

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "agent/agent.h"
 #include "app/job_access.h"
 #include "app/local_rules.h"

@@ -42,7 +42,7 @@ std::optional<Event> NextEvent(RawClient& c, bool keep_comments = false) {
     for (absl::string_view line : absl::StrSplit(*block, '\n', absl::SkipEmpty())) {
       if (absl::ConsumePrefix(&line, "id: ")) e.id = std::string(line);
       if (absl::ConsumePrefix(&line, "event: ")) e.event = std::string(line);
-      if (absl::ConsumePrefix(&line, "data: ")) e.data = nlohmann::json::parse(line);
+      if (absl::ConsumePrefix(&line, "data: ")) e.data = nlohmann::json::parse(std::string(line));
     }
     if (!e.event.empty() || keep_comments) return e;
   }
@@ -90,7 +90,9 @@ class LiveServerTest : public ::testing::Test {
     EXPECT_EQ(head->headers.Find("Content-Length"), nullptr);
     std::optional<Event> retry = NextEvent(*c, /*keep_comments=*/true);
     EXPECT_TRUE(retry.has_value());
-    if (retry) EXPECT_EQ(retry->raw, "retry: 1000\n\n");
+    if (retry) {
+      EXPECT_EQ(retry->raw, "retry: 1000\n\n");
+    }
     return c;
   }
   std::string Metrics() {

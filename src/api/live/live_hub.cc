@@ -1,6 +1,7 @@
 #include "api/live/live_hub.h"
 
 #include <algorithm>
+#include <iterator>
 #include <random>
 
 #include "absl/strings/ascii.h"
@@ -138,7 +139,8 @@ void LiveHub::Append(const std::string& key, std::shared_ptr<LiveEntry> entry) {
       changes_.pop_front();
     }
   }
-  for (auto& [id, waiter] : waiters_) {
+  for (auto& entry : waiters_) {
+    Waiter& waiter = entry.second;
     bool wanted = waiter.jobs.empty() ? held->kind == LiveEntry::Kind::kJob
                                       : waiter.jobs.count(key) > 0;
     if (wanted) waiter.wake();
@@ -171,9 +173,7 @@ void LiveHub::EvictOldest(const std::string& key) {
   history.entries.pop_front();
   if (!history.entries.empty()) return;
   if (forgotten_.size() >= kMaxForgotten) {
-    for (const auto& [name, through] : forgotten_) {
-      forgotten_floor_ = std::max(forgotten_floor_, through);
-    }
+    for (const auto& f : forgotten_) forgotten_floor_ = std::max(forgotten_floor_, f.second);
     forgotten_.clear();
   }
   forgotten_[key] = history.dropped_through;

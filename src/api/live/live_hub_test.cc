@@ -189,7 +189,7 @@ std::vector<Ev> Parse(const std::string& text) {
     for (absl::string_view line : absl::StrSplit(block, '\n')) {
       if (absl::ConsumePrefix(&line, "id: ")) ev.id = std::string(line);
       if (absl::ConsumePrefix(&line, "event: ")) ev.event = std::string(line);
-      if (absl::ConsumePrefix(&line, "data: ")) ev.data = nlohmann::json::parse(line);
+      if (absl::ConsumePrefix(&line, "data: ")) ev.data = nlohmann::json::parse(std::string(line));
     }
     if (!ev.event.empty()) out.push_back(std::move(ev));
   }

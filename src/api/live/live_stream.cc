@@ -6,6 +6,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "api/form.h"
 #include "api/native/native_util.h"
@@ -31,7 +32,9 @@ HttpResponse LiveApi::Handle(const HttpRequest& request) const {
     return r;
   }
   absl::StatusOr<Params> params = DecodeFormPairs(request.Query());
-  if (!params.ok()) return Error(400, "InvalidParameterValue", params.status().message());
+  if (!params.ok()) {
+    return Error(400, "InvalidParameterValue", std::string(params.status().message()));
+  }
   for (const auto& [name, value] : *params) {
     if (name != "job") {
       return Error(400, "InvalidParameterValue",
@@ -104,11 +107,11 @@ std::string LiveStream::EventId(uint64_t seq) const {
 
 namespace {
 
-std::string Event(std::string_view id, std::string_view name, const Json& data) {
+std::string Event(const std::string& id, const std::string& name, const Json& data) {
   return absl::StrFormat("id: %s\nevent: %s\ndata: %s\n\n", id, name, DumpJson(data));
 }
 
-Json ResetData(std::string_view reason) { return Json{{"reason", reason}}; }
+Json ResetData(const std::string& reason) { return Json{{"reason", reason}}; }
 
 // The points of consecutive sample entries, merged per series (in first-seen
 // order), each series' points sorted by time.
