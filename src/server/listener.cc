@@ -77,7 +77,7 @@ void Session::Start() {
 }
 
 void Session::Stop() {
-  if (state_ == State::kStreaming) return EndStream();
+  if (state_ == State::kStreaming) return StopStream();
   if (state_ == State::kIdle || state_ == State::kHeader) Close();
 }
 

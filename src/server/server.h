@@ -18,7 +18,8 @@
 // written as the stream produces it, after headers without a length
 // (Connection: close), one write in flight, until the client leaves or the
 // server stops; it holds no thread while it waits.
-// Stop() stops accepting, lets requests in flight finish, ends streams, closes idle
+// Stop() stops accepting, lets requests in flight finish, ends streams (one
+// last write of what they hold, of at most 1 s, unless a write is in flight), closes idle
 // connections and joins the threads. Handlers run on the server's threads; a
 // handler that takes long (a large ingest batch) delays only the other
 // connections of its thread.

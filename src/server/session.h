@@ -99,6 +99,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void ArmHeartbeat();
   void WatchPeer();
   void EndStream();
+  // Server stop: what the stream holds goes out in one last write (briefly),
+  // unless a write is in flight (the client is behind): then it ends at once.
+  void StopStream();
 
   Core& core_;
   beast::tcp_stream stream_;
@@ -115,6 +118,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<api::ResponseStream> stream_body_;
   std::string stream_out_;  // the write in flight
   bool stream_writing_ = false;
+  bool stream_ending_ = false;  // server stop: a last write, then close
   std::optional<net::steady_timer> heartbeat_;
   std::array<char, 256> peer_bytes_{};
 };

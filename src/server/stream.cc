@@ -8,6 +8,7 @@
 // write has the write deadline; a heartbeat keeps idle connections (and the
 // proxies on the way) open; a read pending on the socket notices the client
 // leaving.
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_format.h"
@@ -15,6 +16,12 @@
 #include "util/log.h"
 
 namespace trainwatch::server::internal {
+namespace {
+
+// The deadline of the last write when the server stops.
+constexpr int64_t kLastWriteMs = 1000;
+
+}  // namespace
 
 void Session::StartStream(api::HttpResponse response) {
   state_ = State::kStreaming;
@@ -60,7 +67,7 @@ void Session::StartStream(api::HttpResponse response) {
 }
 
 void Session::PumpStream() {
-  if (state_ != State::kStreaming || stream_writing_) return;
+  if (state_ != State::kStreaming || stream_writing_ || stream_ending_) return;
   std::string bytes = stream_body_->Pull(core_.options.stream_write_bytes);
   if (!bytes.empty()) WriteStream(std::move(bytes));
 }
@@ -68,7 +75,9 @@ void Session::PumpStream() {
 void Session::WriteStream(std::string bytes) {
   stream_writing_ = true;
   stream_out_ = std::move(bytes);
-  stream_.expires_after(std::chrono::milliseconds(core_.options.write_timeout_ms));
+  stream_.expires_after(std::chrono::milliseconds(
+      stream_ending_ ? std::min<int64_t>(core_.options.write_timeout_ms, kLastWriteMs)
+                     : core_.options.write_timeout_ms));
   net::async_write(stream_, net::buffer(stream_out_),
                    [self = shared_from_this()](beast::error_code ec, size_t n) {
                      self->OnStreamWritten(ec, n);
@@ -79,7 +88,7 @@ void Session::OnStreamWritten(beast::error_code ec, size_t n) {
   stream_writing_ = false;
   if (state_ != State::kStreaming) return;
   core_.metrics.StreamBytes(n);
-  if (ec) {
+  if (ec || stream_ending_) {
     if (ec == beast::error::timeout) core_.metrics.Timeout(ServerMetrics::kWrite);
     return EndStream();
   }
@@ -90,7 +99,7 @@ void Session::OnStreamWritten(beast::error_code ec, size_t n) {
 void Session::ArmHeartbeat() {
   heartbeat_->expires_after(std::chrono::milliseconds(core_.options.stream_heartbeat_ms));
   heartbeat_->async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec || self->state_ != State::kStreaming) return;
+    if (ec || self->state_ != State::kStreaming || self->stream_ending_) return;
     if (!self->stream_writing_) self->WriteStream(self->stream_body_->Heartbeat());
     self->ArmHeartbeat();
   });
@@ -105,6 +114,15 @@ void Session::WatchPeer() {
         if (ec) return self->EndStream();
         self->WatchPeer();
       });
+}
+
+void Session::StopStream() {
+  if (state_ != State::kStreaming || stream_ending_) return;
+  if (stream_writing_) return EndStream();
+  stream_ending_ = true;
+  std::string bytes = stream_body_->Pull(core_.options.stream_write_bytes);
+  if (bytes.empty()) return EndStream();
+  WriteStream(std::move(bytes));
 }
 
 void Session::EndStream() {
