@@ -9,7 +9,9 @@
 // `trainwatch server` (api_backends.h: metrics and logs read through query/
 // and written through ingest/, agents' batches taken exactly once, SageMaker
 // jobs with CreateTrainingJob run by job::LocalJobs, runners that went silent
-// recorded as Failed). The subcommands in cli/ put these together: the server
+// recorded as Failed), and what serves them on one port (serve.h: the AWS and
+// native APIs and the dashboard's live stream, for `trainwatch server` and
+// `trainwatch run --ui` alike). The subcommands in cli/ put these together: the server
 // with its listener (cli/server_command.cc), and `trainwatch run`, which
 // writes to the data folder through ingest/ or, when a server takes the data,
 // through agent/ (cli/run_command.cc). This header only describes; include the

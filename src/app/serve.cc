@@ -21,8 +21,7 @@ api::Backends StoreServices::backends() {
                        .agents = agents_};
 }
 
-Serving::Serving(const ServeOptions& options, const api::Backends& backends,
-                 ingest::Ingest* ingest)
+Serving::Serving(const ServeOptions& options, const api::Backends& backends, ingest::Ingest* ingest)
     : ingest_(ingest),
       hub_(options.live),
       aws_(options.api, backends, util::SystemClock::Get()),

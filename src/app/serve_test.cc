@@ -69,10 +69,11 @@ TEST(ServeTest, WhatIngestTakesReachesTheLiveStream) {
   loss.key.dimensions = {{"TrainingJobName", "mnist-7"}};
   loss.samples = {{clock.NowMs(), 0.25}};
   ASSERT_TRUE(ingest.Put(model::SampleBatch{{loss}}).ok());
-  ASSERT_TRUE(ingest
-                  .PutLogs({{std::string(model::kTrainingJobsLogGroup), "mnist-7/algo-1-1736942400"},
-                            {{clock.NowMs(), "loss: 0.25"}}})
-                  .ok());
+  ASSERT_TRUE(
+      ingest
+          .PutLogs({{std::string(model::kTrainingJobsLogGroup), "mnist-7/algo-1-1736942400"},
+                    {{clock.NowMs(), "loss: 0.25"}}})
+          .ok());
   job.status = model::JobStatus::kCompleted;
   job.training_end_ms = clock.NowMs();
   ASSERT_TRUE(ingest.UpdateJob(job).ok());

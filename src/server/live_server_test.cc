@@ -211,8 +211,7 @@ TEST_F(LiveServerTest, AReaderThatNeverReadsBlocksNeitherIngestNorOthers) {
       ASSERT_TRUE(e.has_value()) << i;
       ASSERT_EQ(e->event, "logs") << e->raw.substr(0, 200);
       for (const auto& ev : e->data["events"]) {
-        got = got ||
-              absl::StartsWith(ev["message"].get<std::string>(), absl::StrFormat("%d ", i));
+        got = got || absl::StartsWith(ev["message"].get<std::string>(), absl::StrFormat("%d ", i));
       }
     }
     EXPECT_LE(hub_->HeldBytes(), 256u * 1024);

@@ -30,9 +30,9 @@ void Session::StartStream(api::HttpResponse response) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   core_.metrics.Request(200, bytes_in_, 0, seconds);
-  util::Log(util::LogLevel::kDebug, absl::StrFormat("%s \"%s %s\" 200 stream", remote_,
-                                                    request_.method,
-                                                    request_.target.substr(0, 200)));
+  util::Log(util::LogLevel::kDebug,
+            absl::StrFormat("%s \"%s %s\" 200 stream", remote_, request_.method,
+                            request_.target.substr(0, 200)));
   std::string head = "HTTP/1.1 200 OK\r\n";
   bool has_request_id = false;
   for (const auto& [name, value] : response.headers.entries()) {
@@ -108,12 +108,12 @@ void Session::ArmHeartbeat() {
 void Session::WatchPeer() {
   // The client sends nothing more on a stream; whatever it does send is
   // dropped, and its end (or an error) ends the stream.
-  stream_.socket().async_read_some(
-      net::buffer(peer_bytes_), [self = shared_from_this()](beast::error_code ec, size_t) {
-        if (self->state_ != State::kStreaming) return;
-        if (ec) return self->EndStream();
-        self->WatchPeer();
-      });
+  stream_.socket().async_read_some(net::buffer(peer_bytes_),
+                                   [self = shared_from_this()](beast::error_code ec, size_t) {
+                                     if (self->state_ != State::kStreaming) return;
+                                     if (ec) return self->EndStream();
+                                     self->WatchPeer();
+                                   });
 }
 
 void Session::StopStream() {

@@ -15,7 +15,9 @@ constexpr size_t kMaxForgotten = 10000;
 // The counted size of a job-change mark (the record is read when sent).
 constexpr size_t kJobEntryBytes = 128;
 
-std::string Lower(std::string_view s) { return absl::AsciiStrToLower(absl::string_view(s.data(), s.size())); }
+std::string Lower(std::string_view s) {
+  return absl::AsciiStrToLower(absl::string_view(s.data(), s.size()));
+}
 
 std::string NewEpoch() {
   std::random_device rd;
@@ -141,8 +143,8 @@ void LiveHub::Append(const std::string& key, std::shared_ptr<LiveEntry> entry) {
   }
   for (auto& entry : waiters_) {
     Waiter& waiter = entry.second;
-    bool wanted = waiter.jobs.empty() ? held->kind == LiveEntry::Kind::kJob
-                                      : waiter.jobs.count(key) > 0;
+    bool wanted =
+        waiter.jobs.empty() ? held->kind == LiveEntry::Kind::kJob : waiter.jobs.count(key) > 0;
     if (wanted) waiter.wake();
   }
   while (jobs_.count(key) > 0 && jobs_[key].bytes > options_.history_bytes_per_job) {
@@ -227,9 +229,9 @@ LiveHub::Read LiveHub::ReadAfter(const Filter& filter, uint64_t after, size_t ma
     }
     const JobHistory& history = h->second;
     if (after < history.dropped_through) return reset("position no longer held");
-    auto first = std::upper_bound(
-        history.entries.begin(), history.entries.end(), after,
-        [](uint64_t seq, const Held& held) { return seq < held.entry->seq; });
+    auto first =
+        std::upper_bound(history.entries.begin(), history.entries.end(), after,
+                         [](uint64_t seq, const Held& held) { return seq < held.entry->seq; });
     uint64_t before = first == history.entries.begin() ? history.appended_bytes - history.bytes
                                                        : std::prev(first)->cumulative;
     pending += history.appended_bytes - before;
@@ -250,7 +252,8 @@ LiveHub::Read LiveHub::ReadAfter(const Filter& filter, uint64_t after, size_t ma
     read.entries.push_back(next->it->entry);
     ++next->it;
   }
-  bool more = std::any_of(ranges.begin(), ranges.end(), [](const Range& r) { return r.it != r.end; });
+  bool more =
+      std::any_of(ranges.begin(), ranges.end(), [](const Range& r) { return r.it != r.end; });
   read.next = more ? read.entries.back()->seq : seq_;
   return read;
 }

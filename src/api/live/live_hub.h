@@ -59,11 +59,11 @@ struct LiveEntry {
   enum class Kind { kSamples, kLogs, kJob };
   uint64_t seq = 0;
   Kind kind = Kind::kSamples;
-  std::string job;    // the job's name as the data spells it
-  size_t bytes = 0;   // counted size (payload, roughly as rendered)
-  model::SampleBatch samples;    // kSamples: only the job's series
-  model::LogBatch logs;          // kLogs
-  int64_t ingestion_ms = 0;      // kLogs: when the hub saw them
+  std::string job;             // the job's name as the data spells it
+  size_t bytes = 0;            // counted size (payload, roughly as rendered)
+  model::SampleBatch samples;  // kSamples: only the job's series
+  model::LogBatch logs;        // kLogs
+  int64_t ingestion_ms = 0;    // kLogs: when the hub saw them
 };
 
 // The job a series belongs to (TrainingJobName=JOB, or Host=JOB/algo-N), or "".

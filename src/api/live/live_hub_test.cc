@@ -77,14 +77,14 @@ TEST(LiveHubTest, ReadsInOrderAndResumesAfterAPosition) {
   LiveHub hub;
   LiveHub::Filter a{.jobs = {"a"}};
   EXPECT_EQ(hub.head(), 0u);
-  hub.OnSamples(Samples("a", kNow, 1));           // 1
-  hub.OnLogs(Logs("b", "other job"));             // 2
-  hub.OnLogs(Logs("a", "line"));                  // 3
-  hub.OnJob(Job("a"));                            // 4
-  hub.OnSamples(HostSample("A", kNow, 50));       // 5: names compare case-insensitively
+  hub.OnSamples(Samples("a", kNow, 1));                 // 1
+  hub.OnLogs(Logs("b", "other job"));                   // 2
+  hub.OnLogs(Logs("a", "line"));                        // 3
+  hub.OnJob(Job("a"));                                  // 4
+  hub.OnSamples(HostSample("A", kNow, 50));             // 5: names compare case-insensitively
   hub.OnSamples(Samples("unrelated-series", kNow, 1));  // 6
   model::SampleBatch none;
-  hub.OnSamples(none);                            // nothing
+  hub.OnSamples(none);  // nothing
   EXPECT_EQ(hub.head(), 6u);
 
   LiveHub::Read all = hub.ReadAfter(a, 0, 1 << 20, 1 << 20);
@@ -108,8 +108,7 @@ TEST(LiveHubTest, ReadsInOrderAndResumesAfterAPosition) {
 
   // Two jobs at once: merged in sequence order.
   LiveHub::Filter ab{.jobs = {"b", "a", "A"}};
-  EXPECT_EQ(Seqs(hub.ReadAfter(ab, 0, 1 << 20, 1 << 20)),
-            (std::vector<uint64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(Seqs(hub.ReadAfter(ab, 0, 1 << 20, 1 << 20)), (std::vector<uint64_t>{1, 2, 3, 4, 5}));
   // No job: the changes of every job only.
   hub.OnRuleStatuses("b", 1, {});  // 7
   EXPECT_EQ(Seqs(hub.ReadAfter(LiveHub::Filter{}, 0, 1 << 20, 1 << 20)),
@@ -246,8 +245,8 @@ TEST(LiveStreamTest, CoalescesWhatOnePullFindsAndResumesByEventId) {
   EXPECT_EQ(resumed[0].event, "job");
   EXPECT_EQ(resumed[0].id, events[2].id);
   // With an id of another server (or garbage): reset, then live.
-  for (std::string id : {std::string("0123.5"), std::string("nonsense"), hub.epoch() + ".x",
-                         hub.epoch() + ".99"}) {
+  for (std::string id :
+       {std::string("0123.5"), std::string("nonsense"), hub.epoch() + ".x", hub.epoch() + ".99"}) {
     LiveStream other(&hub, &backend, {.jobs = {"mnist-7"}}, id);
     other.Start([] {});
     std::vector<Ev> got = Parse(other.Pull(64 * 1024));

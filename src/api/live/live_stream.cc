@@ -17,10 +17,10 @@ namespace trainwatch::api::live {
 
 using native_internal::DimensionsJson;
 using native_internal::Error;
-using native_internal::Json;
 using native_internal::JobJson;
-using native_internal::Params;
+using native_internal::Json;
 using native_internal::ParamAll;
+using native_internal::Params;
 
 HttpResponse LiveApi::Handle(const HttpRequest& request) const {
   if (request.method != "GET") {
@@ -65,7 +65,10 @@ HttpResponse LiveApi::Handle(const HttpRequest& request) const {
 
 LiveStream::LiveStream(LiveHub* hub, JobsBackend* jobs, LiveHub::Filter filter,
                        std::optional<std::string> last_event_id)
-    : hub_(hub), jobs_(jobs), filter_(std::move(filter)), last_event_id_(std::move(last_event_id)) {}
+    : hub_(hub),
+      jobs_(jobs),
+      filter_(std::move(filter)),
+      last_event_id_(std::move(last_event_id)) {}
 
 LiveStream::~LiveStream() { Close(); }
 

@@ -69,8 +69,8 @@ class LiveStream final : public ResponseStream {
   const std::optional<std::string> last_event_id_;
   util::Mutex mu_;
   std::optional<uint64_t> waiter_ ABSL_GUARDED_BY(mu_);
-  bool started_ = false;      // retry sent, position set
-  std::string start_reset_;   // a reset owed from Start (unknown Last-Event-ID)
+  bool started_ = false;     // retry sent, position set
+  std::string start_reset_;  // a reset owed from Start (unknown Last-Event-ID)
   uint64_t position_ = 0;
 };
 
