@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ingest/ingest.h"
+#include "job/runner_identity.h"
 #include "nlohmann/json.hpp"
 #include "server/testing/raw_client.h"
 #include "store/test_util.h"
@@ -62,6 +63,7 @@ TEST(ServeTest, WhatIngestTakesReachesTheLiveStream) {
   model::JobRecord job;
   job.name = "mnist-7";
   job.creation_ms = job.last_modified_ms = clock.NowMs();
+  job.runner = job::CurrentRunnerIdentity();  // alive: read as it is, not as Failed
   ASSERT_TRUE(ingest.CreateJob(job).ok());
   model::SeriesSamples loss;
   loss.key.ns = std::string(model::kTrainingJobsNamespace);
