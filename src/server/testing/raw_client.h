@@ -23,8 +23,13 @@ namespace trainwatch::server::testing {
 
 class RawClient {
  public:
-  explicit RawClient(uint16_t port, int timeout_ms = 10000) {
+  // `receive_buffer_bytes` > 0: the socket's receive buffer (SO_RCVBUF), set
+  // before connecting, for a client that stops reading early.
+  explicit RawClient(uint16_t port, int timeout_ms = 10000, int receive_buffer_bytes = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receive_buffer_bytes > 0) {
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes, sizeof(receive_buffer_bytes));
+    }
     timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
     ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     int one = 1;
