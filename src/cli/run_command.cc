@@ -276,7 +276,14 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
       serve_options.server.port = ui_address.port;
       absl::StatusOr<std::unique_ptr<app::Serving>> served =
           app::Serving::Start(serve_options, ui_services->backends(), local.get());
-      if (!served.ok()) return ReportError(served.status());
+      if (!served.ok()) {
+        // Server::Start names --listen, the server's flag: say it in --ui's terms.
+        return ReportError(absl::Status(
+            served.status().code(),
+            absl::StrFormat("--ui %s:%d: cannot listen there (%s); pick another address, e.g. "
+                            "--ui 127.0.0.1:0 for any free port",
+                            ui_address.host, ui_address.port, served.status().message())));
+      }
       ui = *std::move(served);
       std::fprintf(stderr, "trainwatch: dashboard at %s/ (while the job runs)\n",
                    ui->url().c_str());
