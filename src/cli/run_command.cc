@@ -278,11 +278,11 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
           app::Serving::Start(serve_options, ui_services->backends(), local.get());
       if (!served.ok()) {
         // Server::Start names --listen, the server's flag: say it in --ui's terms.
-        return ReportError(absl::Status(
-            served.status().code(),
-            absl::StrFormat("--ui %s:%d: cannot listen there (%s); pick another address, e.g. "
-                            "--ui 127.0.0.1:0 for any free port",
-                            ui_address.host, ui_address.port, served.status().message())));
+        if (!absl::IsUnavailable(served.status())) return ReportError(served.status());
+        return ReportError(absl::UnavailableError(absl::StrFormat(
+            "--ui %s:%d: cannot listen there; is another program using the port? Pick another "
+            "address, e.g. --ui 127.0.0.1:0 for any free port",
+            ui_address.host, ui_address.port)));
       }
       ui = *std::move(served);
       std::fprintf(stderr, "trainwatch: dashboard at %s/ (while the job runs)\n",
