@@ -20,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "agent/agent.h"
 #include "app/job_access.h"
+#include "app/job_reports.h"
 #include "app/local_rules.h"
 #include "app/serve.h"
 #include "cli/build_info.h"
@@ -226,6 +227,9 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   // runs them for the runs that send to it). Their actions reach this job.
   std::atomic<job::TrainingRun*> this_run{nullptr};
   std::unique_ptr<app::LocalRules> local_rules;
+  // The job's report, written into its folder when it ends (a server that
+  // takes the data writes it there instead).
+  std::unique_ptr<app::JobReports> reports;
   std::unique_ptr<agent::RemoteSink> remote;
   model::TelemetrySink* sink = nullptr;
   if (endpoint.empty()) {
@@ -235,6 +239,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     SweepDeadRunners(*db);
     local = std::make_unique<ingest::Ingest>(db.get());
     sink = local.get();
+    reports = std::make_unique<app::JobReports>(*db, data_dir, local.get());
     if (!rules_setup->configurations.empty()) {
       rules::ActionTargets targets;
       targets.stop = [&this_run](const std::string&, const std::string& message) {
@@ -321,6 +326,14 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     }
     local_rules.reset();
   }
+  std::string report_line;
+  if (reports) {
+    // After the rules' final statuses, which the report shows.
+    for (const std::string& path : reports->Flush()) {
+      report_line += "trainwatch: report: " + path + "\n";
+    }
+    reports.reset();
+  }
   ui.reset();  // the job has ended: streams close, the port is free
   ui_services.reset();
   if (remote) {
@@ -353,7 +366,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     return ReportError(result.status());
   }
   if (!flags.quiet) {
-    std::string text = Summary(*result) + rules_summary;
+    std::string text = Summary(*result) + rules_summary + report_line;
     (void)!::write(STDERR_FILENO, text.data(), text.size());
   }
   return result->exit_code;

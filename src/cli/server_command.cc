@@ -17,6 +17,7 @@
 #include "agent/server_discovery.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
+#include "app/job_reports.h"
 #include "app/local_rules.h"
 #include "app/serve.h"
 #include "cli/allocator.h"
@@ -138,6 +139,9 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
       }
     }
   }
+  // Each job that ends gets its report in its folder (jobs/NAME/report.html).
+  std::unique_ptr<app::JobReports> reports;
+  if (ingest != nullptr) reports = std::make_unique<app::JobReports>(**db, data_dir, ingest.get());
   // The AWS api, the native api, the dashboard's live stream and /metrics.
   app::ServeOptions serve_options;
   serve_options.api = api_options;
@@ -185,8 +189,9 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   sweep_cv.notify_all();
   sweeper.join();
   agent::WithdrawServer(data_dir);
-  served->reset();  // the server has stopped; the live hub leaves the ingest
-  rules.reset();    // before the backends it acts through
+  served->reset();   // the server has stopped; the live hub leaves the ingest
+  rules.reset();     // before the backends it acts through
+  reports.reset();   // writes the reports still due
   return 0;
 }
 
