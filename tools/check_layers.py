@@ -31,14 +31,15 @@ ALLOWED = {
     "ingest": {"store", "codec", "model", "util"},
     "query": {"store", "codec", "model", "util"},
     "rules": {"query", "model", "util"},  # and SHARED["rules"]
+    "report": {"query", "rules", "model", "util"},  # and SHARED["report"]
     "job": {"capture", "extract", "profiler", "model", "util"},
     "agent": {"model", "util"},  # and SHARED["agent"]
-    "api": {"ingest", "query", "rules", "job", "model", "util"},
+    "api": {"ingest", "query", "rules", "report", "job", "model", "util"},
     "server": {"api", "model", "util"},
     "app": None,  # composition root: everything
     # Subcommands: everything but the store, which app opens and query reads.
     "cli": {"util", "model", "codec", "capture", "extract", "profiler", "ingest", "query",
-            "rules", "job", "agent", "api", "server", "app"},
+            "rules", "report", "job", "agent", "api", "server", "app"},
 }
 
 # The store's read side: only store/ and query/ use it (tests aside).
@@ -57,6 +58,7 @@ SHARED = {
     "agent": ("api/native/agent_wire.h", "api/native/agent_codec.h", "api/snappy_body.h"),
     # The names the profiler publishes under, which the rules read.
     "rules": ("profiler/metric_names.h",),
+    "report": ("profiler/metric_names.h",),
 }
 
 # Third-party include prefix -> folders (relative to src/) allowed to use it.

@@ -38,6 +38,7 @@ void RegisterImportCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
 void RegisterAdminCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterMetricsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterReportCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterRulesCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 

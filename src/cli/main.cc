@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   RegisterAdminCommand(root, &options, &exit_code);
   RegisterStopCommand(root, &options, &exit_code);
   RegisterRulesCommand(root, &options, &exit_code);
+  RegisterReportCommand(root, &options, &exit_code);
   RegisterServerCommand(root, &options, &exit_code);
   // CLI11 prints footers without a final newline.
   root.footer(root.get_footer() + "\n");

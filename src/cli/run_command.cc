@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "agent/agent.h"
 #include "app/job_access.h"
+#include "app/job_reports.h"
 #include "app/local_rules.h"
 #include "cli/commands.h"
 #include "cli/job_format.h"
@@ -193,6 +194,9 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   // runs them for the runs that send to it). Their actions reach this job.
   std::atomic<job::TrainingRun*> this_run{nullptr};
   std::unique_ptr<app::LocalRules> local_rules;
+  // The job's report, written into its folder when it ends (a server that
+  // takes the data writes it there instead).
+  std::unique_ptr<app::JobReports> reports;
   std::unique_ptr<agent::RemoteSink> remote;
   model::TelemetrySink* sink = nullptr;
   if (endpoint.empty()) {
@@ -202,6 +206,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     SweepDeadRunners(*db);
     local = std::make_unique<ingest::Ingest>(db.get());
     sink = local.get();
+    reports = std::make_unique<app::JobReports>(*db, data_dir, local.get());
     if (!rules_setup->configurations.empty()) {
       rules::ActionTargets targets;
       targets.stop = [&this_run](const std::string&, const std::string& message) {
@@ -256,6 +261,14 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     }
     local_rules.reset();
   }
+  std::string report_line;
+  if (reports) {
+    // After the rules' final statuses, which the report shows.
+    for (const std::string& path : reports->Flush()) {
+      report_line += "trainwatch: report: " + path + "\n";
+    }
+    reports.reset();
+  }
   if (remote) {
     // Whatever the server has not taken yet is on disk: wait for it (a
     // server that is away for a while gets it when it is back).
@@ -286,7 +299,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     return ReportError(result.status());
   }
   if (!flags.quiet) {
-    std::string text = Summary(*result) + rules_summary;
+    std::string text = Summary(*result) + rules_summary + report_line;
     (void)!::write(STDERR_FILENO, text.data(), text.size());
   }
   return result->exit_code;

@@ -17,6 +17,7 @@
 #include "agent/server_discovery.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
+#include "app/job_reports.h"
 #include "app/local_rules.h"
 #include "cli/allocator.h"
 #include "cli/build_info.h"
@@ -138,6 +139,9 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
       }
     }
   }
+  // Each job that ends gets its report in its folder (jobs/NAME/report.html).
+  std::unique_ptr<app::JobReports> reports;
+  if (ingest != nullptr) reports = std::make_unique<app::JobReports>(**db, data_dir, ingest.get());
   api::Backends backends{.samples = &samples,
                          .metrics = &reader,
                          .logs = &reader,
@@ -192,6 +196,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   sweeper.join();
   agent::WithdrawServer(data_dir);
   rules.reset();  // before the backends it acts through
+  reports.reset();  // writes the reports still due
   return 0;
 }
 

@@ -83,6 +83,42 @@ absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metric
 
 }  // namespace
 
+absl::Status ForEachStoredInput(const model::JobRecord& job, query::MetricsReader& metrics,
+                                query::LogsReader& logs, int64_t end_ms, int64_t slice_ms,
+                                const std::function<void(int64_t t_ms)>& progress,
+                                absl::FunctionRef<void(const Input&)> visit) {
+  // A little past the end: data written as the job ended.
+  const int64_t read_end = end_ms + 1;
+  slice_ms = std::max<int64_t>(slice_ms, 1);
+  for (int64_t start = job.creation_ms; start < read_end; start += slice_ms) {
+    const int64_t end = std::min(read_end, start + slice_ms);
+    std::vector<Source> sources;
+    TW_RETURN_IF_ERROR(ReadSlice(job, metrics, logs, start, end, &sources));
+    // A k-way merge by (time, source): the order a stable sort of the
+    // sources' inputs, concatenated, would give, without building them.
+    std::vector<Input> bases;
+    bases.reserve(sources.size());
+    for (const Source& source : sources) bases.push_back(source.base.AsInput());
+    std::vector<size_t> next(sources.size(), 0);
+    using Head = std::pair<int64_t, size_t>;  // (time of the next sample, source)
+    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+    for (size_t i = 0; i < sources.size(); ++i) heads.push({sources[i].samples[0].t_ms, i});
+    while (!heads.empty()) {
+      const size_t i = heads.top().second;
+      heads.pop();
+      const Source& source = sources[i];
+      const model::Sample& sample = source.samples[next[i]];
+      Input& in = bases[i];
+      in.t_ms = sample.t_ms;
+      if (!source.fixed_value) in.value = sample.value;
+      if (++next[i] < source.samples.size()) heads.push({source.samples[next[i]].t_ms, i});
+      visit(in);
+    }
+    if (progress) progress(end);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FeedStoredInputs(const model::JobRecord& job, query::MetricsReader& metrics,
                               query::LogsReader& logs, const ReplayOptions& options,
                               int64_t end_ms, JobEvaluator* evaluator,
@@ -104,37 +140,13 @@ absl::Status FeedStoredInputs(const model::JobRecord& job, query::MetricsReader&
       evaluator->Feed(tick, &out);
     }
   };
-  // A little past the end: data written as the job ended.
-  const int64_t read_end = end_ms + 1;
-  for (int64_t start = job.creation_ms; start < read_end; start += options.slice_ms) {
-    const int64_t end = std::min(read_end, start + options.slice_ms);
-    std::vector<Source> sources;
-    TW_RETURN_IF_ERROR(ReadSlice(job, metrics, logs, start, end, &sources));
-    // A k-way merge by (time, source): the order a stable sort of the
-    // sources' inputs, concatenated, would give, without building them.
-    std::vector<Input> bases;
-    bases.reserve(sources.size());
-    for (const Source& source : sources) bases.push_back(source.base.AsInput());
-    std::vector<size_t> next(sources.size(), 0);
-    using Head = std::pair<int64_t, size_t>;  // (time of the next sample, source)
-    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
-    for (size_t i = 0; i < sources.size(); ++i) heads.push({sources[i].samples[0].t_ms, i});
-    while (!heads.empty()) {
-      const size_t i = heads.top().second;
-      heads.pop();
-      const Source& source = sources[i];
-      const model::Sample& sample = source.samples[next[i]];
-      Input& in = bases[i];
-      in.t_ms = sample.t_ms;
-      if (!source.fixed_value) in.value = sample.value;
-      if (++next[i] < source.samples.size()) heads.push({source.samples[next[i]].t_ms, i});
-      tick_until(in.t_ms);
-      evaluator->Feed(in, &out);
-      if (inputs != nullptr) ++*inputs;
-      collect();
-    }
-    if (options.progress) options.progress(end);
-  }
+  TW_RETURN_IF_ERROR(ForEachStoredInput(job, metrics, logs, end_ms, options.slice_ms,
+                                        options.progress, [&](const Input& in) {
+                                          tick_until(in.t_ms);
+                                          evaluator->Feed(in, &out);
+                                          if (inputs != nullptr) ++*inputs;
+                                          collect();
+                                        }));
   tick_until(end_ms);
   collect();
   return absl::OkStatus();

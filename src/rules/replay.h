@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "model/job_record.h"
 #include "model/rule_result.h"
@@ -41,6 +42,17 @@ struct ReplayResult {
 };
 
 class JobEvaluator;
+struct Input;
+
+// Every input the live engine saw from `job`'s stored data, from its
+// creation up to end_ms (a little past it: data written as the job ended), in
+// time order (ties by series): its metrics, its hosts' profiler series, its
+// output lines. No ticks. Reads slice_ms of data at a time and calls
+// `progress` (when set) after each slice. What the report and replay share.
+absl::Status ForEachStoredInput(const model::JobRecord& job, query::MetricsReader& metrics,
+                                query::LogsReader& logs, int64_t end_ms, int64_t slice_ms,
+                                const std::function<void(int64_t t_ms)>& progress,
+                                absl::FunctionRef<void(const Input&)> visit);
 
 // Replay's core: feeds `job`'s stored inputs from its creation up to end_ms
 // (with ticks) into `evaluator`, appending the findings it records to

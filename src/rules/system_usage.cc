@@ -35,7 +35,7 @@ double Percentile(const SystemUsage::Histogram& h, double q) {
 
 }  // namespace
 
-SystemUsage::SystemUsage() = default;
+SystemUsage::SystemUsage(bool per_core) : per_core_(per_core) {}
 SystemUsage::~SystemUsage() = default;
 SystemUsage::SystemUsage(SystemUsage&&) noexcept = default;
 SystemUsage& SystemUsage::operator=(SystemUsage&&) noexcept = default;
@@ -84,6 +84,11 @@ void SystemUsage::Add(const Input& in) {
     if (!g) g = std::make_unique<Histogram>();
     g->Add(in.value);
   }
+  if (per_core_ && in.signal == Signal::kCoreCpu) {
+    std::unique_ptr<Histogram>& c = h.metrics[{in.index, 4}];
+    if (!c) c = std::make_unique<Histogram>();
+    c->Add(in.value);
+  }
   if (in.t_ms <= h.closed_until) return;  // its sample time is closed
   Totals& t = h.open[in.t_ms];
   switch (in.signal) {
@@ -109,13 +114,17 @@ std::vector<UsageStats> SystemUsage::Summary() const {
       metrics[key] = std::make_unique<Histogram>(*hist);
     }
     for (const auto& [t, totals] : h.open) Close(totals, metrics);
+    // Host totals and GPUs first (map order), then the cores.
+    for (const bool cores : {false, true}) {
     for (const auto& [key, hist] : metrics) {
-      if (hist->count == 0) continue;
+      const auto [index, kind] = key;
+      if (hist->count == 0 || (kind == 4) != cores) continue;
       UsageStats row;
       row.host = host;
-      const auto [index, kind] = key;
       if (index < 0) {
         row.metric = kTotalNames[kind];
+      } else if (kind == 4) {
+        row.metric = absl::StrFormat("core %d", index);
       } else {
         row.metric = absl::StrFormat("GPU %d%s", index, kind == 3 ? " memory" : "");
       }
@@ -126,6 +135,7 @@ std::vector<UsageStats> SystemUsage::Summary() const {
       row.p95 = Percentile(*hist, 0.95);
       row.p50 = Percentile(*hist, 0.50);
       out.push_back(std::move(row));
+    }
     }
   }
   return out;

@@ -27,7 +27,9 @@ namespace trainwatch::rules {
 
 struct UsageStats {
   int host = 1;
-  std::string metric;  // "cpu", "io_wait", "gpu", "gpu_memory", "GPU 0", "GPU 0 memory"
+  // "cpu", "io_wait", "gpu", "gpu_memory", "GPU 0", "GPU 0 memory", and with
+  // per_core "core 0", ...
+  std::string metric;
   int64_t count = 0;   // values (sample times for the host totals)
   double max = 0, p99 = 0, p95 = 0, p50 = 0, min = 0;
   friend bool operator==(const UsageStats&, const UsageStats&) = default;
@@ -35,7 +37,9 @@ struct UsageStats {
 
 class SystemUsage {
  public:
-  SystemUsage();
+  // per_core: also each core's own utilisation (the report's rows; the rule
+  // summarises host totals only, as SageMaker's does).
+  explicit SystemUsage(bool per_core = false);
   ~SystemUsage();
   SystemUsage(SystemUsage&&) noexcept;
   SystemUsage& operator=(SystemUsage&&) noexcept;
@@ -44,8 +48,8 @@ class SystemUsage {
   // utilisation and memory); ignores the others.
   void Add(const Input& in);
   // Per host, the totals first (cpu, io_wait, gpu, gpu_memory; those with
-  // values), then per GPU in index order. Includes the sample times still
-  // being grouped.
+  // values), then per GPU in index order, then per core. Includes the sample
+  // times still being grouped.
   std::vector<UsageStats> Summary() const;
 
   static constexpr int kBins = 10001;  // 0.00 .. 100.00
@@ -61,8 +65,8 @@ class SystemUsage {
     double cpu_sum = 0, io_sum = 0, gpu_sum = 0, mem_sum = 0, host_cpu = -1;
     int cpu_n = 0, io_n = 0, gpu_n = 0, mem_n = 0;
   };
-  // (GPU index or -1 for the host totals, kind): kind 0 cpu, 1 io_wait,
-  // 2 GPU utilisation, 3 GPU memory.
+  // (GPU or core index, or -1 for the host totals; kind): kind 0 cpu,
+  // 1 io_wait, 2 GPU utilisation, 3 GPU memory, 4 one core's cpu.
   using Metrics = std::map<std::pair<int, int>, std::unique_ptr<Histogram>>;
   struct Host {
     std::map<int64_t, Totals> open;  // sample times still being grouped
@@ -70,6 +74,7 @@ class SystemUsage {
     Metrics metrics;
   };
   static void Close(const Totals& t, Metrics& metrics);
+  bool per_core_ = false;
   std::map<int, Host> hosts_;
 };
 

@@ -69,5 +69,29 @@ TEST(SystemUsage, HostCpuClippingAndHosts) {
   EXPECT_TRUE(SystemUsage().Summary().empty());
 }
 
+TEST(SystemUsage, PerCoreRowsOnlyWhenAskedAndAfterTheGpus) {
+  SystemUsage usage(/*per_core=*/true);
+  for (int t = 0; t <= 100; ++t) {
+    usage.Add(In(Signal::kCoreCpu, t * 1000, t, 0));
+    usage.Add(In(Signal::kCoreCpu, t * 1000, 100, 1));
+    usage.Add(In(Signal::kGpuUtil, t * 1000, 50, 0));
+  }
+  std::vector<UsageStats> rows = usage.Summary();
+  std::vector<std::string> metrics;
+  for (const UsageStats& r : rows) metrics.push_back(r.metric);
+  EXPECT_EQ(metrics,
+            (std::vector<std::string>{"cpu", "gpu", "GPU 0", "core 0", "core 1"}));
+  const UsageStats* core0 = Find(rows, 1, "core 0");
+  ASSERT_NE(core0, nullptr);
+  EXPECT_EQ(core0->count, 101);
+  EXPECT_DOUBLE_EQ(core0->p50, 50);
+  EXPECT_DOUBLE_EQ(core0->max, 100);
+  EXPECT_DOUBLE_EQ(Find(rows, 1, "core 1")->min, 100);
+  // The rule's summary (SageMaker's) has host totals only.
+  SystemUsage totals;
+  totals.Add(In(Signal::kCoreCpu, 0, 10, 0));
+  EXPECT_EQ(Find(totals.Summary(), 1, "core 0"), nullptr);
+}
+
 }  // namespace
 }  // namespace trainwatch::rules

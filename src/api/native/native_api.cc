@@ -172,12 +172,17 @@ HttpResponse NativeApi::Handle(const HttpRequest& request) const {
   if (rest == "chart") return get ? Chart(request) : MethodNotAllowed("GET");
   if (rest.substr(0, 5) == "jobs/") {
     std::string_view name = rest.substr(5);
-    constexpr std::string_view kSeries = "/series";
-    if (name.size() > kSeries.size() && name.substr(name.size() - kSeries.size()) == kSeries &&
-        name.substr(0, name.size() - kSeries.size()).find('/') == std::string_view::npos) {
-      name.remove_suffix(kSeries.size());
-      return get ? JobSeries(std::string(name)) : MethodNotAllowed("GET");
-    }
+    // "NAME/<what>": removes the suffix when it is there.
+    const auto take = [&name](std::string_view what) {
+      if (name.size() <= what.size() || name.substr(name.size() - what.size()) != what ||
+          name.substr(0, name.size() - what.size()).find('/') != std::string_view::npos) {
+        return false;
+      }
+      name.remove_suffix(what.size());
+      return true;
+    };
+    if (take("/series")) return get ? JobSeries(std::string(name)) : MethodNotAllowed("GET");
+    if (take("/report")) return get ? Report(std::string(name), request) : MethodNotAllowed("GET");
     bool stop = name.size() > 5 && name.substr(name.size() - 5) == "/stop";
     if (stop) {
       name.remove_suffix(5);

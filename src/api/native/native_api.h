@@ -55,6 +55,7 @@ class NativeApi {
   // The dashboard's chart data (native_chart.cc).
   HttpResponse JobSeries(const std::string& name) const;
   HttpResponse Chart(const HttpRequest& request) const;
+  HttpResponse Report(const std::string& name, const HttpRequest& request) const;
 
   NativeOptions options_;
   Backends backends_;

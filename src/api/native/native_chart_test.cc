@@ -180,5 +180,25 @@ TEST_F(NativeChartTest, ChartErrorsNameTheParameterAndWhatIsExpected) {
   EXPECT_EQ(api_.Handle(post).status, 405);
 }
 
+TEST_F(NativeChartTest, ReportIsTheJobsPageOrItsContentAsJson) {
+  Put(kNs, "train:loss", {{"TrainingJobName", "j1"}}, {{kNow - 2000, 0.5}, {kNow - 1000, 9.5}});
+  HttpRequest r;
+  r.method = "GET";
+  r.target = "/api/v1/jobs/j1/report";
+  HttpResponse page = api_.Handle(r);
+  ASSERT_EQ(page.status, 200) << page.body;
+  ASSERT_NE(page.headers.Find("Content-Type"), nullptr);
+  EXPECT_THAT(*page.headers.Find("Content-Type"), HasSubstr("text/html"));
+  EXPECT_THAT(page.body, HasSubstr("Training job report: j1"));
+  nlohmann::json json = Get("/api/v1/jobs/j1/report?format=json");
+  EXPECT_EQ(json["job"]["name"], "j1");
+  ASSERT_EQ(json["metric_charts"].size(), 1u);
+  EXPECT_EQ(json["metric_charts"][0]["lines"][0]["values"].back(), 9.5);
+  EXPECT_THAT(Get("/api/v1/jobs/nope/report", 404)["error"]["message"].get<std::string>(),
+              HasSubstr("no job named nope"));
+  EXPECT_THAT(Get("/api/v1/jobs/j1/report?format=pdf", 400)["error"]["message"].get<std::string>(),
+              HasSubstr("use html"));
+}
+
 }  // namespace
 }  // namespace trainwatch::api

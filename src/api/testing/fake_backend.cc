@@ -202,6 +202,30 @@ absl::StatusOr<std::vector<MetricId>> FakeBackend::ListMetrics(const ListMetrics
   return out;
 }
 
+absl::StatusOr<std::vector<query::RawSeries>> FakeBackend::ReadRaw(const ListMetricsQuery& q,
+                                                                   int64_t start_ms,
+                                                                   int64_t end_ms) {
+  util::MutexLock lock(mu_);
+  std::vector<query::RawSeries> out;
+  for (const auto& [key, series] : series_) {
+    if (q.ns && key.ns != *q.ns) continue;
+    if (q.metric && key.metric != *q.metric) continue;
+    const bool dims_ok = std::all_of(q.dimensions.begin(), q.dimensions.end(), [&](const auto& f) {
+      const std::string* v = key.FindDimension(f.name);
+      return v != nullptr && (!f.value || *v == *f.value);
+    });
+    if (!dims_ok) continue;
+    query::RawSeries raw{key, {}};
+    for (const Point& p : series.points) {
+      if (p.t_ms >= start_ms && p.t_ms < end_ms) raw.samples.push_back({p.t_ms, p.sum / p.count});
+    }
+    std::sort(raw.samples.begin(), raw.samples.end(),
+              [](const model::Sample& a, const model::Sample& b) { return a.t_ms < b.t_ms; });
+    if (!raw.samples.empty()) out.push_back(std::move(raw));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<query::SeriesInfo>> FakeBackend::ListSeries(
     const ListMetricsQuery& q) {
   util::MutexLock lock(mu_);
