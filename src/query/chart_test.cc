@@ -91,7 +91,9 @@ TEST_F(ChartTest, ASingleSampleSpikeAndDipAmongAMillionPointsShowAtFullZoomOut) 
   }
   for (int from = 0; from < kN; from += 100'000) {
     Put(Key(), std::vector<model::Sample>(all.begin() + from, all.begin() + from + 100'000));
-    if (from == 500'000) ASSERT_TRUE(db_->SealAll().ok());  // chunks, then the head
+    if (from == 500'000) {
+      ASSERT_TRUE(db_->SealAll().ok());  // chunks, then the head
+    }
   }
   clock_.SetNowMs(kT0 + int64_t{kN} * 10 + kMinute);  // the raw tier still covers it all
   const int64_t end = kT0 + int64_t{kN} * 10;

@@ -15,7 +15,7 @@
 namespace trainwatch::query {
 namespace {
 
-std::vector<ChartPoint> Run(const std::vector<ChartPoint>& points, int64_t x0, int64_t x1,
+std::vector<ChartPoint> Reduce(const std::vector<ChartPoint>& points, int64_t x0, int64_t x1,
                             int width) {
   M4 m4(x0, x1, width);
   for (const ChartPoint& p : points) m4.Add(p.x, p.t, p.v);
@@ -41,7 +41,7 @@ TEST(M4Test, KeepsEachColumnsFirstMinMaxLastLikeTheBruteForceReference) {
     }
     const std::vector<ChartPoint> want =
         testing::ReferenceM4(points, x0, x0 + span, width);
-    EXPECT_EQ(Run(points, x0, x0 + span, width), want)
+    EXPECT_EQ(Reduce(points, x0, x0 + span, width), want)
         << "round " << round << ": width " << width << ", span " << span << ", " << n
         << " points";
   }
@@ -91,7 +91,7 @@ TEST(M4Test, TheLineThroughTheAnswerIsPixelIdenticalToTheLineThroughEveryPoint) 
       points.push_back({x, x, v});
     }
     std::shuffle(points.begin(), points.end(), rng);
-    const std::vector<ChartPoint> answer = Run(points, 0, span, width);
+    const std::vector<ChartPoint> answer = Reduce(points, 0, span, width);
     std::sort(points.begin(), points.end());
     const int height = 300;
     EXPECT_EQ(testing::Rasterize(answer, 0, span, width, height),

@@ -70,7 +70,7 @@ void JobEvaluator::Fail(size_t i, const std::string& why, int64_t t_ms, Outcome*
   out->statuses_changed = true;
 }
 
-void JobEvaluator::Apply(size_t i, Verdict verdict, int64_t t_ms, Outcome* out) {
+void JobEvaluator::Apply(size_t i, Verdict verdict, Outcome* out) {
   model::RuleStatus& status = statuses_[i];
   Active& active = active_[i];
   bool issue_recorded = false;
@@ -96,7 +96,6 @@ void JobEvaluator::Apply(size_t i, Verdict verdict, int64_t t_ms, Outcome* out) 
     }
     out->findings.push_back(std::move(f));
   }
-  (void)t_ms;
   // SageMaker's rules end at their first issue; so does the compat profile.
   if (compat_ && issue_recorded) active.rule.reset();
 }
@@ -105,7 +104,7 @@ void JobEvaluator::FeedAll(const Input& input, Outcome* out) {
   for (size_t i = 0; i < active_.size(); ++i) {
     if (!active_[i].rule) continue;
     try {
-      Apply(i, active_[i].rule->OnInput(input), input.t_ms, out);
+      Apply(i, active_[i].rule->OnInput(input), out);
     } catch (const std::exception& e) {
       Fail(i, absl::StrFormat("internal error in the rule: %s", e.what()), input.t_ms, out);
     }
@@ -163,11 +162,11 @@ void JobEvaluator::End(model::JobStatus status, int64_t end_ms, Outcome* out) {
     if (active_[i].idle_warning) {
       Verdict idle{Verdict::kOk, {*active_[i].idle_warning}};
       idle.findings[0].t_ms = end_ms;
-      Apply(i, std::move(idle), end_ms, out);
+      Apply(i, std::move(idle), out);
     }
     if (active_[i].rule) {
       try {
-        Apply(i, active_[i].rule->OnEnd(end_ms), end_ms, out);
+        Apply(i, active_[i].rule->OnEnd(end_ms), out);
       } catch (const std::exception& e) {
         Fail(i, absl::StrFormat("internal error in the rule: %s", e.what()), end_ms, out);
       }

@@ -84,7 +84,7 @@ class JobEvaluator {
     std::vector<std::string> actions;
     std::map<std::pair<std::string, std::string>, int64_t> last_recorded_ms;
   };
-  void Apply(size_t i, Verdict verdict, int64_t t_ms, Outcome* out);
+  void Apply(size_t i, Verdict verdict, Outcome* out);
   void Fail(size_t i, const std::string& why, int64_t t_ms, Outcome* out);
   void FeedAll(const Input& input, Outcome* out);
 

@@ -1,6 +1,8 @@
 // NativeApi: the dashboard's chart data (docs/api.md, "Dashboard"): the
 // series of a job, and the M4 points that draw one series at any zoom.
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <limits>
 #include <set>
 
@@ -23,6 +25,27 @@ constexpr std::string_view kHostDim = "Host";
 
 std::string TierName(int64_t period_s) {
   return period_s == 0 ? "raw" : absl::StrFormat("%ds", period_s);
+}
+
+// The dashboard speaks ms: an integer is ms since the epoch; anything else as
+// /api/v1/metrics/statistics takes it (now-1h, ISO 8601, ...).
+absl::StatusOr<int64_t> ChartTime(const Params& params, std::string_view name, int64_t now_ms,
+                                  int64_t fallback) {
+  const std::string* v = Param(params, name);
+  std::string_view digits = v != nullptr ? std::string_view(*v) : std::string_view();
+  if (!digits.empty() && digits[0] == '-') digits.remove_prefix(1);
+  if (!digits.empty() &&
+      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    errno = 0;
+    const long long ms = std::strtoll(v->c_str(), nullptr, 10);
+    if (errno == ERANGE) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "query parameter %s=%s: want a time in ms since the epoch, now-1h or ISO 8601", name,
+          *v));
+    }
+    return static_cast<int64_t>(ms);
+  }
+  return TimeParam(params, name, now_ms, fallback);
 }
 
 }  // namespace
@@ -104,9 +127,9 @@ HttpResponse NativeApi::Chart(const HttpRequest& request) const {
     }
     q.unit = *unit;
   }
-  absl::StatusOr<int64_t> start = TimeParam(*params, "start", now, now - 3600000);
+  absl::StatusOr<int64_t> start = ChartTime(*params, "start", now, now - 3600000);
   if (!start.ok()) return FromStatus(start.status());
-  absl::StatusOr<int64_t> end = TimeParam(*params, "end", now, now);
+  absl::StatusOr<int64_t> end = ChartTime(*params, "end", now, now);
   if (!end.ok()) return FromStatus(end.status());
   if (*start >= *end) {
     return bad(absl::StrFormat("query parameter start (%d ms) must be before end (%d ms)",

@@ -167,6 +167,8 @@ TEST_F(NativeChartTest, ChartErrorsNameTheParameterAndWhatIsExpected) {
   EXPECT_THAT(message(Target("x=step")), HasSubstr("query parameter job is required with x=step"));
   EXPECT_THAT(message(Target("start=now&end=now-1h")), HasSubstr("must be before end"));
   EXPECT_THAT(message(Target("start=yesterday")), HasSubstr("query parameter start"));
+  EXPECT_THAT(message(Target("end=99999999999999999999")),
+              HasSubstr("query parameter end=99999999999999999999: want a time in ms"));
   EXPECT_THAT(message(Target("unit=")), HasSubstr("query parameter unit is empty"));
   EXPECT_THAT(message(Target("x=step&job=nope"), 404), HasSubstr("no job named nope"));
   EXPECT_THAT(message(Target("x=step&job=j2")), HasSubstr("job j2 has no step metric"));
