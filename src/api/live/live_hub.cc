@@ -191,7 +191,7 @@ LiveHub::Read LiveHub::ReadAfter(const Filter& filter, uint64_t after, size_t ma
     read.reset = true;
     read.reason = std::move(reason);
     read.entries.clear();
-    read.next = seq_;
+    read.next = read.head;  // not seq_: the lambda is outside the analysis's lock scope
     return read;
   };
   if (after > seq_) return reset("unknown position");
