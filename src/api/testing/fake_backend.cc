@@ -207,7 +207,9 @@ absl::StatusOr<std::vector<query::RawSeries>> FakeBackend::ReadRaw(const ListMet
                                                                    int64_t end_ms) {
   util::MutexLock lock(mu_);
   std::vector<query::RawSeries> out;
-  for (const auto& [key, series] : series_) {
+  for (const auto& entry : series_) {  // no structured binding: the lambda below captures
+    const model::SeriesKey& key = entry.first;
+    const Series& series = entry.second;
     if (q.ns && key.ns != *q.ns) continue;
     if (q.metric && key.metric != *q.metric) continue;
     const bool dims_ok = std::all_of(q.dimensions.begin(), q.dimensions.end(), [&](const auto& f) {
@@ -230,7 +232,9 @@ absl::StatusOr<std::vector<query::SeriesInfo>> FakeBackend::ListSeries(
     const ListMetricsQuery& q) {
   util::MutexLock lock(mu_);
   std::vector<query::SeriesInfo> out;
-  for (const auto& [key, series] : series_) {
+  for (const auto& entry : series_) {  // no structured binding: the lambda below captures
+    const model::SeriesKey& key = entry.first;
+    const Series& series = entry.second;
     if (out.size() == q.limit) break;
     if (q.ns && key.ns != *q.ns) continue;
     if (q.metric && key.metric != *q.metric) continue;
