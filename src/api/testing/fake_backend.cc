@@ -22,6 +22,15 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// The key has every filtered dimension (with the value, where one is given).
+// A function, not a lambda: clang 14 cannot capture structured bindings.
+bool MatchesDimensions(const model::SeriesKey& key, const std::vector<DimensionFilter>& filters) {
+  return std::all_of(filters.begin(), filters.end(), [&](const DimensionFilter& f) {
+    const std::string* v = key.FindDimension(f.name);
+    return v != nullptr && (!f.value || *v == *f.value);
+  });
+}
+
 }  // namespace
 
 void FakeBackend::RejectMetric(const std::string& metric, absl::Status status) {
@@ -212,11 +221,7 @@ absl::StatusOr<std::vector<query::RawSeries>> FakeBackend::ReadRaw(const ListMet
     const Series& series = entry.second;
     if (q.ns && key.ns != *q.ns) continue;
     if (q.metric && key.metric != *q.metric) continue;
-    const bool dims_ok = std::all_of(q.dimensions.begin(), q.dimensions.end(), [&](const auto& f) {
-      const std::string* v = key.FindDimension(f.name);
-      return v != nullptr && (!f.value || *v == *f.value);
-    });
-    if (!dims_ok) continue;
+    if (!MatchesDimensions(key, q.dimensions)) continue;
     query::RawSeries raw{key, {}};
     for (const Point& p : series.points) {
       if (p.t_ms >= start_ms && p.t_ms < end_ms) raw.samples.push_back({p.t_ms, p.sum / p.count});
@@ -238,11 +243,7 @@ absl::StatusOr<std::vector<query::SeriesInfo>> FakeBackend::ListSeries(
     if (out.size() == q.limit) break;
     if (q.ns && key.ns != *q.ns) continue;
     if (q.metric && key.metric != *q.metric) continue;
-    bool dims_ok = std::all_of(q.dimensions.begin(), q.dimensions.end(), [&](const auto& f) {
-      const std::string* v = key.FindDimension(f.name);
-      return v != nullptr && (!f.value || *v == *f.value);
-    });
-    if (!dims_ok || series.points.empty()) continue;
+    if (!MatchesDimensions(key, q.dimensions) || series.points.empty()) continue;
     const Point* newest = &series.points[0];
     for (const Point& p : series.points) {
       if (p.t_ms >= newest->t_ms) newest = &p;
