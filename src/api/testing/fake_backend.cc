@@ -216,9 +216,7 @@ absl::StatusOr<std::vector<query::RawSeries>> FakeBackend::ReadRaw(const ListMet
                                                                    int64_t end_ms) {
   util::MutexLock lock(mu_);
   std::vector<query::RawSeries> out;
-  for (const auto& entry : series_) {  // no structured binding: the lambda below captures
-    const model::SeriesKey& key = entry.first;
-    const Series& series = entry.second;
+  for (const auto& [key, series] : series_) {
     if (q.ns && key.ns != *q.ns) continue;
     if (q.metric && key.metric != *q.metric) continue;
     if (!MatchesDimensions(key, q.dimensions)) continue;
@@ -237,9 +235,7 @@ absl::StatusOr<std::vector<query::SeriesInfo>> FakeBackend::ListSeries(
     const ListMetricsQuery& q) {
   util::MutexLock lock(mu_);
   std::vector<query::SeriesInfo> out;
-  for (const auto& entry : series_) {  // no structured binding: the lambda below captures
-    const model::SeriesKey& key = entry.first;
-    const Series& series = entry.second;
+  for (const auto& [key, series] : series_) {
     if (out.size() == q.limit) break;
     if (q.ns && key.ns != *q.ns) continue;
     if (q.metric && key.metric != *q.metric) continue;
