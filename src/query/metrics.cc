@@ -432,67 +432,6 @@ absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
   return out;
 }
 
-// ---- Chart ------------------------------------------------------------------
-
-absl::StatusOr<ChartResponse> Chart(const store::ReadView& view, const model::SeriesKey& key,
-                                    int64_t start_ms, int64_t end_ms, int buckets) {
-  if (start_ms >= end_ms) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "chart: start %d must be before end %d", start_ms, end_ms));
-  }
-  if (buckets < 1 || buckets > kMaxMetricDataDatapoints) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "chart: %d buckets requested; want 1 to %d", buckets, kMaxMetricDataDatapoints));
-  }
-  const store::TierRetention r = view.retention().For(key.ns);
-  const int64_t now = view.now_ms();
-  int64_t width = std::max<int64_t>(1, (end_ms - start_ms + buckets - 1) / buckets);
-  ChartResponse out;
-  std::optional<Tier> tier;
-  for (Tier t : kTiersCoarseFirst) {
-    if (TierPeriodMs(t) <= width && r.Covers(t, start_ms, now)) {
-      tier = t;
-      break;
-    }
-  }
-  if (!tier && r.Covers(Tier::kRaw, start_ms, now)) tier = Tier::kRaw;
-  if (!tier) {
-    for (Tier t : kTiersFineFirst) {
-      if (r.Covers(t, start_ms, now)) {
-        tier = t;
-        break;
-      }
-    }
-  }
-  if (!tier) return out;
-  int64_t origin = start_ms;
-  if (*tier != Tier::kRaw) {
-    const int64_t tp = TierPeriodMs(*tier);
-    width = (width + tp - 1) / tp * tp;
-    origin = store::AlignDown(start_ms, tp);
-  }
-  out.bucket_ms = width;
-  out.tier = *tier;
-  std::vector<store::SeriesRef> series;
-  TW_RETURN_IF_ERROR(view.FindSeries(key.ns, key.metric, key.dimensions, &key.unit, &series));
-  if (series.empty()) return out;
-  const int64_t n = (end_ms - origin + width - 1) / width;
-  std::vector<store::Aggregate> agg(n);
-  store::AggregateRequest req;
-  req.start_ms = origin;
-  req.end_ms = end_ms;
-  req.origin_ms = origin;
-  req.period_ms = width;
-  req.source = *tier;
-  TW_RETURN_IF_ERROR(view.AggregateSeries(series[0].id, req, &agg));
-  for (int64_t k = 0; k < n; ++k) {
-    const store::Aggregate& a = agg[k];
-    if (a.empty()) continue;
-    out.buckets.push_back({origin + k * width, a.count, a.min, a.max, a.ReportedSum() / a.count});
-  }
-  return out;
-}
-
 // ---- Last value -------------------------------------------------------------
 
 absl::StatusOr<std::optional<store::LastValue>> LastValue(const store::ReadView& view,

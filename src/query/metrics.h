@@ -1,8 +1,8 @@
 #pragma once
 // Metric reads with CloudWatch semantics (spec/aws-api.md §4.2-§4.6) over a
 // read view: the statistics behind StoreReader::GetStatistics
-// (query/store_reader.h), plus trainwatch's own: a chart query (min/max/avg
-// per pixel bucket at any zoom) and the last value of a series.
+// (query/store_reader.h), plus the last value of a series (charts:
+// query/chart.h).
 //
 // Which data a query sees (§4.2), per namespace retention (store/retention.h;
 // with the defaults this is exactly CloudWatch's rule):
@@ -117,28 +117,6 @@ struct GetMetricDataResponse {
 // requested by one query), kInvalidCursor.
 absl::StatusOr<GetMetricDataResponse> GetMetricData(const store::ReadView& view,
                                                     const GetMetricDataRequest& request);
-
-// ---- Chart (native) ---------------------------------------------------------
-
-struct ChartBucket {
-  int64_t t_ms = 0;  // bucket start
-  double count = 0;
-  double min = 0;
-  double max = 0;
-  double avg = 0;
-};
-
-struct ChartResponse {
-  int64_t bucket_ms = 0;    // width actually used (aligned to the tier)
-  store::Tier tier = store::Tier::kRaw;
-  std::vector<ChartBucket> buckets;  // only buckets with data, by time
-};
-
-// About `buckets` buckets over [start_ms, end_ms) of one series (its key
-// includes the unit), from the coarsest tier that is at least as fine as a
-// bucket and still covers start_ms; every sample counts, whatever the zoom.
-absl::StatusOr<ChartResponse> Chart(const store::ReadView& view, const model::SeriesKey& key,
-                                    int64_t start_ms, int64_t end_ms, int buckets);
 
 // ---- Last value -------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 // CloudWatch query semantics: periods, rounding, tiers by age, limits,
-// units, resolution, percentiles, GetMetricData paging, ListMetrics, charts.
+// units, resolution, percentiles, GetMetricData paging, ListMetrics.
 #include "query/metrics.h"
 
 #include <gmock/gmock.h>
@@ -326,39 +326,7 @@ TEST_F(MetricsTest, SumAndAverageOfDecimalsAreExactBeforeAndAfterTheSeal) {
     ASSERT_EQ(r->datapoints.size(), 1u);
     EXPECT_EQ(r->datapoints[0].sum, 1.0) << "sealed " << sealed;
     EXPECT_EQ(r->datapoints[0].average, 0.1) << "sealed " << sealed;
-    auto chart = Chart(View(), Key(), minute, minute + kMinute, 1);
-    ASSERT_TRUE(chart.ok()) << chart.status();
-    ASSERT_EQ(chart->buckets.size(), 1u);
-    EXPECT_EQ(chart->buckets[0].avg, 0.1) << "sealed " << sealed;
   }
-}
-
-TEST_F(MetricsTest, ChartGivesMinMaxAvgPerBucketAtAnyZoom) {
-  const int64_t now = clock_.NowMs();
-  const int64_t start = store::AlignDown(now, kHour) - 2 * kHour;
-  std::vector<model::Sample> s;
-  for (int i = 0; i < 7200; ++i) s.push_back({start + i * 1000, double(i % 100)});
-  Put(s);
-  ASSERT_TRUE(db_->SealAll().ok());
-  auto fine = Chart(View(), Key(), start, start + 10'000, 10);
-  ASSERT_TRUE(fine.ok()) << fine.status();
-  EXPECT_EQ(fine->tier, store::Tier::kRaw);
-  ASSERT_EQ(fine->buckets.size(), 10u);
-  EXPECT_EQ(fine->buckets[3].min, 3);
-  auto coarse = Chart(View(), Key(), start, start + 2 * kHour, 12);
-  ASSERT_TRUE(coarse.ok());
-  EXPECT_EQ(coarse->tier, store::Tier::k300);
-  EXPECT_EQ(coarse->bucket_ms, 10 * kMinute);
-  ASSERT_EQ(coarse->buckets.size(), 12u);
-  double count = 0;
-  for (const auto& b : coarse->buckets) {
-    count += b.count;
-    EXPECT_EQ(b.min, 0);
-    EXPECT_EQ(b.max, 99);
-    EXPECT_DOUBLE_EQ(b.avg, 49.5);
-  }
-  EXPECT_EQ(count, 7200);
-  EXPECT_TRUE(Chart(View(), Key("Bytes"), start, now, 10)->buckets.empty());
 }
 
 TEST_F(MetricsTest, LastValueIsTheNewestSample) {

@@ -108,6 +108,74 @@ struct LastSample {
   friend bool operator==(const LastSample&, const LastSample&) = default;
 };
 
+// A series (its key includes the unit) and its newest sample.
+struct SeriesInfo {
+  model::SeriesKey key;
+  std::optional<LastSample> last;
+  friend bool operator==(const SeriesInfo&, const SeriesInfo&) = default;
+};
+
+// ---- chart data: M4 (Jugel et al., VLDB 2014)
+
+inline constexpr int kMaxChartWidth = 4000;
+
+enum class ChartX {
+  kTime,  // x is the sample's time (ms)
+  kStep,  // x is the job's step current at the sample's time
+};
+
+struct ChartQuery {
+  MetricId metric;                  // exact match of the complete dimension set
+  std::optional<std::string> unit;  // only this unit; every unit merged when absent
+  int64_t start_ms = 0;             // inclusive
+  int64_t end_ms = 0;               // exclusive
+  int width = 800;                  // pixel columns, 1..kMaxChartWidth
+  ChartX x = ChartX::kTime;
+  // kStep: the job whose step metric (model::JobRecord::step_metric, a
+  // series of kTrainingJobsNamespace with the only dimension
+  // TrainingJobName=job) numbers the steps.
+  std::string job;
+};
+
+// The points to draw, so that the line through them in x order covers the
+// same pixels as the line through every sample: the range [x_start, x_end)
+// is cut into `width` columns (column k holds the x with
+// floor((x - x_start) * width / (x_end - x_start)) == k), and each column
+// keeps its first and last point in (x, t, value) order and the points of
+// its smallest and largest value (the earliest of equal ones), without
+// repeating a point. When the range holds at most 4 * width points, every
+// point is kept.
+//
+// Points: a plain or weighted sample is one point (its value); a statistic
+// set two, its minimum and maximum (one when equal). Where the range is older
+// than the raw tier keeps, the finest rollup tier that still covers it is
+// read: each of its periods gives two points, its minimum and maximum, at
+// the period's start (at start_ms for a period that begins before it).
+//
+// kStep: each point's x is the step current at its time t (the value of the
+// newest step sample at or before t, truncated to an integer); points before
+// the first step are left out. [x_start, x_end) is then [smallest, largest +
+// 1) of the steps current at some time of [start_ms, end_ms). The step
+// samples are read from the job's creation time on, from the tiers as above
+// (a rollup period gives its minimum at its start and its maximum at its
+// last millisecond: exact for a step count that only grows).
+struct ChartAnswer {
+  ChartX x_kind = ChartX::kTime;
+  int64_t x_start = 0;  // kTime: start_ms; kStep: the first step
+  int64_t x_end = 0;    // exclusive
+  double column = 0;    // (x_end - x_start) / width
+  // The coarsest tier read: 0 for raw samples, else the rollup period (60,
+  // 300, 3600).
+  int64_t tier_period_s = 0;
+  // Every raw sample of the range is a point (the range holds at most
+  // 4 * width points, all from the raw tier).
+  bool raw = false;
+  // The points in (x, t, value) order.
+  std::vector<int64_t> x;
+  std::vector<double> y;
+  std::vector<int64_t> t;
+};
+
 class MetricsReader {
  public:
   virtual ~MetricsReader() = default;
@@ -130,6 +198,22 @@ class MetricsReader {
   // The newest sample of one series (its key includes the unit): a job's
   // final metric value. nullopt when the series does not exist or is empty.
   virtual absl::StatusOr<std::optional<LastSample>> LastValue(const model::SeriesKey& key) = 0;
+  // Every series (each unit apart) of the metrics ListMetrics(query) finds,
+  // with its newest sample, in key order, at most query.limit.
+  // Unimplemented for a reader that cannot list series.
+  virtual absl::StatusOr<std::vector<SeriesInfo>> ListSeries(const ListMetricsQuery& query) {
+    (void)query;
+    return absl::UnimplementedError("this reader lists no series");
+  }
+  // The points that draw the query's series (see ChartAnswer). InvalidArgument
+  // for a bad query (an empty namespace or metric, start_ms >= end_ms, a width
+  // out of range, kStep without a job or for a job without a step metric);
+  // NotFound for a kStep query of an unknown job. No data is no error: an
+  // answer without points. Unimplemented for a reader that draws no charts.
+  virtual absl::StatusOr<ChartAnswer> Chart(const ChartQuery& query) {
+    (void)query;
+    return absl::UnimplementedError("this reader draws no charts");
+  }
   // The raw samples, start_ms <= t < end_ms, of every series (every unit)
   // of the metrics ListMetrics(query) finds, query.limit ignored: what the
   // raw tier still holds (rules replay).

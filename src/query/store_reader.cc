@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "absl/strings/str_format.h"
+#include "query/chart.h"
 #include "query/errors.h"
 #include "query/metrics.h"
 #include "store/db.h"
@@ -148,11 +149,12 @@ absl::StatusOr<std::vector<StatisticsBucket>> StatisticsFromView(
   return out;
 }
 
-// GetStatistics on one read view: the queries of one request share it.
-absl::StatusOr<std::vector<MetricId>> ListMetricsFromView(const store::ReadView& view,
-                                                          const ListMetricsQuery& q) {
-  std::vector<MetricId> found;
-  absl::Status s = view.ForEachSeries(
+// The series ListMetricsFromView lists (with units) and their last values,
+// unsorted and unlimited.
+absl::Status ForEachListedSeries(
+    const store::ReadView& view, const ListMetricsQuery& q,
+    const std::function<void(store::SeriesRef&&, const store::LastValue&)>& fn) {
+  return view.ForEachSeries(
       q.ns.value_or(""), q.metric.value_or(""), "",
       [&](store::SeriesRef&& series, std::string_view) {
         const model::SeriesKey& key = series.key;
@@ -162,16 +164,39 @@ absl::StatusOr<std::vector<MetricId>> ListMetricsFromView(const store::ReadView&
           const std::string* v = key.FindDimension(f.name);
           if (v == nullptr || (f.value && *v != *f.value)) return true;
         }
-        MetricId id{key.ns, key.metric, key.dimensions};
-        if (q.after && !(*q.after < id)) return true;
+        if (q.after && !(*q.after < MetricId{key.ns, key.metric, key.dimensions})) return true;
         absl::StatusOr<std::optional<store::LastValue>> last = view.GetLastValue(series.id);
         if (!last.ok() || !last->has_value() || (*last)->t_ms < q.active_since_ms) return true;
-        found.push_back(std::move(id));
+        fn(std::move(series), **last);
         return true;
+      });
+}
+
+absl::StatusOr<std::vector<MetricId>> ListMetricsFromView(const store::ReadView& view,
+                                                          const ListMetricsQuery& q) {
+  std::vector<MetricId> found;
+  absl::Status s =
+      ForEachListedSeries(view, q, [&](store::SeriesRef&& series, const store::LastValue&) {
+        found.push_back({std::move(series.key.ns), std::move(series.key.metric),
+                         std::move(series.key.dimensions)});
       });
   if (!s.ok()) return s;
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());
+  if (found.size() > q.limit) found.resize(q.limit);
+  return found;
+}
+
+absl::StatusOr<std::vector<SeriesInfo>> ListSeriesFromView(const store::ReadView& view,
+                                                           const ListMetricsQuery& q) {
+  std::vector<SeriesInfo> found;
+  absl::Status s =
+      ForEachListedSeries(view, q, [&](store::SeriesRef&& series, const store::LastValue& last) {
+        found.push_back({std::move(series.key), LastSample{last.t_ms, last.value}});
+      });
+  if (!s.ok()) return s;
+  std::sort(found.begin(), found.end(),
+            [](const SeriesInfo& a, const SeriesInfo& b) { return a.key < b.key; });
   if (found.size() > q.limit) found.resize(q.limit);
   return found;
 }
@@ -238,6 +263,12 @@ class ViewMetricsReader final : public MetricsReader {
                                                  int64_t end_ms) override {
     return ReadRawFromView(view_, query, start_ms, end_ms);
   }
+  absl::StatusOr<std::vector<SeriesInfo>> ListSeries(const ListMetricsQuery& query) override {
+    return ListSeriesFromView(view_, query);
+  }
+  absl::StatusOr<ChartAnswer> Chart(const ChartQuery& query) override {
+    return ChartFromView(view_, query);
+  }
   std::unique_ptr<MetricsReader> Fork() override {
     return std::make_unique<ViewMetricsReader>(view_.Fork());
   }
@@ -272,6 +303,18 @@ absl::StatusOr<std::vector<MetricId>> StoreReader::ListMetrics(const ListMetrics
   absl::StatusOr<store::ReadView> view = db_.View();
   if (!view.ok()) return view.status();
   return ListMetricsFromView(*view, q);
+}
+
+absl::StatusOr<std::vector<SeriesInfo>> StoreReader::ListSeries(const ListMetricsQuery& q) {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  return ListSeriesFromView(*view, q);
+}
+
+absl::StatusOr<ChartAnswer> StoreReader::Chart(const ChartQuery& q) {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  return ChartFromView(*view, q);
 }
 
 absl::StatusOr<std::optional<LastSample>> StoreReader::LastValue(const model::SeriesKey& key) {

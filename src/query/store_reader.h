@@ -40,6 +40,11 @@ class StoreReader final : public MetricsReader, public LogsReader, public JobsRe
   absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& query) override;
   absl::StatusOr<std::vector<RawSeries>> ReadRaw(const ListMetricsQuery& query, int64_t start_ms,
                                                  int64_t end_ms) override;
+  // Like ListMetrics, each unit apart, with the series' last-value records.
+  absl::StatusOr<std::vector<SeriesInfo>> ListSeries(const ListMetricsQuery& query) override;
+  // query/chart.h: one pass over the chunks, rollup periods, head rows and
+  // (x=step) step samples of the range.
+  absl::StatusOr<ChartAnswer> Chart(const ChartQuery& query) override;
   // In O(1): the series' last-value record.
   absl::StatusOr<std::optional<LastSample>> LastValue(const model::SeriesKey& key) override;
 

@@ -156,6 +156,14 @@ class ReadView {
   // order (overlapping chunks are not merged).
   absl::Status ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,
                         const std::function<void(uint8_t lane, const Row&)>& fn) const;
+  // The buckets of a rollup tier (not kRaw) with start_ms <= bucket start <
+  // end_ms, in no particular order and unmerged (several records may hold
+  // buckets of one period, one per seal), without sketches; of sum, min and
+  // max only the `columns` asked for (RollupColumns of store/rollup.h). Data
+  // still in the head is in no tier yet: ScanHeadRows reads it.
+  absl::Status ScanRollupBuckets(SeriesId id, Tier tier, int64_t start_ms, int64_t end_ms,
+                                 uint8_t columns,
+                                 const std::function<void(int64_t t_ms, const Aggregate&)>& fn) const;
   // The rows of the head only (not sealed yet).
   absl::Status ScanHeadRows(SeriesId id, int64_t start_ms, int64_t end_ms,
                             const std::function<void(uint8_t lane, const Row&)>& fn) const;

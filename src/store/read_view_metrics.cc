@@ -201,6 +201,24 @@ absl::Status ReadView::ScanRows(SeriesId id, int64_t start_ms, int64_t end_ms,
   return ScanHeadRows(id, start_ms, end_ms, fn);
 }
 
+absl::Status ReadView::ScanRollupBuckets(
+    SeriesId id, Tier tier, int64_t start_ms, int64_t end_ms, uint8_t columns,
+    const std::function<void(int64_t, const Aggregate&)>& fn) const {
+  if (tier == Tier::kRaw) return absl::InvalidArgumentError("the raw tier has no rollup buckets");
+  if (end_ms <= start_ms) return absl::OkStatus();
+  const int64_t window = kTierWindowMs[static_cast<int>(tier)];
+  std::vector<RollupBucket> record;
+  return Range(TierCf(tier), rollupkeys::Key(id, AlignDown(start_ms, window), 0),
+               rollupkeys::Key(id, end_ms, 0), [&](std::string_view, std::string_view value) {
+                 record.clear();
+                 TW_RETURN_IF_ERROR(DecodeRollupRecord(value, false, &record, columns));
+                 for (const RollupBucket& b : record) {
+                   if (b.t_ms >= start_ms && b.t_ms < end_ms) fn(b.t_ms, b.agg);
+                 }
+                 return absl::OkStatus();
+               });
+}
+
 absl::Status ReadView::AggregateSeries(SeriesId id, const AggregateRequest& req,
                                        std::vector<Aggregate>* buckets) const {
   if (req.period_ms <= 0) return absl::InvalidArgumentError("aggregation period must be > 0");

@@ -169,8 +169,15 @@ HttpResponse NativeApi::Handle(const HttpRequest& request) const {
   if (rest == "logs/streams") return get ? LogStreams(request) : MethodNotAllowed("GET");
   if (rest == "logs/events") return get ? LogEvents(request) : MethodNotAllowed("GET");
   if (rest == "jobs") return get ? Jobs(request) : MethodNotAllowed("GET");
+  if (rest == "chart") return get ? Chart(request) : MethodNotAllowed("GET");
   if (rest.substr(0, 5) == "jobs/") {
     std::string_view name = rest.substr(5);
+    constexpr std::string_view kSeries = "/series";
+    if (name.size() > kSeries.size() && name.substr(name.size() - kSeries.size()) == kSeries &&
+        name.substr(0, name.size() - kSeries.size()).find('/') == std::string_view::npos) {
+      name.remove_suffix(kSeries.size());
+      return get ? JobSeries(std::string(name)) : MethodNotAllowed("GET");
+    }
     bool stop = name.size() > 5 && name.substr(name.size() - 5) == "/stop";
     if (stop) {
       name.remove_suffix(5);

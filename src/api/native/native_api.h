@@ -52,6 +52,9 @@ class NativeApi {
   HttpResponse Jobs(const HttpRequest& request) const;
   HttpResponse Job(const std::string& name) const;
   HttpResponse StopJob(const std::string& name) const;
+  // The dashboard's chart data (native_chart.cc).
+  HttpResponse JobSeries(const std::string& name) const;
+  HttpResponse Chart(const HttpRequest& request) const;
 
   NativeOptions options_;
   Backends backends_;

@@ -7,7 +7,11 @@
 #include "absl/strings/str_format.h"
 #include "api/cloudwatch/statistics.h"
 #include "api/logs/logs.h"
+#include "model/job_events.h"
+#include "model/log_event.h"
+#include "query/m4.h"
 #include "util/mutex.h"
+#include "util/status_macros.h"
 
 namespace trainwatch::api::testing {
 namespace {
@@ -194,6 +198,95 @@ absl::StatusOr<std::vector<MetricId>> FakeBackend::ListMetrics(const ListMetrics
   for (const auto& [id, unused] : found) {
     if (out.size() == q.limit) break;
     out.push_back(id);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<query::SeriesInfo>> FakeBackend::ListSeries(
+    const ListMetricsQuery& q) {
+  util::MutexLock lock(mu_);
+  std::vector<query::SeriesInfo> out;
+  for (const auto& [key, series] : series_) {
+    if (out.size() == q.limit) break;
+    if (q.ns && key.ns != *q.ns) continue;
+    if (q.metric && key.metric != *q.metric) continue;
+    bool dims_ok = std::all_of(q.dimensions.begin(), q.dimensions.end(), [&](const auto& f) {
+      const std::string* v = key.FindDimension(f.name);
+      return v != nullptr && (!f.value || *v == *f.value);
+    });
+    if (!dims_ok || series.points.empty()) continue;
+    const Point* newest = &series.points[0];
+    for (const Point& p : series.points) {
+      if (p.t_ms >= newest->t_ms) newest = &p;
+    }
+    if (newest->t_ms < q.active_since_ms) continue;
+    if (q.after && !(*q.after < MetricId{key.ns, key.metric, key.dimensions})) continue;
+    out.push_back({key, query::LastSample{newest->t_ms, newest->sum / newest->count}});
+  }
+  return out;
+}
+
+absl::StatusOr<query::ChartAnswer> FakeBackend::Chart(const query::ChartQuery& q) {
+  TW_RETURN_IF_ERROR(query::ValidateChartQuery(q));
+  util::MutexLock lock(mu_);
+  query::ChartAnswer out;
+  out.x_kind = q.x;
+  out.x_start = q.start_ms;
+  out.x_end = q.end_ms;
+  std::optional<query::StepMap> steps;
+  if (q.x == query::ChartX::kStep) {
+    auto job = jobs_.find(Lower(q.job));
+    if (job == jobs_.end()) return absl::NotFoundError(absl::StrFormat("no job named %s", q.job));
+    if (job->second.step_metric.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("job %s has no step metric", job->second.name));
+    }
+    std::vector<std::pair<int64_t, int64_t>> points;
+    for (const auto& [key, series] : series_) {
+      if (key.ns != model::kTrainingJobsNamespace || key.metric != job->second.step_metric ||
+          key.dimensions != std::vector<model::Dimension>{{std::string(model::kTrainingJobNameDim),
+                                                           job->second.name}}) {
+        continue;
+      }
+      for (const Point& p : series.points) {
+        points.emplace_back(p.t_ms, query::StepOfValue(p.sum / p.count));
+      }
+    }
+    steps.emplace(std::move(points));
+    std::optional<std::pair<int64_t, int64_t>> span = steps->Span(q.start_ms, q.end_ms);
+    if (!span) {
+      out.x_start = out.x_end = 0;
+      return out;
+    }
+    out.x_start = span->first;
+    out.x_end = span->second;
+  }
+  out.column = (static_cast<double>(out.x_end) - static_cast<double>(out.x_start)) / q.width;
+  std::vector<model::Dimension> dims = q.metric.dimensions;
+  std::sort(dims.begin(), dims.end());
+  query::M4 m4(out.x_start, out.x_end, q.width);
+  auto add = [&](int64_t t, double v) {
+    if (t < q.start_ms || t >= q.end_ms) return;
+    if (!steps) return m4.Add(t, t, v);
+    if (std::optional<int64_t> step = steps->At(t)) m4.Add(*step, t, v);
+  };
+  for (const auto& [key, series] : series_) {
+    if (key.ns != q.metric.ns || key.metric != q.metric.metric || key.dimensions != dims ||
+        (q.unit && key.unit != *q.unit)) {
+      continue;
+    }
+    for (const Point& p : series.points) {
+      add(p.t_ms, p.min);
+      if (p.max != p.min) add(p.t_ms, p.max);
+    }
+  }
+  out.raw = m4.every_point();
+  std::vector<query::ChartPoint> points;
+  m4.Finish(&points);
+  for (const query::ChartPoint& p : points) {
+    out.x.push_back(p.x);
+    out.y.push_back(p.v);
+    out.t.push_back(p.t);
   }
   return out;
 }

@@ -55,6 +55,10 @@ class FakeBackend final : public model::SampleSink,
   absl::StatusOr<std::vector<StatisticsBucket>> GetStatistics(const StatisticsQuery& query) override;
   absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& query) override;
   absl::StatusOr<std::optional<query::LastSample>> LastValue(const model::SeriesKey& key) override;
+  absl::StatusOr<std::vector<query::SeriesInfo>> ListSeries(const ListMetricsQuery& query) override;
+  // Every point from the raw tier (the fake keeps everything), through
+  // query::M4; x=step from the job's step series as stored.
+  absl::StatusOr<query::ChartAnswer> Chart(const query::ChartQuery& query) override;
 
   // LogsReader, LogsWriter
   absl::Status CreateLogGroup(const std::string& group, int64_t now_ms) override;
