@@ -94,8 +94,8 @@ export async function renderCompare(root, params, ctx) {
     const rec = records.get(n);
     if (!s || !rec) return;
     const sp = jobSpan(rec);
-    const req = xKind === 'step' ? {x: 'step', job: n, width: 1000}
-      : {x: 'time', start: sp.start, end: Math.max(sp.end, (s.last_ms || 0) + 1), width: 1000};
+    const req = {x: xKind === 'step' ? 'step' : 'time', job: xKind === 'step' ? n : undefined,
+                 start: sp.start, end: Math.max(sp.end, (s.last_ms || 0) + 1), width: 1000};
     try {
       const a = await api.chart(s, req);
       const xs = xKind === 'step' ? a.x : a.t.map((t) => (t - sp.start) / 1000);

@@ -22,6 +22,8 @@ export async function renderJob(root, name, params, ctx) {
   const xKind = ['time', 'relative', 'step'].includes(params.get('x')) ? params.get('x') : 'time';
   const emaW = Number(params.get('ema') || 0) || 0;
   const logY = params.get('log') === '1';
+  // The zoomed range, in ms since the epoch whatever the x-axis (by step, the
+  // chart API selects samples by time too); null: the whole job.
   let zoom = params.has('from') && params.has('to')
     ? {from: Number(params.get('from')), to: Number(params.get('to'))} : null;
 
@@ -107,6 +109,7 @@ export async function renderJob(root, name, params, ctx) {
   function addChart(grid, lines, isSystem, title) {
     // The system panel stays on the time axis when the metrics are by step.
     const kind = isSystem && xKind === 'step' ? 'time' : xKind;
+    const entry = {lines, isSystem, kind, data: null};
     const chart = makeChart(grid, {
       title,
       xKind: kind,
@@ -115,13 +118,12 @@ export async function renderJob(root, name, params, ctx) {
       lines: lines.map((s, i) => ({label: isSystem ? systemLabel(s) : s.metric, color: seriesColor(i)})),
       sync: kind === 'step' ? undefined : 'job-time',
       ariaLabel: `${title} chart; arrow keys move along the points, Enter opens the log lines of that moment`,
-      // By step, the system charts (on time) cannot say which steps a drag covers.
-      onZoom: kind === xKind ? (min, max) => setZoom({from: min, to: max}) : undefined,
+      onZoom: (min, max) => zoomTo(entry, min, max),
       onReset: () => setZoom(null),
       onPick: (p) => openLogAt(p.t),
     });
     chart.box.dataset.metric = lines.map((s) => s.metric)[0];
-    const entry = {chart, lines, isSystem, kind, data: null};
+    entry.chart = chart;
     charts.push(entry);
     lines.forEach((s, i) => byKey.set(api.seriesKey(s), {entry, index: i}));
   }
@@ -129,19 +131,9 @@ export async function renderJob(root, name, params, ctx) {
   async function fetchChart(entry) {
     const {chart, lines, kind} = entry;
     const sp = span();
-    let req;
-    if (kind === 'step') {
-      req = {x: 'step', job: name};
-      if (zoom) { req.start = zoom.from; req.end = zoom.to; }
-    } else {
-      req = {x: 'time', start: sp.start, end: sp.end};
-      if (zoom) {
-        const from = xKind === 'step' ? null : fromX(zoom.from);
-        const to = xKind === 'step' ? null : fromX(zoom.to);
-        if (from !== null) { req.start = from; req.end = to; }
-      }
-    }
-    req.width = Math.round(chart.width());
+    const range = zoom || {from: sp.start, to: sp.end};
+    const req = {x: kind === 'step' ? 'step' : 'time', job: kind === 'step' ? name : undefined,
+                 start: range.from, end: range.to, width: Math.round(chart.width())};
     const answers = await Promise.all(lines.map((s) => api.chart(s, req)));
     const convert = (a) => ({x: kind === 'relative' ? a.t.map(toX) : a.x, y: a.y, t: a.t});
     let xs;
@@ -167,8 +159,7 @@ export async function renderJob(root, name, params, ctx) {
     const raw = answers.every((a) => a.raw);
     entry.data = {xs, ys, ts, raw, tier: answers[0] ? answers[0].tier : ''};
     chart.setData(xs, ys, ts, {raw, tier: entry.data.tier});
-    if (zoom && kind === xKind) chart.uplot.setScale('x', {min: zoom.from, max: zoom.to});
-    else if (!zoom && kind !== 'step') chart.uplot.setScale('x', {min: toXk(kind, sp.start), max: toXk(kind, sp.end)});
+    if (kind !== 'step') chart.uplot.setScale('x', {min: toXk(kind, range.from), max: toXk(kind, range.to)});
     placeMarkers(entry);
   }
   const toXk = (kind, tMs) => (kind === 'relative' ? (tMs - jobStart) / 1000 : tMs);
@@ -178,6 +169,21 @@ export async function renderJob(root, name, params, ctx) {
       c.chart.box.dataset.error = e.message;
       ctx.report(e);
     })));
+  }
+
+  // A drag over [min, max] of a chart's x: the times it covers.
+  function zoomTo(entry, min, max) {
+    if (entry.kind !== 'step') {
+      const from = entry.kind === 'relative' ? jobStart + min * 1000 : min;
+      const to = entry.kind === 'relative' ? jobStart + max * 1000 : max;
+      setZoom({from: Math.floor(from), to: Math.ceil(to)});
+      return;
+    }
+    const d = entry.data;
+    if (!d) return;
+    const inside = d.ts.filter((t, i) => d.xs[i] >= min && d.xs[i] <= max);
+    if (!inside.length) return;
+    setZoom({from: Math.min(...inside), to: Math.max(...inside) + 1});
   }
 
   function setZoom(z) {
@@ -277,7 +283,7 @@ export async function renderJob(root, name, params, ctx) {
         continue;
       }
       const d = entry.data;
-      const limit = zoom ? fromX(zoom.to) : Infinity;
+      const limit = zoom ? zoom.to : Infinity;
       for (let i = 0; i < s.t.length; i++) {
         if (s.t[i] > limit) continue;
         const x = toXk(entry.kind, s.t[i]);
