@@ -32,6 +32,12 @@ export async function getJSON(path, params = {}) {
   return body;
 }
 
+// A time (ms since the epoch) as query parameters take it: ISO 8601, exact to the ms
+// (a bare number there means epoch seconds).
+export function isoTime(ms) {
+  return ms === undefined || ms === null ? undefined : new Date(ms).toISOString();
+}
+
 export const listJobs = (params = {}) => getJSON('/api/v1/jobs', params).then((b) => b.jobs || []);
 export const getJob = (name) => getJSON(`/api/v1/jobs/${encodeURIComponent(name)}`);
 export const jobSeries = (name) =>
@@ -49,8 +55,8 @@ export function chart(series, {start, end, width, x = 'time', job} = {}) {
     metric: series.metric,
     dimension: dimensionParams(series.dimensions),
     unit: series.unit,
-    start: start !== undefined ? Math.floor(start) : undefined,
-    end: end !== undefined ? Math.ceil(end) : undefined,
+    start: start !== undefined ? isoTime(Math.floor(start)) : undefined,
+    end: end !== undefined ? isoTime(Math.ceil(end)) : undefined,
     width: Math.max(1, Math.min(4000, Math.round(width || 800))),
     x,
     job,
@@ -58,7 +64,7 @@ export function chart(series, {start, end, width, x = 'time', job} = {}) {
 }
 
 export function logEvents({group = NAMESPACE, stream, start, end, limit, after}) {
-  return getJSON('/api/v1/logs/events', {group, stream, start, end, limit, after});
+  return getJSON('/api/v1/logs/events', {group, stream, start: isoTime(start), end: isoTime(end), limit, after});
 }
 
 // A job's series key as one string (maps live samples to their chart).

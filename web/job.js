@@ -93,18 +93,52 @@ export async function renderJob(root, name, params, ctx) {
   const algorithm = series.filter((s) => s.group !== 'system');
   const system = series.filter((s) => s.group === 'system');
   for (const s of algorithm) addChart(metricsGrid, [s], false, s.metric);
-  const groups = new Map();
+  const groups = new Map();  // metric|unit -> system series drawn on one chart
+  const groupKey = (s) => `${s.metric}|${s.unit || ''}`;
   for (const s of system) {
-    const k = `${s.metric}|${s.unit || ''}`;
-    if (!groups.has(k)) groups.set(k, []);
-    groups.get(k).push(s);
+    if (!groups.has(groupKey(s))) groups.set(groupKey(s), []);
+    groups.get(groupKey(s)).push(s);
   }
-  for (const list of groups.values()) {
-    list.sort((a, b) => systemLabel(a).localeCompare(systemLabel(b), undefined, {numeric: true}));
-    addChart(systemGrid, list, true, list[0].metric + (list[0].unit && list[0].unit !== 'None' ? ` (${list[0].unit})` : ''));
-  }
+  for (const list of groups.values()) addSystemChart(list);
   if (!algorithm.length) metricsGrid.append(el('p', {class: 'empty'}, 'No metrics yet.'));
   if (!system.length) systemGrid.append(el('p', {class: 'empty'}, 'No system samples (profiling off?).'));
+
+  function addSystemChart(list) {
+    list.sort((a, b) => systemLabel(a).localeCompare(systemLabel(b), undefined, {numeric: true}));
+    const unit = list[0].unit && list[0].unit !== 'None' ? ` (${list[0].unit})` : '';
+    return addChart(systemGrid, list, true, list[0].metric + unit);
+  }
+
+  // Series that appeared since the page was drawn get their chart (a system
+  // metric's chart is drawn again with its new line).
+  function adopt(now) {
+    const known = new Map(series.map((s) => [api.seriesKey(s), s]));
+    for (const s of now) {
+      const old = known.get(api.seriesKey(s));
+      if (old) old.last_ms = Math.max(old.last_ms || 0, s.last_ms || 0);
+    }
+    const fresh = now.filter((s) => !known.has(api.seriesKey(s)));
+    for (const s of fresh) {
+      series.push(s);
+      let entry;
+      if (s.group !== 'system') {
+        metricsGrid.querySelector('.empty')?.remove();
+        entry = addChart(metricsGrid, [s], false, s.metric);
+      } else {
+        systemGrid.querySelector('.empty')?.remove();
+        const k = groupKey(s);
+        if (!groups.has(k)) groups.set(k, []);
+        groups.get(k).push(s);
+        const old = charts.find((c) => c.isSystem && groupKey(c.lines[0]) === k);
+        if (old) {
+          charts.splice(charts.indexOf(old), 1);
+          old.chart.destroy();
+        }
+        entry = addSystemChart(groups.get(k));
+      }
+      fetchChart(entry).catch((e) => ctx.report(e));
+    }
+  }
 
   function addChart(grid, lines, isSystem, title) {
     // The system panel stays on the time axis when the metrics are by step.
@@ -126,6 +160,7 @@ export async function renderJob(root, name, params, ctx) {
     entry.chart = chart;
     charts.push(entry);
     lines.forEach((s, i) => byKey.set(api.seriesKey(s), {entry, index: i}));
+    return entry;
   }
 
   async function fetchChart(entry) {
@@ -305,9 +340,10 @@ export async function renderJob(root, name, params, ctx) {
       if (last && s.t.length) last.last_ms = Math.max(last.last_ms || 0, s.t[s.t.length - 1]);
     }
     if (reaggregate.size) reaggregateSoon();
-    if (newSeries) ctx.rerenderSoon();
+    if (newSeries) adoptSoon();
   }
 
+  const adoptSoon = debounce(() => api.jobSeries(name).then(adopt).catch((e) => ctx.report(e)), 500);
   let polling = 0;
   let opened = false;
   const source = api.live([name], {
@@ -355,7 +391,7 @@ export async function renderJob(root, name, params, ctx) {
     polling = setInterval(async () => {
       try {
         record = await api.getJob(name);
-        series = await api.jobSeries(name);
+        adopt(await api.jobSeries(name));
       } catch { return; }
       updateHeader();
       renderRules();

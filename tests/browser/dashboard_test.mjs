@@ -14,7 +14,7 @@ import {parseArgs, skip, freePort, waitFor, sleep, Server, runJob, importFile, t
 const args = parseArgs(process.argv);
 const CHROMIUM = process.env.TW_CHROMIUM || '/usr/bin/chromium';
 if (!fs.existsSync(CHROMIUM)) skip(`${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
-const webDir = path.join(args.source, 'web');
+const webDir = path.resolve(args.source, 'web');
 const require = createRequire(path.join(webDir, 'package.json'));
 let chromium;
 let axeSource;
@@ -305,7 +305,10 @@ async function checkLiveJob(demo, live) {
   const linesBefore = await page.$$eval('#log-lines li', (l) => l.length);
   await waitFor('new log lines on the open page', async () =>
     (await page.$$eval('#log-lines li', (l) => l.length)) > linesBefore + 3, 60000);
-  const scrolled = await page.$eval('#log-lines', (l) => l.scrollHeight - l.scrollTop - l.clientHeight < 30);
+  const scrolled = await page.evaluate(() => {
+    const l = document.getElementById('log-lines');
+    return l.scrollHeight > l.clientHeight && l.scrollHeight - l.scrollTop - l.clientHeight < 30;
+  });
   check(scrolled, 'the log follows: scrolled to its newest line');
   await waitFor('new loss points on the open page', async () => (await loss()) > before, 60000);
   check(true, `the loss chart grows while the job runs (${before} -> ${await loss()} points, ${live ? 'live stream' : 'polling'})`);
