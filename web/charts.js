@@ -55,6 +55,7 @@ export function makeChart(target, spec) {
   let focusX = null;
   let ts = [];       // time (ms) of each point, per x index
   let rawLines = []; // y arrays as received (before EMA)
+  let dragging = false;  // a drag began on this chart (not a synced one)
 
   const series = [{label: kind === 'step' ? 'step' : 'time', value: (u, v) => (v === null ? '' : fmtX(kind, v))}];
   (spec.lines || [{label: spec.title}]).forEach((line, i) => {
@@ -124,12 +125,17 @@ export function makeChart(target, spec) {
       {stroke: fg, grid: {stroke: grid, width: 1}, ticks: {stroke: grid}, size: 60,
        values: (self, splits) => splits.map((s) => fmtValue(s))},
     ],
-    cursor: {drag: {x: true, y: false, setScale: false}, sync: spec.sync ? {key: spec.sync} : undefined},
+    cursor: {
+      drag: {x: true, y: false, setScale: false},
+      // Only the cursor moves in step across charts; a drag zooms from its own chart.
+      sync: spec.sync ? {key: spec.sync, filters: {pub: (type) => type === 'mousemove' || type === 'mouseleave'}} : undefined,
+    },
     legend: {live: true},
     hooks: {
       draw: [drawMarkers],
       setSelect: [(self) => {
-        if (self.select.width < 3) return;
+        if (!dragging || self.select.width < 3) return;
+        dragging = false;
         const min = self.posToVal(self.select.left, 'x');
         const max = self.posToVal(self.select.left + self.select.width, 'x');
         self.setSelect({left: 0, top: 0, width: 0, height: 0}, false);
@@ -153,7 +159,7 @@ export function makeChart(target, spec) {
 
   // A click that is not the end of a drag picks the point under the cursor.
   let downX = 0;
-  u.over.addEventListener('mousedown', (e) => { downX = e.clientX; });
+  u.over.addEventListener('mousedown', (e) => { downX = e.clientX; dragging = true; });
   u.over.addEventListener('click', (e) => {
     if (Math.abs(e.clientX - downX) > 3) return;
     pick();

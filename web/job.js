@@ -99,7 +99,12 @@ export async function renderJob(root, name, params, ctx) {
     if (!groups.has(groupKey(s))) groups.set(groupKey(s), []);
     groups.get(groupKey(s)).push(s);
   }
-  for (const list of groups.values()) addSystemChart(list);
+  // SageMaker's instance metrics first, then the finer ones by name.
+  const FIRST = ['CPUUtilization', 'MemoryUtilization', 'GPUUtilization', 'GPUMemoryUtilization', 'DiskUtilization'];
+  const rank = (m) => (FIRST.includes(m) ? FIRST.indexOf(m) : FIRST.length);
+  [...groups.values()]
+    .sort((a, b) => rank(a[0].metric) - rank(b[0].metric) || a[0].metric.localeCompare(b[0].metric))
+    .forEach(addSystemChart);
   if (!algorithm.length) metricsGrid.append(el('p', {class: 'empty'}, 'No metrics yet.'));
   if (!system.length) systemGrid.append(el('p', {class: 'empty'}, 'No system samples (profiling off?).'));
 
@@ -147,6 +152,7 @@ export async function renderJob(root, name, params, ctx) {
     const chart = makeChart(grid, {
       title,
       xKind: kind,
+      height: isSystem ? 170 : 220,
       log: logY,
       ema: isSystem ? 0 : emaW,
       lines: lines.map((s, i) => ({label: isSystem ? systemLabel(s) : s.metric, color: seriesColor(i)})),

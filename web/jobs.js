@@ -61,8 +61,6 @@ function drawSparkline(canvas, answer) {
 export async function renderJobs(root, params, ctx) {
   const q = params.get('q') || '';
   const status = params.get('status') || '';
-  const sort = params.get('sort') || 'start';
-  const dir = params.get('dir') || 'desc';
 
   const search = el('input', {type: 'search', id: 'job-search', value: q, placeholder: 'name contains…'});
   const statusSel = el('select', {id: 'job-status'},
@@ -78,18 +76,25 @@ export async function renderJobs(root, params, ctx) {
   const table = el('table', {class: 'jobs'});
   const thead = el('thead');
   const headRow = el('tr');
-  for (const c of COLUMNS) {
-    if (!c.key) { headRow.append(el('th', {scope: 'col'}, c.label)); continue; }
-    const active = c.key === sort;
-    const th = el('th', {scope: 'col', 'aria-sort': active ? (dir === 'asc' ? 'ascending' : 'descending') : 'none'});
-    th.append(el('button', {class: 'sort', type: 'button',
-      onclick: () => {
-        const nextDir = active && dir === 'desc' ? 'asc' : 'desc';
-        updateParams({sort: c.key, dir: nextDir});
-        ctx.rerender();
-      }}, c.label, active ? (dir === 'asc' ? ' ▲' : ' ▼') : ''));
-    headRow.append(th);
+  function drawHeader() {
+    const p = new URLSearchParams(location.hash.split('?')[1] || '');
+    const key = p.get('sort') || 'start';
+    const order = p.get('dir') || 'desc';
+    headRow.replaceChildren();
+    for (const c of COLUMNS) {
+      if (!c.key) { headRow.append(el('th', {scope: 'col'}, c.label)); continue; }
+      const active = c.key === key;
+      const th = el('th', {scope: 'col', 'aria-sort': active ? (order === 'asc' ? 'ascending' : 'descending') : 'none'});
+      th.append(el('button', {class: 'sort', type: 'button',
+        onclick: () => {
+          updateParams({sort: c.key, dir: active && order === 'desc' ? 'asc' : 'desc'});
+          drawHeader();
+          refresh();
+        }}, c.label, active ? (order === 'asc' ? ' ▲' : ' ▼') : ''));
+      headRow.append(th);
+    }
   }
+  drawHeader();
   thead.append(headRow);
   const tbody = el('tbody');
   table.append(thead, tbody);

@@ -204,6 +204,7 @@ async function checkSpike(page, theme) {
     const st = await chartState(page, SPIKE_METRIC);
     if (st.raw) break;
     const box = await page.evaluate(({id, spikeX}) => {
+      document.getElementById(id).scrollIntoView({block: 'center'});
       const u = window.__tw.charts[id];
       const r = u.over.getBoundingClientRect();
       return {x: r.left + u.valToPos(spikeX, 'x'), y: r.top + r.height / 2};
@@ -240,6 +241,7 @@ async function checkPointLog(page, theme) {
   const st = await chartState(page, 'train:loss');
   const i = Math.floor(st.xs.length / 2);
   const target = await page.evaluate(({id, x}) => {
+    document.getElementById(id).scrollIntoView({block: 'center'});
     const u = window.__tw.charts[id];
     const r = u.over.getBoundingClientRect();
     return {x: r.left + u.valToPos(x, 'x'), y: r.top + 10};
