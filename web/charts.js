@@ -13,7 +13,7 @@ let nextId = 0;
 
 function xAxisValues(kind) {
   if (kind === 'relative') return (u, splits) => splits.map((s) => fmtRelative(s));
-  if (kind === 'step') return (u, splits) => splits.map((s) => fmtValue(s));
+  if (kind === 'step') return (u, splits) => splits.map((s) => (Number.isInteger(s) ? fmtValue(s) : ''));
   return undefined;  // uPlot's time axis
 }
 
@@ -121,7 +121,8 @@ export function makeChart(target, spec) {
       y: spec.log ? {distr: 3} : {},
     },
     axes: [
-      {stroke: fg, grid: {stroke: grid, width: 1}, ticks: {stroke: grid}, values: xAxisValues(kind)},
+      {stroke: fg, grid: {stroke: grid, width: 1}, ticks: {stroke: grid}, values: xAxisValues(kind),
+       incrs: kind === 'step' ? [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 1e6] : undefined},
       {stroke: fg, grid: {stroke: grid, width: 1}, ticks: {stroke: grid}, size: 60,
        values: (self, splits) => splits.map((s) => fmtValue(s))},
     ],
@@ -203,7 +204,8 @@ export function makeChart(target, spec) {
       box.dataset.points = String(xs.length);
       box.dataset.raw = info.raw ? 'true' : 'false';
       if (info.tier) box.dataset.tier = info.tier;
-      badge.textContent = info.raw ? 'raw samples' : (info.tier ? `M4 · ${info.tier}` : '');
+      badge.textContent = info.raw ? 'raw samples'
+        : (info.tier ? `${xs.length} points (M4 of the ${info.tier === 'raw' ? 'raw samples' : `${info.tier} rollup`})` : '');
     },
     setBands(bands) { spec.bands = bands; },
     setMarkers(list) { markers = list; u.redraw(false); },

@@ -47,8 +47,8 @@ function drawSparkline(canvas, answer) {
   let hi = -Infinity;
   for (const v of ys) { if (v < lo) lo = v; if (v > hi) hi = v; }
   if (hi === lo) { hi += 1; lo -= 1; }
-  const x0 = answer.start ?? xs[0];
-  const x1 = answer.end ?? xs[xs.length - 1];
+  const x0 = xs[0];
+  const x1 = xs[xs.length - 1];
   const sx = (x) => ((x - x0) / Math.max(1e-9, x1 - x0)) * (w - 2) + 1;
   const sy = (y) => h - 2 - ((y - lo) / (hi - lo)) * (h - 4);
   ctx.strokeStyle = cssVar('--accent') || '#3b82f6';
@@ -179,9 +179,20 @@ export async function renderJobs(root, params, ctx) {
   refresh();
 
   // Live: every job's changes (no job parameter: only `job` events).
+  let opened = false;
+  let polling = 0;
   const source = api.live([], {
-    open: () => { liveNote.textContent = 'live'; },
-    error: () => { liveNote.textContent = 'reconnecting…'; },
+    open: () => { opened = true; liveNote.textContent = '● live'; },
+    error: (state) => {
+      // A server without the live stream: read the jobs again every 5 s.
+      if (state === EventSource.CLOSED && !opened) {
+        source.close();
+        liveNote.textContent = 'updating every 5 s';
+        polling = setInterval(async () => { await loadRecords(); refresh(); }, 5000);
+      } else {
+        liveNote.textContent = 'reconnecting…';
+      }
+    },
     job: (rec) => {
       if (!rec || !rec.name) return;
       records.set(rec.name, rec);
@@ -191,5 +202,5 @@ export async function renderJobs(root, params, ctx) {
     },
     reset: async () => { await loadRecords(); refresh(); },
   });
-  ctx.onLeave(() => source.close());
+  ctx.onLeave(() => { source.close(); clearInterval(polling); });
 }
