@@ -128,6 +128,7 @@ export function makeChart(target, spec) {
     ],
     cursor: {
       drag: {x: true, y: false, setScale: false},
+      y: false,  // a vertical line marks the moment; no horizontal one
       // Only the cursor moves in step across charts; a drag zooms from its own chart.
       sync: spec.sync ? {key: spec.sync, filters: {pub: (type) => type === 'mousemove' || type === 'mouseleave'}} : undefined,
     },

@@ -257,8 +257,12 @@ async function checkPointLog(page, theme) {
   await page.mouse.click(target.x, target.y);
   await page.waitForSelector('#log-lines li.hl');
   const hl = await page.$eval('#log-lines li.hl', (li) => ({t: Number(li.dataset.t), text: li.textContent}));
-  check(Math.abs(hl.t - st.xs[i]) < 1000 && /Train Epoch/.test(hl.text),
-        `clicking a loss point marks its log line (${hl.text.slice(0, 60)}, ${hl.t - st.xs[i]} ms away)`);
+  // The marked line is the one nearest the point's time (another line printed in
+  // the same millisecond may be the one marked); the point's own line is shown.
+  const own = `Loss: ${st.ys[i].toFixed(6)}`;
+  const shownOwn = await page.$$eval('#log-lines li', (lis, o) => lis.some((li) => li.textContent.includes(o)), own);
+  check(Math.abs(hl.t - st.xs[i]) < 1000 && shownOwn,
+        `clicking a loss point marks its moment's log line (${hl.text.slice(0, 60)}, ${hl.t - st.xs[i]} ms away; "${own}" shown)`);
   check((await page.evaluate(() => location.hash)).includes('at='), 'the picked moment is in the URL');
   // A log line links back to its point.
   const line = await page.$('#log-lines li:nth-child(3) button.to-chart');
