@@ -1,6 +1,11 @@
 #include "server/router.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "absl/strings/str_format.h"
+#include "server/web_assets.h"
 
 namespace trainwatch::server {
 namespace {
@@ -25,6 +30,37 @@ api::HttpResponse NotFound(const api::HttpRequest& request) {
           ? request.method
           : "?",
       path);
+  return r;
+}
+
+// GET|HEAD / (the dashboard's index.html) and /ui/<path> (its assets), with an
+// ETag so a browser revalidates instead of downloading again; nullopt when
+// the request is not for the dashboard.
+std::optional<api::HttpResponse> ServeDashboard(const api::HttpRequest& request) {
+  if (request.method != "GET" && request.method != "HEAD") return std::nullopt;
+  std::string_view path = request.Path();
+  std::string_view asset_path;
+  if (path == "/" || path == "/ui" || path == "/ui/") {
+    asset_path = "index.html";
+  } else if (path.substr(0, 4) == "/ui/") {
+    asset_path = path.substr(4);
+  } else {
+    return std::nullopt;
+  }
+  const WebAsset* asset = FindWebAsset(asset_path);
+  if (asset == nullptr) return NotFound(request);
+  api::HttpResponse r;
+  r.headers.Add("x-amzn-RequestId", api::NewRequestId());
+  r.headers.Add("Content-Type", std::string(asset->content_type));
+  r.headers.Add("ETag", std::string(asset->etag));
+  r.headers.Add("Cache-Control", "no-cache");
+  r.headers.Add("X-Content-Type-Options", "nosniff");
+  const std::string* match = request.headers.Find("If-None-Match");
+  if (match != nullptr && match->find(asset->etag) != std::string::npos) {
+    r.status = 304;
+    return r;
+  }
+  if (request.method == "GET") r.body = std::string(asset->bytes());
   return r;
 }
 
@@ -59,6 +95,7 @@ api::HttpResponse Router::Handle(const api::HttpRequest& request) const {
     return r;
   }
   if (request.method == "POST" && aws_ != nullptr) return aws_->Handle(request);
+  if (std::optional<api::HttpResponse> page = ServeDashboard(request)) return *std::move(page);
   return NotFound(request);
 }
 

@@ -3,6 +3,7 @@
 //   GET /api/v1/live   the dashboard's live updates (Server-Sent Events, api::live::LiveApi)
 //   /api/v1/...        trainwatch's native JSON API (api::NativeApi)
 //   GET /metrics       the server's own health counters (Prometheus text)
+//   GET / and /ui/...  the dashboard (web/, built into the binary: web_assets.h)
 //   POST (any path)    the AWS endpoints (api::Api): query, JSON 1.0/1.1, CBOR
 //   anything else      404 with a JSON error
 // Every answer carries x-amzn-RequestId.

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "server/listen_address.h"
 #include "server/router.h"
+#include "server/web_assets.h"
 #include "server/testing/raw_client.h"
 
 namespace trainwatch::server {
@@ -319,6 +320,46 @@ TEST(Router, ServesAwsNativeMetricsAndNotFound) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status, 413);
   EXPECT_THAT(r->body, HasSubstr("\"__type\":\"RequestEntityTooLarge\""));
+}
+
+// The dashboard, built into the binary: index.html at /, every asset under /ui/
+// with its type and an ETag that a revalidation answers with 304.
+TEST(Router, ServesTheDashboard) {
+  Router router(nullptr, nullptr, nullptr);
+  auto get = [&](std::string target, std::string if_none_match = "") {
+    api::HttpRequest request;
+    request.method = "GET";
+    request.target = std::move(target);
+    if (!if_none_match.empty()) request.headers.Add("If-None-Match", if_none_match);
+    return router.Handle(request);
+  };
+  api::HttpResponse index = get("/");
+  EXPECT_EQ(index.status, 200);
+  EXPECT_EQ(*index.headers.Find("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_THAT(index.body, HasSubstr("<!doctype html>"));
+  EXPECT_EQ(get("/ui/index.html").body, index.body);
+  ASSERT_NE(FindWebAsset("app.js"), nullptr);
+  api::HttpResponse js = get("/ui/app.js?v=1");
+  EXPECT_EQ(js.status, 200);
+  EXPECT_EQ(*js.headers.Find("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(js.body, FindWebAsset("app.js")->bytes());
+  api::HttpResponse uplot = get("/ui/vendor/uPlot.esm.js");
+  EXPECT_EQ(uplot.status, 200);
+  EXPECT_THAT(uplot.body, HasSubstr("export"));
+  EXPECT_EQ(*get("/ui/vendor/uPlot.min.css").headers.Find("Content-Type"),
+            "text/css; charset=utf-8");
+  const std::string* etag = js.headers.Find("ETag");
+  ASSERT_NE(etag, nullptr);
+  api::HttpResponse again = get("/ui/app.js", *etag);
+  EXPECT_EQ(again.status, 304);
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(get("/ui/app.js", "\"other\"").status, 200);
+  EXPECT_EQ(get("/ui/no-such-file.js").status, 404);
+  EXPECT_EQ(get("/ui/../CMakeLists.txt").status, 404);
+  api::HttpRequest post;
+  post.method = "POST";
+  post.target = "/ui/app.js";
+  EXPECT_EQ(router.Handle(post).status, 404);
 }
 
 }  // namespace

@@ -1,0 +1,435 @@
+// The dashboard in a real browser (Debian's Chromium, driven by playwright-core):
+// a `trainwatch server` on a temporary data folder, demo jobs run through it and
+// 1,000,000 imported samples with a single-sample spike; then every page is
+// opened in the light and the dark theme and checked as a user would see it.
+// Screenshots of every page go to --artifacts. Exit 77 (skip) without Chromium.
+//
+//   node dashboard_test.mjs --trainwatch BIN --source REPO --artifacts DIR
+import fs from 'node:fs';
+import path from 'node:path';
+import {createRequire} from 'node:module';
+import {parseArgs, skip, freePort, waitFor, sleep, Server, runJob, importFile, tempDir,
+        writeSpikeSeries} from './harness.mjs';
+
+const args = parseArgs(process.argv);
+const CHROMIUM = process.env.TW_CHROMIUM || '/usr/bin/chromium';
+if (!fs.existsSync(CHROMIUM)) skip(`${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
+const webDir = path.resolve(args.source, 'web');
+const require = createRequire(path.join(webDir, 'package.json'));
+let chromium;
+let axeSource;
+try {
+  ({chromium} = require('playwright-core'));
+  axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+} catch (e) {
+  console.error(`playwright-core or axe-core is missing in ${webDir}/node_modules: build the ` +
+                `trainwatch target (it runs npm ci there) or run npm ci in web/ (${e.message})`);
+  process.exit(1);
+}
+
+const failures = [];
+function check(ok, what) {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  if (!ok) failures.push(what);
+}
+
+const BIG = 'big-1m';
+const SPIKE_METRIC = 'spike:loss';
+const N = 1000000;
+const SPIKE_AT = 654321;
+const SPIKE = 50;
+const data = tempDir('tw-browser-');
+const server = new Server(args.trainwatch, data, await freePort());
+const shots = args.artifacts;
+fs.mkdirSync(shots, {recursive: true});
+let browser;
+
+async function main() {
+  // 1,000,000 samples starting a minute from now (the job that owns them is
+  // created first, so they lie within its span), imported before the server
+  // takes the folder.
+  const t0 = Date.now() + 60000;
+  const file = path.join(data, 'spike.vmimport');
+  writeSpikeSeries(file, {job: BIG, metric: SPIKE_METRIC, t0, n: N, at: SPIKE_AT, spike: SPIKE});
+  importFile(args.trainwatch, data, file);
+  fs.rmSync(file);
+  await server.start();
+
+  const py = (jobArgs) => ['python3', path.join(args.source, 'examples/train.py'), ...jobArgs];
+  const defs = ['--definitions', path.join(args.source, 'examples/definitions.json'),
+                '--metric', 'epoch=Train Epoch: (\\d+) ', '--step-metric', 'epoch',
+                '--profile-interval', '200ms'];
+  const big = runJob(args.trainwatch, server, BIG, ['--no-rules'], ['python3', '-c', 'print("1M imported samples")']);
+  const seeds = [1, 2].map((seed) => runJob(args.trainwatch, server, `seed-${seed}`, defs,
+                                              py(['--epochs', '3', '--seed', String(seed)])));
+  for (const j of [big, ...seeds]) {
+    const r = await j.done;
+    if (r.code !== 0) throw new Error(`a job failed (${r.code}): ${r.out}`);
+  }
+
+  browser = await chromium.launch({executablePath: CHROMIUM, headless: true, args: ['--no-sandbox']});
+  const live = await hasLive();
+  liveAvailable = live;
+  if (!live) console.log('NOTICE: the server has no /api/v1/live yet: the dashboard polls; reconnect not tested');
+
+  // The live job: runs while the pages watch it.
+  const demo = runJob(args.trainwatch, server, 'demo-live', defs, py(['--epochs', '6', '--step-delay', '0.03']));
+  await checkLiveJob(demo, live);
+  const r = await demo.done;
+  if (r.code !== 0) throw new Error(`demo-live failed (${r.code}): ${r.out}`);
+  if (live) await checkResume(defs, py);
+
+  for (const theme of ['light', 'dark']) {
+    const page = await newPage(theme);
+    await checkJobs(page, theme);
+    await checkSpike(page, theme);
+    await checkPointLog(page, theme);
+    await checkCompare(page, theme);
+    await page.context().close();
+  }
+}
+
+const consoleErrors = [];
+let liveAvailable = true;
+async function newPage(theme) {
+  const context = await browser.newContext({colorScheme: theme, viewport: {width: 1280, height: 900}});
+  const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() !== 'error') return;
+    // Before the live stream exists on this server, its 404 is expected (the pages poll instead).
+    if (!liveAvailable && (m.location().url || '').includes('/api/v1/live')) return;
+    consoleErrors.push(`${theme} ${page.url()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`${theme} ${page.url()}: ${e.message}`));
+  // Nothing but the server itself: the dashboard works offline.
+  await context.route((url) => !url.href.startsWith(server.base), (route) => {
+    consoleErrors.push(`request outside the server: ${route.request().url()}`);
+    return route.abort();
+  });
+  return page;
+}
+
+async function open(page, hash) {
+  await page.goto(`${server.base}/#${hash}`);
+  await page.waitForFunction(() => document.getElementById('main').getAttribute('aria-busy') === 'false');
+}
+
+async function axe(page, what) {
+  await page.addScriptTag({content: axeSource});
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, {resultTypes: ['violations']});
+    return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  check(result.length === 0, `axe: no serious or critical violation on ${what}${result.length ? `: ${result.join('; ')}` : ''}`);
+}
+
+async function shot(page, name, theme) {
+  await page.screenshot({path: path.join(shots, `${name}-${theme}.png`), fullPage: true});
+}
+
+async function hasLive() {
+  const ctl = new AbortController();
+  try {
+    const r = await fetch(`${server.base}/api/v1/live`, {signal: ctl.signal});
+    const ok = r.ok && (r.headers.get('content-type') || '').startsWith('text/event-stream');
+    ctl.abort();
+    return ok;
+  } catch {
+    return false;
+  }
+}
+
+// The chart of `metric` on the job page: what it draws.
+function chartState(page, metric) {
+  return page.evaluate((m) => {
+    const box = document.querySelector(`figure.chart[data-metric="${CSS.escape(m)}"]`);
+    if (!box) return null;
+    const u = window.__tw.charts[box.id];
+    return {id: box.id, points: Number(box.dataset.points || 0), raw: box.dataset.raw === 'true',
+            focus: box.dataset.focus || '', xs: Array.from(u.data[0]), ys: Array.from(u.data[1]),
+            yMax: u.scales.y.max, xMin: u.scales.x.min, xMax: u.scales.x.max};
+  }, metric);
+}
+
+async function checkJobs(page, theme) {
+  await open(page, '/jobs');
+  await page.waitForSelector(`tr[data-job="${BIG}"]`);
+  const rows = await page.$$eval('tbody tr', (trs) => trs.map((tr) => tr.dataset.job));
+  check(['seed-1', 'seed-2', 'demo-live', BIG].every((j) => rows.includes(j)), `jobs page lists every job (${theme})`);
+  await page.waitForFunction(() => Number(document.querySelector('tr[data-job="seed-1"] canvas.spark')?.dataset.points) > 0);
+  check(true, `jobs page draws seed-1's sparkline (${theme})`);
+  const status = await page.textContent('tr[data-job="seed-1"] .status');
+  check(status === 'Completed', `seed-1 shows Completed (${status})`);
+  // Search and sort are in the URL and restore.
+  await page.fill('#job-search', 'seed');
+  await page.waitForFunction(() => location.hash.includes('q=seed'));
+  await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 2);
+  await page.reload();
+  await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 2);
+  check((await page.inputValue('#job-search')) === 'seed', `the jobs search restores from the URL (${theme})`);
+  await page.click('th button.sort >> text=Job');
+  const names = await page.$$eval('tbody tr', (trs) => trs.map((tr) => tr.dataset.job));
+  check(names.join() === 'seed-2,seed-1', `sorting by name, descending (${names})`);
+  await open(page, '/jobs');
+  await page.waitForSelector(`tr[data-job="${BIG}"]`);
+  await shot(page, 'jobs', theme);
+  await axe(page, `the jobs page (${theme})`);
+}
+
+async function checkSpike(page, theme) {
+  await open(page, `/job/${BIG}`);
+  await page.waitForFunction((m) => Number(document.querySelector(`figure.chart[data-metric="${m}"]`)?.dataset.points) > 0,
+                             SPIKE_METRIC, {timeout: 120000});
+  const s = await chartState(page, SPIKE_METRIC);
+  check(s.points < 4 * 4000 && !s.raw, `1M samples arrive aggregated (${s.points} points)`);
+  check(Math.max(...s.ys) === SPIKE, `the spike is among the drawn points at full zoom-out (max ${Math.max(...s.ys)})`);
+  check(s.yMax >= SPIKE, `the y scale reaches the spike (max ${s.yMax})`);
+  // The drawn path: the topmost coloured pixel of the plot is the spike's.
+  const pixel = await page.evaluate((id) => {
+    const u = window.__tw.charts[id];
+    const {left, top, width, height} = u.bbox;
+    const img = u.ctx.getImageData(left, top, width, height).data;
+    const spikeY = u.valToPos(Math.max(...u.data[1]), 'y', true) - top;
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const k = (y * width + x) * 4;
+        // a saturated (series) pixel, not grid grey
+        const [r, g, b, a] = [img[k], img[k + 1], img[k + 2], img[k + 3]];
+        if (a > 100 && Math.max(r, g, b) - Math.min(r, g, b) > 80) return {y, spikeY};
+      }
+    }
+    return {y: -1, spikeY};
+  }, s.id);
+  check(pixel.y >= 0 && Math.abs(pixel.y - pixel.spikeY) <= 3,
+        `the drawn line's highest pixel is the spike's (row ${pixel.y}, spike at ${pixel.spikeY.toFixed(1)})`);
+  await shot(page, 'job-1m', theme);
+  await axe(page, `the job page with 1M samples (${theme})`);
+
+  // Zoom by dragging around the spike until the chart holds raw samples.
+  for (let i = 0; i < 4; i++) {
+    const st = await chartState(page, SPIKE_METRIC);
+    if (st.raw) break;
+    const box = await page.evaluate(({id, spikeX}) => {
+      document.getElementById(id).scrollIntoView({block: 'center'});
+      const u = window.__tw.charts[id];
+      const r = u.over.getBoundingClientRect();
+      return {x: r.left + u.valToPos(spikeX, 'x'), y: r.top + r.height / 2};
+    }, {id: st.id, spikeX: st.xs[st.ys.indexOf(SPIKE)]});
+    await page.mouse.move(box.x - 6, box.y);
+    await page.mouse.down();
+    await page.mouse.move(box.x, box.y, {steps: 3});
+    await page.mouse.move(box.x + 6, box.y, {steps: 3});
+    await page.mouse.up();
+    await page.waitForFunction((p) => document.querySelector('figure.chart[data-metric="spike:loss"]').dataset.points !== p ||
+                                      location.hash.includes('from='), String(st.points));
+    await page.waitForFunction((id) => !document.getElementById(id).dataset.pending, st.id);
+    await sleep(500);
+  }
+  const z = await chartState(page, SPIKE_METRIC);
+  const steps = z.xs.slice(1).map((x, i) => x - z.xs[i]);
+  check(z.raw && z.ys.includes(SPIKE) && steps.every((d) => d === 1),
+        `zooming in fetches raw samples, one per millisecond, spike included (${z.points} points, raw ${z.raw})`);
+  const hash = await page.evaluate(() => location.hash);
+  check(/from=/.test(hash) && /to=/.test(hash), `the zoom is in the URL (${hash})`);
+  await page.reload();
+  await page.waitForFunction(() => document.querySelector('figure.chart[data-metric="spike:loss"]')?.dataset.raw === 'true');
+  check(true, `the zoomed view restores from its URL (${theme})`);
+  await shot(page, 'job-1m-zoomed', theme);
+}
+
+async function checkPointLog(page, theme) {
+  await open(page, '/job/seed-1');
+  await page.waitForFunction(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points) > 5);
+  await page.waitForSelector('#log-lines li');
+  const systemCharts = await page.$$eval('#h-system ~ .grid figure.chart', (f) => f.length);
+  check(systemCharts > 0, `the system panel has charts (${systemCharts})`);
+  // Click a point: the log lines around its moment open, the nearest marked.
+  const st = await chartState(page, 'train:loss');
+  const i = Math.floor(st.xs.length / 2);
+  const target = await page.evaluate(({id, x}) => {
+    document.getElementById(id).scrollIntoView({block: 'center'});
+    const u = window.__tw.charts[id];
+    const r = u.over.getBoundingClientRect();
+    return {x: r.left + u.valToPos(x, 'x'), y: r.top + 10};
+  }, {id: st.id, x: st.xs[i]});
+  await page.mouse.move(target.x, target.y);
+  await page.mouse.click(target.x, target.y);
+  await page.waitForSelector('#log-lines li.hl');
+  const hl = await page.$eval('#log-lines li.hl', (li) => ({t: Number(li.dataset.t), text: li.textContent}));
+  // The marked line is the one nearest the point's time (another line printed in
+  // the same millisecond may be the one marked); the point's own line is shown.
+  const own = `Loss: ${st.ys[i].toFixed(6)}`;
+  const shownOwn = await page.$$eval('#log-lines li', (lis, o) => lis.some((li) => li.textContent.includes(o)), own);
+  check(Math.abs(hl.t - st.xs[i]) < 1000 && shownOwn,
+        `clicking a loss point marks its moment's log line (${hl.text.slice(0, 60)}, ${hl.t - st.xs[i]} ms away; "${own}" shown)`);
+  check((await page.evaluate(() => location.hash)).includes('at='), 'the picked moment is in the URL');
+  // A log line links back to its point.
+  const line = await page.$('#log-lines li:nth-child(3) button.to-chart');
+  const lineT = Number(await line.evaluate((b) => b.parentElement.dataset.t));
+  await line.click();
+  await page.waitForFunction((t) => document.querySelector('figure.chart[data-metric="train:loss"]').dataset.focus === String(t), lineT);
+  check(true, `a log line's link marks its moment on the charts (${theme})`);
+  // Log search.
+  await page.fill('#log-search', 'Test set');
+  await page.waitForFunction(() => [...document.querySelectorAll('#log-lines li')].every((li) => li.textContent.includes('Test set')));
+  const n = await page.$$eval('#log-lines li', (l) => l.length);
+  check(n === 3, `log search keeps the 3 "Test set" lines (${n})`);
+  await page.fill('#log-search', '');
+  await shot(page, 'job', theme);
+  await axe(page, `the job page (${theme})`);
+  // By step, with smoothing and log scale.
+  await open(page, '/job/seed-1?x=step&ema=0.9&log=1');
+  await page.waitForFunction(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points) > 0);
+  const byStep = await chartState(page, 'train:loss');
+  check(byStep.xs.every((x) => Number.isInteger(x) && x >= 1 && x <= 3), `by step, x is the epoch (${[...new Set(byStep.xs)]})`);
+  await shot(page, 'job-step-ema-log', theme);
+}
+
+async function checkCompare(page, theme) {
+  await open(page, '/compare?jobs=seed-1,seed-2&metric=validation:loss&x=step');
+  await page.waitForSelector('figure.chart');
+  let lines = await page.$eval('figure.chart', (f) => Number(f.dataset.lines));
+  check(lines === 2, `compare overlays both jobs (${lines} lines)`);
+  const hint = await page.textContent('.page');
+  check(hint.includes('differ only by seed'), 'compare says the jobs differ only by seed');
+  await shot(page, 'compare', theme);
+  await axe(page, `the compare page (${theme})`);
+  await page.check('#cmp-band');
+  await page.waitForFunction(() => location.hash.includes('band=1'));
+  await page.waitForSelector('figure.chart');
+  lines = await page.$eval('figure.chart', (f) => Number(f.dataset.lines));
+  const band = await page.evaluate(() => {
+    const {drawn} = window.__tw.compare;
+    return {lo: drawn[0].band.lo, hi: drawn[0].band.hi, mean: drawn[0].ys};
+  });
+  check(lines === 1 && band.mean.every((m, k) => band.lo[k] <= m && m <= band.hi[k]),
+        'with the band, one mean line between the min and the max');
+  await shot(page, 'compare-band', theme);
+}
+
+// While demo-live runs: its job page follows the log and its charts grow.
+async function checkLiveJob(demo, live) {
+  const page = await newPage('light');
+  await waitFor('demo-live to exist', () => server.get('/api/v1/jobs/demo-live'), 60000);
+  await open(page, '/job/demo-live');
+  const loss = () => page.evaluate(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points || 0));
+  const before = await loss();
+  const linesBefore = await page.$$eval('#log-lines li', (l) => l.length);
+  await waitFor('new log lines on the open page', async () =>
+    (await page.$$eval('#log-lines li', (l) => l.length)) > linesBefore + 3, 60000);
+  const scrolled = await page.evaluate(() => {
+    const l = document.getElementById('log-lines');
+    return l.scrollHeight > l.clientHeight && l.scrollHeight - l.scrollTop - l.clientHeight < 30;
+  });
+  check(scrolled, 'the log follows: scrolled to its newest line');
+  await waitFor('new loss points on the open page', async () => (await loss()) > before, 60000);
+  check(true, `the loss chart grows while the job runs (${before} -> ${await loss()} points, ${live ? 'live stream' : 'polling'})`);
+  await demo.done;
+  await page.waitForFunction(() => document.getElementById('job-status-pill').textContent === 'Completed', null, {timeout: 30000});
+  check(true, 'the status turns Completed without a reload');
+  await sleep(1500);
+  const shown = await page.$$eval('#log-lines li .msg', (l) => l.map((x) => x.textContent));
+  const stored = await allLogLines((await server.get('/api/v1/jobs/demo-live')).log_stream);
+  check(shown.length === stored.length && shown.every((m, k) => m === stored[k]),
+        `the followed log holds every line once (${shown.length} shown, ${stored.length} stored)`);
+  const st = await chartState(page, 'train:loss');
+  check(st.xs.every((x, k) => k === 0 || x > st.xs[k - 1]), 'the live chart has no duplicate point');
+  await page.context().close();
+}
+
+async function allLogLines(stream) {
+  const out = [];
+  let after;
+  for (;;) {
+    const q = new URLSearchParams({group: '/aws/sagemaker/TrainingJobs', stream, limit: '1000'});
+    if (after) q.set('after', after);
+    const page = await server.get(`/api/v1/logs/events?${q}`);
+    out.push(...page.events.map((e) => e.message));
+    if (page.events.length < 1000) return out;
+    after = page.next;
+  }
+}
+
+// The live stream resumes after Last-Event-ID without duplicates: a job's log is
+// read in the browser over two connections cut in the middle (fetch, which can
+// send the header EventSource sends when it reconnects).
+async function checkResume(defs, py) {
+  const page = await newPage('light');
+  await open(page, '/jobs');
+  const job = runJob(args.trainwatch, server, 'resume', defs, py(['--epochs', '4', '--step-delay', '0.02']));
+  const read = page.evaluate(async () => {
+    const events = [];
+    let lastId = null;
+    async function connect(stopAfterLogs) {
+      const ctl = new AbortController();
+      const headers = lastId ? {'Last-Event-ID': lastId} : {};
+      const r = await fetch('/api/v1/live?job=resume', {headers, signal: ctl.signal});
+      const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      let logs = 0;
+      for (;;) {
+        const {value, done} = await reader.read();
+        if (done) return 'closed';
+        buf += value;
+        let cut;
+        while ((cut = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, cut);
+          buf = buf.slice(cut + 2);
+          const ev = {type: 'message', data: '', id: null};
+          for (const line of block.split('\n')) {
+            const m = /^(\w+): ?(.*)$/.exec(line);
+            if (!m) continue;
+            if (m[1] === 'event') ev.type = m[2];
+            else if (m[1] === 'data') ev.data += m[2];
+            else if (m[1] === 'id') ev.id = m[2];
+          }
+          if (ev.id !== null) lastId = ev.id;
+          if (ev.type === 'message' && !ev.data) continue;
+          events.push(ev);
+          if (ev.type === 'logs') logs++;
+          if (stopAfterLogs && logs >= stopAfterLogs) { ctl.abort(); return 'cut'; }
+          if (ev.type === 'job' && JSON.parse(ev.data).status === 'Completed') { ctl.abort(); return 'done'; }
+        }
+      }
+    }
+    await connect(3);
+    await new Promise((r) => setTimeout(r, 700));  // lines keep coming meanwhile
+    await connect(0);
+    return events;
+  });
+  await job.done;
+  const events = await read;
+  const record = await server.get('/api/v1/jobs/resume');
+  await sleep(500);
+  const stored = await allLogLines(record.log_stream);
+  const got = events.filter((e) => e.type === 'logs').map((e) => JSON.parse(e.data))
+    .filter((d) => d.stream === record.log_stream).flatMap((d) => d.events.map((x) => x.message));
+  const resets = events.filter((e) => e.type === 'reset').length;
+  const ids = events.map((e) => e.id);
+  check(new Set(ids).size === ids.length, `live: no event twice across the reconnect (${ids.length} events)`);
+  // The first connection started after the job did: its first lines came by history.
+  const tail = stored.slice(stored.length - got.length);
+  check(resets === 0 && got.length > 0 && got.every((m, k) => m === tail[k]),
+        `live: the reconnected stream resumes exactly (${got.length} lines by stream, ${stored.length} stored, ${resets} resets)`);
+  await page.context().close();
+}
+
+try {
+  await main();
+} catch (e) {
+  failures.push(`error: ${e.stack || e.message}`);
+  console.error(e);
+} finally {
+  if (browser) await browser.close();
+  await server.stop();
+  if (consoleErrors.length) failures.push(`console errors:\n  ${consoleErrors.join('\n  ')}`);
+  check(consoleErrors.length === 0, `no console errors (${consoleErrors.length})`);
+  console.log(`screenshots: ${shots}`);
+  if (failures.length) {
+    console.log(`\n${failures.length} failed:\n${failures.join('\n')}\nserver log (tail):\n${server.log.slice(-3000)}`);
+    process.exitCode = 1;
+  } else {
+    fs.rmSync(data, {recursive: true, force: true});
+  }
+}

@@ -1,0 +1,98 @@
+// The HTTP API the dashboard reads (docs/api.md, "Dashboard"). Every call is a
+// same-origin request: the dashboard is served by the trainwatch server itself.
+
+export const NAMESPACE = '/aws/sagemaker/TrainingJobs';
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export async function getJSON(path, params = {}) {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined || v === null || v === '') continue;
+    for (const item of Array.isArray(v) ? v : [v]) query.append(k, String(item));
+  }
+  const qs = query.toString();
+  const response = await fetch(qs ? `${path}?${qs}` : path, {headers: {Accept: 'application/json'}});
+  const text = await response.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    throw new ApiError(response.status, `${path}: the answer is not JSON (HTTP ${response.status})`);
+  }
+  if (!response.ok) {
+    const message = body && body.error ? body.error.message : `HTTP ${response.status}`;
+    throw new ApiError(response.status, `${path}: ${message}`);
+  }
+  return body;
+}
+
+// A time (ms since the epoch) as query parameters take it: ISO 8601, exact to the ms
+// (a bare number there means epoch seconds).
+export function isoTime(ms) {
+  return ms === undefined || ms === null ? undefined : new Date(ms).toISOString();
+}
+
+export const listJobs = (params = {}) => getJSON('/api/v1/jobs', params).then((b) => b.jobs || []);
+export const getJob = (name) => getJSON(`/api/v1/jobs/${encodeURIComponent(name)}`);
+export const jobSeries = (name) =>
+  getJSON(`/api/v1/jobs/${encodeURIComponent(name)}/series`).then((b) => b.series || []);
+
+// The dimension parameters of a series: the exact set, as /api/v1/chart wants it.
+export function dimensionParams(dimensions) {
+  return Object.entries(dimensions || {}).map(([k, v]) => `${k}=${v}`);
+}
+
+// M4-aggregated points of one series (contract: /api/v1/chart).
+export function chart(series, {start, end, width, x = 'time', job} = {}) {
+  return getJSON('/api/v1/chart', {
+    namespace: series.namespace,
+    metric: series.metric,
+    dimension: dimensionParams(series.dimensions),
+    unit: series.unit,
+    start: start !== undefined ? isoTime(Math.floor(start)) : undefined,
+    end: end !== undefined ? isoTime(Math.ceil(end)) : undefined,
+    width: Math.max(1, Math.min(4000, Math.round(width || 800))),
+    x,
+    job,
+  });
+}
+
+export function logEvents({group = NAMESPACE, stream, start, end, limit, after}) {
+  return getJSON('/api/v1/logs/events', {group, stream, start: isoTime(start), end: isoTime(end), limit, after});
+}
+
+// A job's series key as one string (maps live samples to their chart).
+export function seriesKey(s) {
+  const dims = Object.keys(s.dimensions || {}).sort().map((k) => `${k}=${s.dimensions[k]}`);
+  return `${s.namespace}|${s.metric}|${dims.join(',')}|${s.unit || ''}`;
+}
+
+// The live stream (contract: /api/v1/live). EventSource reconnects by itself and
+// sends Last-Event-ID, so the server resumes after the last event seen.
+// handlers: {samples, logs, job, reset, open, error}
+export function live(jobs, handlers) {
+  const query = new URLSearchParams();
+  for (const j of jobs) query.append('job', j);
+  const qs = query.toString();
+  const source = new EventSource(qs ? `/api/v1/live?${qs}` : '/api/v1/live');
+  for (const type of ['samples', 'logs', 'job', 'reset']) {
+    source.addEventListener(type, (e) => {
+      let data;
+      try {
+        data = JSON.parse(e.data);
+      } catch {
+        return;
+      }
+      if (handlers[type]) handlers[type](data, e.lastEventId);
+    });
+  }
+  source.addEventListener('open', () => handlers.open && handlers.open());
+  source.addEventListener('error', () => handlers.error && handlers.error(source.readyState));
+  return source;
+}

@@ -1,0 +1,411 @@
+// Job page: every metric as a chart, the system panel on the same time axis,
+// rule statuses and findings (marked on the charts), the log; live.
+import * as api from './api.js';
+import {makeChart} from './charts.js';
+import {makeLogPanel} from './logpanel.js';
+import {hashFor, updateParams} from './state.js';
+import {seriesColor} from './theme.js';
+import {el, fmtDuration, fmtTime, fmtValue, fmtClock, jobSpan, isRunning, findingsOf, debounce} from './util.js';
+
+const EMA_CHOICES = ['0', '0.6', '0.8', '0.9', '0.95', '0.99'];
+
+// The label of a system series: its dimensions other than Host.
+function systemLabel(s) {
+  const rest = Object.entries(s.dimensions || {}).filter(([k]) => k !== 'Host' && k !== 'TrainingJobName');
+  const host = (s.dimensions || {}).Host || '';
+  const suffix = host.includes('/') ? host.split('/').pop() : host;
+  const parts = rest.map(([k, v]) => `${k}=${v}`);
+  return parts.length ? parts.join(' ') : (suffix || s.metric);
+}
+
+export async function renderJob(root, name, params, ctx) {
+  const xKind = ['time', 'relative', 'step'].includes(params.get('x')) ? params.get('x') : 'time';
+  const emaW = Number(params.get('ema') || 0) || 0;
+  const logY = params.get('log') === '1';
+  // The zoomed range, in ms since the epoch whatever the x-axis (by step, the
+  // chart API selects samples by time too); null: the whole job.
+  let zoom = params.has('from') && params.has('to')
+    ? {from: Number(params.get('from')), to: Number(params.get('to'))} : null;
+
+  let record = await api.getJob(name);
+  let series = await api.jobSeries(name);
+  const span = () => {
+    const s = jobSpan(record);
+    const last = Math.max(0, ...series.map((x) => x.last_ms || 0));
+    return {start: s.start, end: Math.max(s.end, last + 1)};
+  };
+
+  // Header and controls.
+  const statusPill = el('span', {class: `status status-${record.status}`, id: 'job-status-pill'}, record.status);
+  const timing = el('span', {class: 'timing'});
+  const liveNote = el('span', {class: 'live-note', role: 'status', 'aria-live': 'polite'});
+  const updateHeader = () => {
+    const s = jobSpan(record);
+    statusPill.className = `status status-${record.status}`;
+    statusPill.textContent = record.status;
+    timing.textContent = `started ${fmtTime(s.start)} · ${fmtDuration(s.end - s.start)}` +
+      (record.failure_reason ? ` · ${record.failure_reason}` : '');
+  };
+  updateHeader();
+  const xSel = el('select', {id: 'x-kind'},
+    [['time', 'wall time'], ['relative', 'relative time'], ['step', 'step']].map(([v, label]) =>
+      el('option', {value: v, selected: v === xKind, disabled: v === 'step' && !record.step_metric}, label)));
+  const emaSel = el('select', {id: 'ema'}, EMA_CHOICES.map((v) =>
+    el('option', {value: v, selected: Number(v) === emaW}, v === '0' ? 'off' : v)));
+  const logBox = el('input', {type: 'checkbox', id: 'log-y', checked: logY});
+  const resetBtn = el('button', {type: 'button', id: 'zoom-reset', disabled: !zoom}, 'Reset zoom');
+  const rerenderWith = (changes) => { updateParams(changes); ctx.rerender(); };
+  xSel.addEventListener('change', () => rerenderWith({x: xSel.value, from: '', to: ''}));
+  emaSel.addEventListener('change', () => rerenderWith({ema: emaSel.value === '0' ? '' : emaSel.value}));
+  logBox.addEventListener('change', () => rerenderWith({log: logBox.checked ? '1' : ''}));
+  resetBtn.addEventListener('click', () => setZoom(null));
+
+  root.append(
+    el('nav', {class: 'crumbs', 'aria-label': 'Breadcrumb'}, el('a', {href: hashFor('jobs')}, 'Jobs'), ' / ', name),
+    el('h1', {}, name, ' ', statusPill),
+    el('p', {class: 'sub'}, timing, ' ',
+      el('a', {href: hashFor('compare', undefined, {jobs: name})}, 'Compare with other jobs…'), ' ', liveNote),
+    el('div', {class: 'toolbar', role: 'toolbar', 'aria-label': 'Chart options'},
+      el('label', {for: 'x-kind'}, 'x-axis'), xSel,
+      el('label', {for: 'ema'}, 'Smoothing (EMA)'), emaSel,
+      el('span', {class: 'check'}, logBox, el('label', {for: 'log-y'}, 'Log scale')),
+      resetBtn,
+      el('span', {class: 'hint'}, 'Drag across a chart to zoom, double-click to zoom out, click a point for its log lines.')));
+
+  const rulesSec = el('section', {'aria-labelledby': 'h-rules', class: 'panel'}, el('h2', {id: 'h-rules'}, 'Rules'));
+  const metricsSec = el('section', {'aria-labelledby': 'h-metrics', class: 'panel'}, el('h2', {id: 'h-metrics'}, 'Metrics'));
+  const systemSec = el('section', {'aria-labelledby': 'h-system', class: 'panel'}, el('h2', {id: 'h-system'}, 'System'));
+  const logSec = el('section', {'aria-labelledby': 'h-log', class: 'panel', id: 'log-panel'}, el('h2', {id: 'h-log'}, 'Log'));
+  const metricsGrid = el('div', {class: 'grid'});
+  const systemGrid = el('div', {class: 'grid'});
+  metricsSec.append(metricsGrid);
+  systemSec.append(systemGrid);
+  root.append(rulesSec, metricsSec, systemSec, logSec);
+
+  // x of a time (ms) on the page's axis; and back.
+  const jobStart = jobSpan(record).start;
+  const toX = (tMs) => (xKind === 'relative' ? (tMs - jobStart) / 1000 : tMs);
+  const fromX = (x) => (xKind === 'relative' ? jobStart + x * 1000 : x);
+
+  // Charts: one per algorithm metric; one per system metric (a line per core, GPU...).
+  const charts = [];  // {chart, lines: [series], system: bool}
+  const byKey = new Map();  // series key -> {entry, line index}
+  const algorithm = series.filter((s) => s.group !== 'system');
+  const system = series.filter((s) => s.group === 'system');
+  for (const s of algorithm) addChart(metricsGrid, [s], false, s.metric);
+  const groups = new Map();  // metric|unit -> system series drawn on one chart
+  const groupKey = (s) => `${s.metric}|${s.unit || ''}`;
+  for (const s of system) {
+    if (!groups.has(groupKey(s))) groups.set(groupKey(s), []);
+    groups.get(groupKey(s)).push(s);
+  }
+  // SageMaker's instance metrics first, then the finer ones by name.
+  const FIRST = ['CPUUtilization', 'MemoryUtilization', 'GPUUtilization', 'GPUMemoryUtilization', 'DiskUtilization'];
+  const rank = (m) => (FIRST.includes(m) ? FIRST.indexOf(m) : FIRST.length);
+  [...groups.values()]
+    .sort((a, b) => rank(a[0].metric) - rank(b[0].metric) || a[0].metric.localeCompare(b[0].metric))
+    .forEach(addSystemChart);
+  if (!algorithm.length) metricsGrid.append(el('p', {class: 'empty'}, 'No metrics yet.'));
+  if (!system.length) systemGrid.append(el('p', {class: 'empty'}, 'No system samples (profiling off?).'));
+
+  function addSystemChart(list) {
+    list.sort((a, b) => systemLabel(a).localeCompare(systemLabel(b), undefined, {numeric: true}));
+    const unit = list[0].unit && list[0].unit !== 'None' ? ` (${list[0].unit})` : '';
+    return addChart(systemGrid, list, true, list[0].metric + unit);
+  }
+
+  // Series that appeared since the page was drawn get their chart (a system
+  // metric's chart is drawn again with its new line).
+  function adopt(now) {
+    const known = new Map(series.map((s) => [api.seriesKey(s), s]));
+    for (const s of now) {
+      const old = known.get(api.seriesKey(s));
+      if (old) old.last_ms = Math.max(old.last_ms || 0, s.last_ms || 0);
+    }
+    const fresh = now.filter((s) => !known.has(api.seriesKey(s)));
+    for (const s of fresh) {
+      series.push(s);
+      let entry;
+      if (s.group !== 'system') {
+        metricsGrid.querySelector('.empty')?.remove();
+        entry = addChart(metricsGrid, [s], false, s.metric);
+      } else {
+        systemGrid.querySelector('.empty')?.remove();
+        const k = groupKey(s);
+        if (!groups.has(k)) groups.set(k, []);
+        groups.get(k).push(s);
+        const old = charts.find((c) => c.isSystem && groupKey(c.lines[0]) === k);
+        if (old) {
+          charts.splice(charts.indexOf(old), 1);
+          old.chart.destroy();
+        }
+        entry = addSystemChart(groups.get(k));
+      }
+      fetchChart(entry).catch((e) => ctx.report(e));
+    }
+  }
+
+  function addChart(grid, lines, isSystem, title) {
+    // The system panel stays on the time axis when the metrics are by step.
+    const kind = isSystem && xKind === 'step' ? 'time' : xKind;
+    const entry = {lines, isSystem, kind, data: null};
+    const chart = makeChart(grid, {
+      title,
+      xKind: kind,
+      height: isSystem ? 170 : 220,
+      log: logY,
+      ema: isSystem ? 0 : emaW,
+      lines: lines.map((s, i) => ({label: isSystem ? systemLabel(s) : s.metric, color: seriesColor(i)})),
+      sync: kind === 'step' ? undefined : 'job-time',
+      ariaLabel: `${title} chart; arrow keys move along the points, Enter opens the log lines of that moment`,
+      onZoom: (min, max) => zoomTo(entry, min, max),
+      onReset: () => setZoom(null),
+      onPick: (p) => openLogAt(p.t),
+    });
+    chart.box.dataset.metric = lines.map((s) => s.metric)[0];
+    entry.chart = chart;
+    charts.push(entry);
+    lines.forEach((s, i) => byKey.set(api.seriesKey(s), {entry, index: i}));
+    return entry;
+  }
+
+  async function fetchChart(entry) {
+    const {chart, lines, kind} = entry;
+    const sp = span();
+    const range = zoom || {from: sp.start, to: sp.end};
+    const req = {x: kind === 'step' ? 'step' : 'time', job: kind === 'step' ? name : undefined,
+                 start: range.from, end: range.to, width: Math.round(chart.width())};
+    const answers = await Promise.all(lines.map((s) => api.chart(s, req)));
+    const convert = (a) => ({x: kind === 'relative' ? a.t.map(toX) : a.x, y: a.y, t: a.t});
+    let xs;
+    let ys;
+    let ts;
+    if (answers.length === 1) {
+      const c = convert(answers[0]);
+      xs = c.x; ys = [c.y]; ts = c.t;
+    } else {
+      // Align the lines on one x (uPlot draws from one x array); gaps are null.
+      const all = new Set();
+      const conv = answers.map(convert);
+      conv.forEach((c) => c.x.forEach((x) => all.add(x)));
+      xs = [...all].sort((a, b) => a - b);
+      const pos = new Map(xs.map((x, i) => [x, i]));
+      ys = conv.map((c) => {
+        const out = new Array(xs.length).fill(null);
+        c.x.forEach((x, i) => { out[pos.get(x)] = c.y[i]; });
+        return out;
+      });
+      ts = kind === 'relative' ? xs.map(fromX) : xs;
+    }
+    const raw = answers.every((a) => a.raw);
+    entry.data = {xs, ys, ts, raw, tier: answers[0] ? answers[0].tier : ''};
+    chart.setData(xs, ys, ts, {raw, tier: entry.data.tier});
+    if (kind !== 'step') chart.uplot.setScale('x', {min: toXk(kind, range.from), max: toXk(kind, range.to)});
+    placeMarkers(entry);
+  }
+  const toXk = (kind, tMs) => (kind === 'relative' ? (tMs - jobStart) / 1000 : tMs);
+
+  async function fetchAll() {
+    await Promise.all(charts.map((c) => fetchChart(c).catch((e) => {
+      c.chart.box.dataset.error = e.message;
+      ctx.report(e);
+    })));
+  }
+
+  // A drag over [min, max] of a chart's x: the times it covers.
+  function zoomTo(entry, min, max) {
+    if (entry.kind !== 'step') {
+      const from = entry.kind === 'relative' ? jobStart + min * 1000 : min;
+      const to = entry.kind === 'relative' ? jobStart + max * 1000 : max;
+      setZoom({from: Math.floor(from), to: Math.ceil(to)});
+      return;
+    }
+    const d = entry.data;
+    if (!d) return;
+    const inside = d.ts.filter((t, i) => d.xs[i] >= min && d.xs[i] <= max);
+    if (!inside.length) return;
+    setZoom({from: Math.min(...inside), to: Math.max(...inside) + 1});
+  }
+
+  function setZoom(z) {
+    zoom = z;
+    resetBtn.disabled = !zoom;
+    updateParams(zoom ? {from: zoom.from, to: zoom.to} : {from: '', to: ''});
+    fetchAll();
+  }
+
+  // Findings: listed under Rules and marked on every chart at their time (or step).
+  function placeMarkers(entry) {
+    const list = findingsOf(record).map((f) => {
+      let x;
+      if (entry.kind === 'step') x = f.step;
+      else x = toXk(entry.kind, f.t_ms);
+      return {x, severity: (f.severity || '').toLowerCase(), label: f.rule};
+    }).filter((m) => m.x !== undefined && m.x !== null);
+    entry.chart.setMarkers(list);
+  }
+
+  function renderRules() {
+    const statuses = record.rule_statuses || [];
+    const body = el('div', {id: 'rules-body'});
+    if (!statuses.length) body.append(el('p', {class: 'empty'}, 'No rules watch this job.'));
+    const table = el('table', {class: 'rules-table'},
+      el('thead', {}, el('tr', {}, ['Rule', 'Status', 'Findings', 'Details'].map((h) => el('th', {scope: 'col'}, h)))));
+    const tb = el('tbody');
+    for (const r of statuses) {
+      tb.append(el('tr', {},
+        el('th', {scope: 'row'}, r.configuration_name || r.rule),
+        el('td', {}, el('span', {class: `pill rule-${r.status}`}, r.status)),
+        el('td', {}, String(r.findings_total ?? (r.findings || []).length)),
+        el('td', {}, r.details || '')));
+    }
+    table.append(tb);
+    if (statuses.length) body.append(table);
+    const findings = findingsOf(record);
+    if (findings.length) {
+      const ol = el('ol', {class: 'findings', id: 'findings'});
+      for (const f of findings) {
+        ol.append(el('li', {class: `sev-${(f.severity || '').toLowerCase()}`},
+          el('button', {type: 'button', class: 'to-chart', onclick: () => focusTime(f.t_ms, true)},
+            `${fmtClock(f.t_ms)}${f.step !== undefined && f.step !== null ? ` · step ${f.step}` : ''}`),
+          ' ', el('b', {}, f.rule), ': ', f.message || f.reason || '',
+          f.recommendation ? el('div', {class: 'rec'}, f.recommendation) : null));
+      }
+      body.append(el('h3', {}, 'Findings'), ol);
+    }
+    const old = rulesSec.querySelector('#rules-body');
+    if (old) old.replaceWith(body);
+    else rulesSec.append(body);
+  }
+
+  // chart point -> log lines; log line -> chart point.
+  async function openLogAt(tMs) {
+    if (tMs === undefined || tMs === null) return;
+    updateParams({at: Math.round(tMs), follow: ''});
+    focusTime(tMs, false);
+    await logs.openAt(tMs);
+  }
+
+  function focusTime(tMs, scroll) {
+    for (const c of charts) {
+      if (!c.data) continue;
+      const i = c.chart.indexAtTime(tMs);
+      const x = c.kind === 'step' ? (i >= 0 ? c.chart.xAt(i) : null) : toXk(c.kind, tMs);
+      c.chart.setFocus(x);
+    }
+    if (scroll && charts.length) charts[0].chart.box.scrollIntoView({block: 'center'});
+    updateParams({at: Math.round(tMs)});
+  }
+
+  const logs = makeLogPanel(logSec, {
+    record, stream: params.get('stream') || '', query: params.get('q') || '',
+    follow: params.has('at') ? false : params.get('follow') !== '0',
+    onLine: (tMs) => focusTime(tMs, true),
+    onChange: ({q, follow, stream}) => updateParams({q, follow: follow ? '' : '0', stream}),
+  });
+
+  // Live: new points are appended, then re-aggregated by the chart API once
+  // a chart holds more than 4 points per pixel column.
+  const refetchSoon = debounce(() => fetchAll(), 300);
+  const reaggregate = new Set();
+  const reaggregateSoon = debounce(() => {
+    const list = [...reaggregate];
+    reaggregate.clear();
+    list.forEach((e) => fetchChart(e).catch((err) => ctx.report(err)));
+  }, 500);
+  function appendSamples(event) {
+    let newSeries = false;
+    for (const s of event.series || []) {
+      const hit = byKey.get(api.seriesKey(s));
+      if (!hit) { newSeries = true; continue; }
+      const {entry, index} = hit;
+      if (!entry.data || entry.kind === 'step' || entry.lines.length > 1) {
+        reaggregate.add(entry);
+        continue;
+      }
+      const d = entry.data;
+      const limit = zoom ? zoom.to : Infinity;
+      for (let i = 0; i < s.t.length; i++) {
+        if (s.t[i] > limit) continue;
+        const x = toXk(entry.kind, s.t[i]);
+        const lastX = d.xs.length ? d.xs[d.xs.length - 1] : -Infinity;
+        if (x < lastX) { reaggregate.add(entry); continue; }
+        if (x === lastX) continue;  // the seam: the chart's answer already ends with it
+        d.xs.push(x);
+        d.ys[index].push(s.v[i]);
+        d.ts.push(s.t[i]);
+      }
+      d.raw = d.raw && d.xs.length <= 4 * entry.chart.width();
+      entry.chart.setData(d.xs, d.ys, d.ts, {raw: d.raw, tier: d.tier});
+      if (!zoom && entry.kind !== 'step') {
+        const sp = span();
+        entry.chart.uplot.setScale('x', {min: toXk(entry.kind, sp.start), max: toXk(entry.kind, Math.max(sp.end, s.t[s.t.length - 1]))});
+      }
+      if (d.xs.length > 4 * entry.chart.width()) reaggregate.add(entry);
+      const last = series.find((x) => api.seriesKey(x) === api.seriesKey(s));
+      if (last && s.t.length) last.last_ms = Math.max(last.last_ms || 0, s.t[s.t.length - 1]);
+    }
+    if (reaggregate.size) reaggregateSoon();
+    if (newSeries) adoptSoon();
+  }
+
+  const adoptSoon = debounce(() => api.jobSeries(name).then(adopt).catch((e) => ctx.report(e)), 500);
+  let polling = 0;
+  let opened = false;
+  const source = api.live([name], {
+    open: () => { opened = true; liveNote.textContent = isRunning(record.status) ? '● live' : ''; },
+    error: (state) => {
+      if (state === EventSource.CLOSED && !opened) startPolling();
+      else liveNote.textContent = isRunning(record.status) ? 'reconnecting…' : '';
+    },
+    samples: appendSamples,
+    logs: (e) => logs.live(e),
+    job: (rec) => {
+      record = rec;
+      updateHeader();
+      renderRules();
+      charts.forEach(placeMarkers);
+      if (!isRunning(record.status)) liveNote.textContent = '';
+    },
+    reset: async () => {
+      record = await api.getJob(name);
+      updateHeader();
+      renderRules();
+      await fetchAll();
+      await logs.load();
+    },
+  });
+  ctx.onLeave(() => { source.close(); clearInterval(polling); });
+
+  renderRules();
+  await fetchAll();
+  if (params.has('at')) {
+    const at = Number(params.get('at'));
+    focusTime(at, false);
+    await logs.openAt(at);
+    window.scrollTo(0, 0);
+  } else {
+    await logs.load();
+  }
+
+
+  // A server without the live stream: poll while the job runs.
+  function startPolling() {
+    source.close();
+    if (!isRunning(record.status)) return;
+    liveNote.textContent = 'updating every 2 s';
+    polling = setInterval(async () => {
+      try {
+        record = await api.getJob(name);
+        adopt(await api.jobSeries(name));
+      } catch { return; }
+      updateHeader();
+      renderRules();
+      refetchSoon();
+      logs.poll();
+      if (!isRunning(record.status)) { clearInterval(polling); liveNote.textContent = ''; }
+    }, 2000);
+  }
+  // Exposed for the browser tests: the page's charts by metric.
+  window.__tw.job = {name, charts, get zoom() { return zoom; }, fmtValue};
+}

@@ -1,0 +1,186 @@
+// The log of a job: its lines with search and follow; a line links back to
+// its moment on the charts, and the charts open the lines around a moment.
+import * as api from './api.js';
+import {el, fmtClock, debounce} from './util.js';
+
+const PAGE = 500;
+
+// opts: {record, stream, query, follow, onLine(tMs), onChange({q, follow, stream})}
+export function makeLogPanel(target, opts) {
+  const streams = [];
+  for (const h of opts.record.hosts && opts.record.hosts.length ? opts.record.hosts : [opts.record]) {
+    if (h.log_stream) streams.push(h.log_stream);
+  }
+  streams.push(`${opts.record.name}/rules`);
+  let stream = streams.includes(opts.stream) ? opts.stream : streams[0];
+
+  const search = el('input', {type: 'search', id: 'log-search', value: opts.query || '',
+                              placeholder: 'text in the line…'});
+  const follow = el('input', {type: 'checkbox', id: 'log-follow', checked: opts.follow});
+  const streamSel = el('select', {id: 'log-stream'}, streams.map((s) =>
+    el('option', {value: s, selected: s === stream}, s)));
+  const earlier = el('button', {type: 'button', id: 'log-earlier'}, 'Earlier lines');
+  const status = el('span', {class: 'log-status', role: 'status', 'aria-live': 'polite'});
+  const list = el('ol', {class: 'log', id: 'log-lines', tabindex: '0', 'aria-label': 'Log lines'});
+  target.append(
+    el('div', {class: 'toolbar'},
+      el('label', {for: 'log-stream'}, 'Stream'), streamSel,
+      el('label', {for: 'log-search'}, 'Search'), search,
+      el('span', {class: 'check'}, follow, el('label', {for: 'log-follow'}, 'Follow')),
+      earlier, status),
+    list);
+
+  let lines = [];        // {t_ms, ingestion_ms, message}, ascending
+  let next = null;       // the cursor after the last line read (for polling)
+  let highlight = null;  // t_ms of the line to mark
+  let loading = false;   // reading the history: live lines wait in `pending`
+  let pending = [];
+  const lineKey = (l) => `${l.t_ms}|${l.ingestion_ms}|${l.message}`;
+
+  function matches(line) {
+    const q = search.value;
+    return !q || line.message.toLowerCase().includes(q.toLowerCase());
+  }
+
+  function lineNode(line) {
+    const li = el('li', {dataset: {t: String(line.t_ms)}, class: line.t_ms === highlight ? 'hl' : undefined});
+    li.append(
+      el('button', {type: 'button', class: 'to-chart', title: 'Show this moment on the charts',
+                    'aria-label': `Show ${fmtClock(line.t_ms)} on the charts`,
+                    onclick: () => opts.onLine && opts.onLine(line.t_ms)}, fmtClock(line.t_ms)),
+      el('span', {class: 'msg'}, line.message));
+    return li;
+  }
+
+  function render() {
+    const shown = lines.filter(matches);
+    list.replaceChildren(...shown.map(lineNode));
+    status.textContent = `${shown.length} of ${lines.length} lines`;
+    if (highlight !== null) {
+      const node = list.querySelector('li.hl');
+      if (node) node.scrollIntoView({block: 'center'});
+    } else if (follow.checked) {
+      list.scrollTop = list.scrollHeight;
+    }
+  }
+
+  function appendLines(events) {
+    if (!events.length) return;
+    // The live stream resumes without duplicates (its contract): every event is new.
+    let added = 0;
+    for (const e of events) {
+      lines.push(e);
+      added++;
+      if (matches(e)) {
+        list.append(lineNode(e));
+      }
+    }
+    if (added && lines.length > 20000) { lines = lines.slice(-10000); render(); return; }
+    status.textContent = `${lines.filter(matches).length} of ${lines.length} lines`;
+    if (follow.checked) list.scrollTop = list.scrollHeight;
+  }
+
+  // The last lines of the stream (following), or the ones around `atMs`.
+  async function load(atMs = null) {
+    loading = true;
+    try {
+      await read(atMs);
+    } finally {
+      loading = false;
+    }
+    const held = pending;
+    pending = [];
+    if (atMs === null && held.length) {
+      const known = new Set(lines.slice(-PAGE * 2).map(lineKey));
+      appendLines(held.filter((e) => !known.has(lineKey(e))));
+    }
+  }
+
+  async function read(atMs) {
+    highlight = atMs;
+    const params = {stream, limit: PAGE};
+    if (atMs !== null) {
+      params.start = Math.max(0, atMs - 30000);
+      params.end = atMs + 30000;
+    }
+    let page;
+    try {
+      page = await api.logEvents(params);
+    } catch (e) {
+      status.textContent = e.status === 404 ? 'no lines yet' : e.message;
+      lines = [];
+      list.replaceChildren();
+      return;
+    }
+    lines = page.events || [];
+    // Follow from the end: page on until the last page (the answer's `next` stays the same).
+    let guard = 0;
+    while (atMs === null && page.events && page.events.length === PAGE && guard++ < 200) {
+      page = await api.logEvents({stream, limit: PAGE, after: page.next});
+      lines.push(...(page.events || []));
+      if (lines.length > 10000) lines = lines.slice(-10000);
+    }
+    next = page.next || null;
+    render();
+  }
+
+  async function loadEarlier() {
+    const first = lines.length ? lines[0].t_ms : Date.now();
+    const page = await api.logEvents({stream, limit: PAGE, start: Math.max(0, first - 3600000), end: first});
+    const events = page.events || [];
+    lines = events.concat(lines);
+    render();
+  }
+
+  async function poll() {
+    if (!next) return load();
+    try {
+      const page = await api.logEvents({stream, limit: PAGE, after: next});
+      next = page.next || next;
+      appendLines(page.events || []);
+    } catch { /* the next poll tries again */ }
+  }
+
+  const changed = () => opts.onChange && opts.onChange({q: search.value, follow: follow.checked, stream});
+  search.addEventListener('input', debounce(() => { render(); changed(); }, 150));
+  follow.addEventListener('change', () => {
+    highlight = null;
+    changed();
+    if (follow.checked) load();
+  });
+  streamSel.addEventListener('change', () => { stream = streamSel.value; changed(); load(); });
+  earlier.addEventListener('click', () => loadEarlier());
+
+  return {
+    load, poll,
+    // Live lines of a stream (the live stream's `logs` event). Until the
+    // history is read, they wait; then the ones the history already holds
+    // (lines that arrived between the stream's start and the read) are dropped.
+    live(event) {
+      if (event.stream !== stream) return;
+      if (loading) { pending.push(...(event.events || [])); return; }
+      if (highlight !== null && !follow.checked) return;  // looking at a past moment
+      appendLines(event.events || []);
+    },
+    // Opens the lines around a moment (a chart point was clicked).
+    async openAt(tMs) {
+      follow.checked = false;
+      changed();
+      await load(tMs);
+      target.scrollIntoView({block: 'start'});
+      const node = list.querySelector('li.hl') || nearest(tMs);
+      if (node) { node.classList.add('hl'); node.scrollIntoView({block: 'center'}); }
+    },
+    get stream() { return stream; },
+  };
+
+  function nearest(tMs) {
+    let best = null;
+    let bestD = Infinity;
+    for (const li of list.children) {
+      const d = Math.abs(Number(li.dataset.t) - tMs);
+      if (d < bestD) { bestD = d; best = li; }
+    }
+    return best;
+  }
+}
