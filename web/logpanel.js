@@ -35,7 +35,9 @@ export function makeLogPanel(target, opts) {
   let highlight = null;  // t_ms of the line to mark
   let loading = false;   // reading the history: live lines wait in `pending`
   let pending = [];
-  const lineKey = (l) => `${l.t_ms}|${l.ingestion_ms}|${l.message}`;
+  // A line as both the history and the live stream give it (the live
+  // stream's ingestion_ms is its own, a few ms off the stored one).
+  const lineKey = (l) => `${l.t_ms}|${l.message}`;
 
   function matches(line) {
     const q = search.value;
@@ -91,8 +93,15 @@ export function makeLogPanel(target, opts) {
     const held = pending;
     pending = [];
     if (atMs === null && held.length) {
-      const known = new Set(lines.slice(-PAGE * 2).map(lineKey));
-      appendLines(held.filter((e) => !known.has(lineKey(e))));
+      // As many of each line as the history holds are dropped (a line
+      // printed twice in one millisecond is still shown twice).
+      const known = new Map();
+      for (const l of lines.slice(-PAGE * 2)) known.set(lineKey(l), (known.get(lineKey(l)) || 0) + 1);
+      appendLines(held.filter((e) => {
+        const n = known.get(lineKey(e)) || 0;
+        if (n > 0) known.set(lineKey(e), n - 1);
+        return n === 0;
+      }));
     }
   }
 

@@ -80,6 +80,7 @@ async function main() {
   if (live) await checkResume(defs, py);
 
   for (const theme of ['light', 'dark']) {
+    await checkReport('seed-1', theme);
     const page = await newPage(theme);
     await checkJobs(page, theme);
     await checkSpike(page, theme);
@@ -87,6 +88,43 @@ async function main() {
     await checkCompare(page, theme);
     await page.context().close();
   }
+}
+
+// The job's report (trainwatch report, GET /api/v1/jobs/NAME/report): saved
+// as a file and opened with the network off, as a user opens a report they
+// were sent. Everything must be in the file.
+async function checkReport(job, theme) {
+  const res = await fetch(`${server.base}/api/v1/jobs/${job}/report`);
+  check(res.ok, `the report of ${job} is served (${res.status})`);
+  const file = path.join(shots, `report-${job}.html`);
+  fs.writeFileSync(file, await res.text());
+  const context = await browser.newContext({colorScheme: theme, viewport: {width: 1100, height: 900},
+                                            offline: true});
+  const requests = [];
+  await context.route(() => true, (route) => {
+    const url = route.request().url();
+    if (!url.startsWith('file://')) requests.push(url);
+    return url.startsWith('file://') ? route.continue() : route.abort();
+  });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`file://${file}`);
+  const seen = await page.evaluate(() => ({
+    sections: [...document.querySelectorAll('h2[id]')].map((h) => h.id),
+    charts: document.querySelectorAll('svg.chart').length,
+    drawn: [...document.querySelectorAll('svg.chart path')].filter((p) => (p.getAttribute('d') || '').length > 10).length,
+    title: document.querySelector('h1')?.textContent || '',
+  }));
+  for (const id of ['summary', 'rules', 'metrics', 'system', 'steps', 'efficiency', 'timeline']) {
+    check(seen.sections.includes(id), `the report has its ${id} section (${seen.sections})`);
+  }
+  check(seen.title.includes(job), `the report is ${job}'s (${seen.title})`);
+  check(seen.charts >= 3 && seen.drawn >= 3, `the report's charts are drawn offline (${seen.charts} charts, ${seen.drawn} lines)`);
+  check(requests.length === 0, `the report asks for nothing (${requests.join(', ')})`);
+  check(errors.length === 0, `the report has no script errors (${errors.join('; ')})`);
+  await page.screenshot({path: path.join(shots, `report-${theme}.png`), fullPage: true});
+  await context.close();
 }
 
 const consoleErrors = [];
