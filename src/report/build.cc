@@ -12,6 +12,7 @@
 #include "model/log_event.h"
 #include "profiler/metric_names.h"
 #include "report/report.h"
+#include "rules/profiler_common.h"
 #include "rules/replay.h"
 #include "rules/rule.h"
 #include "rules/system_usage.h"
@@ -148,22 +149,15 @@ class Pass {
       ms.push_back(d.ms);
       sum += d.ms;
     }
-    std::sort(ms.begin(), ms.end());
-    const auto at = [&](double q) {
-      const double pos = q * static_cast<double>(ms.size() - 1);
-      const size_t lo = static_cast<size_t>(std::floor(pos));
-      if (lo + 1 >= ms.size()) return ms[lo];
-      return ms[lo] + (ms[lo + 1] - ms[lo]) * (pos - static_cast<double>(lo));
-    };
-    s.p50_ms = at(0.5);
-    s.p95_ms = at(0.95);
-    s.p99_ms = at(0.99);
-    s.max_ms = ms.back();
+    const double lo = *std::min_element(ms.begin(), ms.end());
+    s.max_ms = *std::max_element(ms.begin(), ms.end());
+    s.p50_ms = rules::prof::Quantile(ms, 0.5);
+    s.p95_ms = rules::prof::Quantile(ms, 0.95);
+    s.p99_ms = rules::prof::Quantile(ms, 0.99);
     s.mean_ms = sum / static_cast<double>(ms.size());
     // Buckets from the fastest step to a little past p99: the outliers pile
     // up in the last bucket instead of squeezing the rest into one.
-    const double lo = ms.front();
-    const double hi = std::max(lo + 1, std::min(ms.back(), s.p99_ms * 1.5));
+    const double hi = std::max(lo + 1, std::min(s.max_ms, s.p99_ms * 1.5));
     const double width = (hi - lo) / kHistogramBuckets;
     for (int i = 0; i <= kHistogramBuckets; ++i) s.edges_ms.push_back(lo + width * i);
     s.counts.assign(kHistogramBuckets, 0);
@@ -229,28 +223,23 @@ absl::Status AddRawUsage(const model::JobRecord& job, query::MetricsReader& metr
       TW_ASSIGN_OR_RETURN(std::vector<query::RawSeries> raw,
                           metrics.ReadRaw(q, start_ms, end_ms + 1));
       std::vector<double> values;
-      double sum = 0;
       for (const query::RawSeries& s : raw) {
         if (s.key.dimensions.size() != 1) continue;  // per device or interface
         for (const model::Sample& sample : s.samples) {
           values.push_back(sample.value);
-          sum += sample.value;
         }
       }
       if (values.empty()) continue;
-      std::sort(values.begin(), values.end());
-      const auto at = [&](double q) {
-        return values[static_cast<size_t>(std::llround(q * static_cast<double>(values.size() - 1)))];
-      };
       UsageRow row;
       row.host = host.host_index;
       row.resource = res.name;
       row.unit = res.unit;
       row.count = static_cast<int64_t>(values.size());
-      row.p50 = at(0.5);
-      row.p95 = at(0.95);
-      row.max = values.back();
-      row.min = values.front();
+      // As the rules' percentiles (numpy's linear interpolation).
+      row.p50 = rules::prof::Quantile(values, 0.5);
+      row.p95 = rules::prof::Quantile(values, 0.95);
+      row.max = *std::max_element(values.begin(), values.end());
+      row.min = *std::min_element(values.begin(), values.end());
       r->usage.push_back(std::move(row));
     }
   }

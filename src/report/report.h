@@ -43,13 +43,13 @@ struct Chart {
   std::vector<ChartLine> lines;
 };
 
-// p50/p95/max (and min, mean) of one resource over the job.
+// p50/p95/max (and min) of one resource over the job.
 struct UsageRow {
   int host = 1;
   std::string resource;  // "CPU", "CPU core 3", "I/O wait", "GPU 0", "GPU 0 memory", "Memory", ...
   std::string unit;      // "%" or "B/s"
   int64_t count = 0;
-  double p50 = 0, p95 = 0, max = 0, min = 0, mean = 0;
+  double p50 = 0, p95 = 0, max = 0, min = 0;
 };
 
 struct StepTimes {

@@ -1,0 +1,178 @@
+// The dashboard measured in Chromium (BENCHMARKS.md, D rows): a real
+// `trainwatch server` on a temporary data folder, Debian's Chromium driven by
+// playwright-core (installed in web/ by the build).
+//
+//   time to first chart   job page opened in a fresh browser context until the
+//                         chart of the job's one series of 1,000,000 points is
+//                         drawn; and for a job of 200 series (10,000 points each)
+//                         until the first and until every metric chart is drawn
+//   bytes                 what the browser received for that first view: the
+//                         1M-point chart's own requests, and everything (page,
+//                         scripts, uPlot, every chart)
+//   latency               a running job prints `lat: <epoch ms>` every 50 ms; the
+//                         open job page notes when each value reaches its chart
+//                         (live stream, SSE) and is drawn (next animation frame)
+//
+//   node bench/dashboard/dashboard_bench.mjs --trainwatch BIN --source REPO [--runs 7]
+import fs from 'node:fs';
+import path from 'node:path';
+import {createRequire} from 'node:module';
+import {freePort, sleep, Server, runJob, importFile, tempDir, writeSpikeSeries, waitFor} from
+  '../../tests/browser/harness.mjs';
+
+const argv = process.argv.slice(2);
+const arg = (name, fallback) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? argv[i + 1] : fallback;
+};
+const BIN = arg('trainwatch');
+const SOURCE = arg('source', '.');
+const RUNS = Number(arg('runs', 7));
+if (!BIN) {
+  console.error('usage: dashboard_bench.mjs --trainwatch BIN --source REPO [--runs 7]');
+  process.exit(2);
+}
+const require = createRequire(path.join(path.resolve(SOURCE, 'web'), 'package.json'));
+const {chromium} = require('playwright-core');
+
+const data = tempDir('tw-dash-bench-');
+const t0 = Date.now() + 60000;
+function writeWide(file, job, nSeries, n) {
+  const fd = fs.openSync(file, 'w');
+  for (let s = 0; s < nSeries; s++) {
+    const ts = [];
+    const vs = [];
+    for (let i = 0; i < n; i++) {
+      ts.push(t0 + i * 10);
+      vs.push(Number((s + Math.sin(i / 500)).toFixed(4)));
+    }
+    fs.writeSync(fd, `${JSON.stringify({metric: {__name__: `m${String(s).padStart(3, '0')}`,
+      namespace: '/aws/sagemaker/TrainingJobs', TrainingJobName: job}, values: vs, timestamps: ts})}\n`);
+  }
+  fs.closeSync(fd);
+}
+
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (p) => s[Math.min(s.length - 1, Math.floor(p * (s.length - 1) + 0.5))];
+  return {median: q(0.5), min: s[0], max: s[s.length - 1], p99: q(0.99), n: s.length};
+};
+const fmt = (o, unit) => `median ${o.median.toFixed(1)} ${unit} (min ${o.min.toFixed(1)}, max ${o.max.toFixed(1)}, n ${o.n})`;
+
+const server = new Server(BIN, data, await freePort());
+let browser;
+try {
+  // The data: imported before the server takes the folder; the jobs that own
+  // it run first so the samples lie within their span.
+  const big = path.join(data, 'big.vmimport');
+  writeSpikeSeries(big, {job: 'big-1m', metric: 'spike:loss', t0, n: 1000000, at: 654321, spike: 50});
+  importFile(BIN, data, big);
+  const wide = path.join(data, 'wide.vmimport');
+  writeWide(wide, 'wide-200', 200, 10000);
+  importFile(BIN, data, wide);
+  await server.start();
+  for (const name of ['big-1m', 'wide-200']) {
+    const j = runJob(BIN, server, name, ['--no-rules', '--profile-interval', '0'],
+                     ['python3', '-c', 'print("imported")']);
+    const r = await j.done;
+    if (r.code !== 0) throw new Error(`job ${name} failed: ${r.out}`);
+  }
+  browser = await chromium.launch({executablePath: process.env.TW_CHROMIUM || '/usr/bin/chromium',
+                                   headless: true, args: ['--no-sandbox']});
+
+  // One cold view of a job page: time until `ready` holds, and bytes by URL.
+  async function view(job, ready) {
+    const context = await browser.newContext({viewport: {width: 1280, height: 900}});
+    const page = await context.newPage();
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setCacheDisabled', {cacheDisabled: true});
+    const urls = new Map();
+    const bytes = new Map();
+    cdp.on('Network.requestWillBeSent', (e) => urls.set(e.requestId, e.request.url));
+    cdp.on('Network.loadingFinished', (e) => bytes.set(e.requestId, e.encodedDataLength));
+    const start = Date.now();
+    await page.goto(`${server.base}/#/job/${job}`);
+    const marks = await ready(page, start);
+    await sleep(200);  // the last responses' loadingFinished
+    let chartBytes = 0;
+    let total = 0;
+    for (const [id, b] of bytes) {
+      total += b;
+      if ((urls.get(id) || '').includes('/api/v1/chart') && (urls.get(id) || '').includes('spike%3Aloss')) chartBytes += b;
+    }
+    await context.close();
+    return {...marks, chartBytes, total};
+  }
+  const drawn = (metric) => `figure.chart[data-metric="${metric}"][data-points]`;
+
+  const bigRuns = [];
+  const wideRuns = [];
+  for (let i = 0; i < RUNS; i++) {
+    bigRuns.push(await view('big-1m', async (page, start) => {
+      await page.waitForSelector(drawn('spike:loss'), {timeout: 60000});
+      return {first: Date.now() - start};
+    }));
+    wideRuns.push(await view('wide-200', async (page, start) => {
+      await page.waitForSelector('#h-metrics ~ .grid figure.chart[data-points], figure.chart[data-points]', {timeout: 60000});
+      const first = Date.now() - start;
+      await page.waitForFunction(() => [...document.querySelectorAll('figure.chart[data-metric^="m"]')]
+        .filter((f) => f.dataset.points).length >= 200, null, {timeout: 120000, polling: 50});
+      return {first, all: Date.now() - start};
+    }));
+  }
+  console.log(`D1 first chart, 1 series of 1,000,000 points: ${fmt(stats(bigRuns.map((r) => r.first)), 'ms')}`);
+  console.log(`D2 bytes of that chart: ${fmt(stats(bigRuns.map((r) => r.chartBytes / 1000)), 'kB')}; ` +
+              `whole first view: ${fmt(stats(bigRuns.map((r) => r.total / 1000)), 'kB')}`);
+  console.log(`D3 first chart, 200 series: ${fmt(stats(wideRuns.map((r) => r.first)), 'ms')}; ` +
+              `all 200: ${fmt(stats(wideRuns.map((r) => r.all)), 'ms')}; ` +
+              `bytes: ${fmt(stats(wideRuns.map((r) => r.total / 1000)), 'kB')}`);
+
+  // Latency: print -> ingest -> live stream -> chart -> drawn.
+  const context = await browser.newContext({viewport: {width: 1280, height: 900}});
+  const page = await context.newPage();
+  const script = 'import time,sys\n' +
+    'time.sleep(3)\n' +
+    'for i in range(400):\n' +
+    '    print("lat: %d" % int(time.time() * 1000), flush=True)\n' +
+    '    time.sleep(0.05)\n';
+  const job = runJob(BIN, server, 'latency', ['--no-rules', '--metric', 'lat=lat: (\\d+)'],
+                     ['python3', '-c', script]);
+  await waitFor('the latency job', async () => {
+    const r = await fetch(`${server.base}/api/v1/jobs/latency`);
+    return r.ok;
+  }, 30000, 100);
+  await page.goto(`${server.base}/#/job/latency`);
+  await page.evaluate(() => {
+    window.__lat = [];
+    let seen = 0;
+    const tick = () => {
+      const entry = (window.__tw?.job?.charts || []).find((c) => c.lines.some((s) => s.metric === 'lat'));
+      const ys = entry?.chart ? entry.chart.uplot.data[1] : null;
+      if (ys && ys.length > seen) {
+        const now = Date.now();
+        for (let i = seen; i < ys.length; i++) if (ys[i] > now - 600000) window.__lat.push(now - ys[i]);
+        seen = ys.length;
+      }
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  const r = await job.done;
+  if (r.code !== 0) throw new Error(`latency job failed: ${r.out}`);
+  await sleep(1500);
+  const lat = await page.evaluate(() => window.__lat);
+  await context.close();
+  // The first points come with the page's own read of the history: only the
+  // ones that arrived live count (after the first second of the page).
+  const live = lat.slice(Math.min(20, lat.length));
+  if (live.length) {
+    console.log(`D4 line printed -> point drawn: ${fmt(stats(live), 'ms')}, p99 ${stats(live).p99.toFixed(1)} ms`);
+  } else {
+    console.log('D4 line printed -> point drawn: no live point was seen (is the live stream on?)');
+  }
+} finally {
+  if (browser) await browser.close();
+  await server.stop();
+  fs.rmSync(data, {recursive: true, force: true});
+}
