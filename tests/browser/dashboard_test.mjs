@@ -13,6 +13,10 @@ import {parseArgs, skip, freePort, waitFor, sleep, Server, runJob, importFile, t
 
 const args = parseArgs(process.argv);
 const CHROMIUM = process.env.TW_CHROMIUM || '/usr/bin/chromium';
+// playwright-core wants Node 20 or later (web/package.json pins it).
+if (Number(process.versions.node.split('.')[0]) < 20) {
+  skip(`node ${process.versions.node} is older than playwright-core needs (20 or later)`);
+}
 if (!fs.existsSync(CHROMIUM)) skip(`${CHROMIUM} is not installed (Debian: apt-get install chromium)`);
 const webDir = path.resolve(args.source, 'web');
 const require = createRequire(path.join(webDir, 'package.json'));
