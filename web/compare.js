@@ -43,6 +43,8 @@ export async function renderCompare(root, params, ctx) {
   const chosen = (params.get('jobs') || '').split(',').filter(Boolean);
   const xKind = params.get('x') === 'relative' ? 'relative' : 'step';
   const band = params.get('band') === '1';
+  // The band around the mean of a seed group: min–max (default) or ±σ.
+  const spread = params.get('spread') === 'sigma' ? 'sigma' : 'minmax';
   const jobs = await api.listJobs();
   const records = new Map();
   await Promise.all(jobs.map(async (j) => {
@@ -76,10 +78,17 @@ export async function renderCompare(root, params, ctx) {
   metricSel.addEventListener('change', () => { updateParams({metric: metricSel.value}); ctx.rerender(); });
   xSel.addEventListener('change', () => { updateParams({x: xSel.value}); ctx.rerender(); });
   bandBox.addEventListener('change', () => { updateParams({band: bandBox.checked ? '1' : ''}); ctx.rerender(); });
+  const spreadSel = el('select', {id: 'cmp-spread', disabled: !band},
+    [['minmax', 'min–max'], ['sigma', 'mean ± σ']].map(([v, l]) => el('option', {value: v, selected: v === spread}, l)));
+  spreadSel.addEventListener('change', () => {
+    updateParams({spread: spreadSel.value === 'sigma' ? 'sigma' : ''});
+    ctx.rerender();
+  });
   root.append(picker, el('div', {class: 'toolbar'},
     el('label', {for: 'cmp-metric'}, 'Metric'), metricSel,
     el('label', {for: 'cmp-x'}, 'x-axis'), xSel,
-    el('span', {class: 'check'}, bandBox, el('label', {for: 'cmp-band'}, 'Seeds as mean with min–max band'))));
+    el('span', {class: 'check'}, bandBox, el('label', {for: 'cmp-band'}, 'Seeds as mean with a band')),
+    el('label', {for: 'cmp-spread'}, 'Band'), spreadSel));
   const area = el('section', {class: 'panel', 'aria-label': 'Comparison chart'});
   root.append(area);
   if (!chosen.length || !metric) {
@@ -122,18 +131,27 @@ export async function renderCompare(root, params, ctx) {
       for (const x of xs) {
         const vals = g.map((l) => interp(l.xs, l.ys, x)).filter((v) => v !== null);
         if (!vals.length) { mean.push(null); lo.push(null); hi.push(null); continue; }
-        mean.push(vals.reduce((a, b) => a + b, 0) / vals.length);
-        lo.push(Math.min(...vals));
-        hi.push(Math.max(...vals));
+        const m = vals.reduce((a, b) => a + b, 0) / vals.length;
+        mean.push(m);
+        if (spread === 'sigma') {
+          // The spread of the seeds (population standard deviation).
+          const sd = Math.sqrt(vals.reduce((a, v) => a + (v - m) * (v - m), 0) / vals.length);
+          lo.push(m - sd);
+          hi.push(m + sd);
+        } else {
+          lo.push(Math.min(...vals));
+          hi.push(Math.max(...vals));
+        }
       }
-      drawn.push({label: `mean of ${g.map((l) => l.job).join(', ')}`, xs, ys: mean, band: {lo, hi}});
+      drawn.push({label: `mean of ${g.map((l) => l.job).join(', ')}${spread === 'sigma' ? ' (± σ)' : ' (min–max)'}`,
+                  xs, ys: mean, band: {lo, hi}});
     } else {
       for (const l of g) drawn.push({label: l.job, xs: l.xs, ys: l.ys});
     }
   }
   const seedGroups = [...groups.values()].filter((g) => g.length > 1);
   if (!band && seedGroups.length) {
-    area.append(el('p', {class: 'hint'}, `${seedGroups.map((g) => g.map((l) => l.job).join(' + ')).join('; ')} differ only by seed: tick “Seeds as mean with min–max band”.`));
+    area.append(el('p', {class: 'hint'}, `${seedGroups.map((g) => g.map((l) => l.job).join(' + ')).join('; ')} differ only by seed: tick “Seeds as mean with a band”.`));
   }
 
   const xs = [...new Set(drawn.flatMap((d) => d.xs))].sort((a, b) => a - b);

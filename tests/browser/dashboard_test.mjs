@@ -348,6 +348,19 @@ async function checkCompare(page, theme) {
   check(lines === 1 && band.mean.every((m, k) => band.lo[k] <= m && m <= band.hi[k]),
         'with the band, one mean line between the min and the max');
   await shot(page, 'compare-band', theme);
+  // ±σ: for two seeds the band is mean ± half their difference.
+  await page.selectOption('#cmp-spread', 'sigma');
+  await page.waitForFunction(() => location.hash.includes('spread=sigma'));
+  await page.waitForFunction(() => window.__tw.compare?.drawn?.[0]?.label?.includes('σ'));
+  const sigma = await page.evaluate(() => {
+    const {drawn} = window.__tw.compare;
+    return {lo: drawn[0].band.lo, hi: drawn[0].band.hi, mean: drawn[0].ys};
+  });
+  check(sigma.mean.every((m, k) => m === null ||
+          Math.abs((sigma.hi[k] - m) - (m - sigma.lo[k])) < 1e-9 &&
+          Math.abs((sigma.hi[k] - sigma.lo[k]) - (band.hi[k] - band.lo[k])) < 1e-9),
+        'the ±σ band of two seeds is symmetric about the mean and as wide as their spread');
+  await shot(page, 'compare-sigma', theme);
 }
 
 // While demo-live runs: its job page follows the log and its charts grow.
