@@ -5,7 +5,7 @@ import {makeChart} from './charts.js';
 import {makeLogPanel} from './logpanel.js';
 import {hashFor, updateParams} from './state.js';
 import {seriesColor} from './theme.js';
-import {el, fmtDuration, fmtTime, fmtValue, fmtClock, jobSpan, isRunning, findingsOf, debounce} from './util.js';
+import {el, fmtDuration, fmtTime, fmtValue, fmtClock, jobSpan, isRunning, findingsOf, debounce, throttle} from './util.js';
 
 const EMA_CHOICES = ['0', '0.6', '0.8', '0.9', '0.95', '0.99'];
 
@@ -310,7 +310,8 @@ export async function renderJob(root, name, params, ctx) {
   // a chart holds more than 4 points per pixel column.
   const refetchSoon = debounce(() => fetchAll(), 300);
   const reaggregate = new Set();
-  const reaggregateSoon = debounce(() => {
+  // Throttled, not debounced: points arrive all the time while a job runs.
+  const reaggregateSoon = throttle(() => {
     const list = [...reaggregate];
     reaggregate.clear();
     list.forEach((e) => fetchChart(e).catch((err) => ctx.report(err)));
@@ -351,7 +352,7 @@ export async function renderJob(root, name, params, ctx) {
     if (newSeries) adoptSoon();
   }
 
-  const adoptSoon = debounce(() => api.jobSeries(name).then(adopt).catch((e) => ctx.report(e)), 500);
+  const adoptSoon = throttle(() => api.jobSeries(name).then(adopt).catch((e) => ctx.report(e)), 500);
   let polling = 0;
   let opened = false;
   const source = api.live([name], {

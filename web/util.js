@@ -74,6 +74,17 @@ export function debounce(fn, ms) {
   };
 }
 
+// Runs fn at most once per `ms`, `ms` after the first call of a burst, however
+// long the burst lasts (a debounce would wait for a pause that a live stream
+// never makes).
+export function throttle(fn, ms) {
+  let timer = 0;
+  return () => {
+    if (timer) return;
+    timer = setTimeout(() => { timer = 0; fn(); }, ms);
+  };
+}
+
 // When a job started and ended (ended: now while it runs).
 export function jobSpan(record) {
   const start = record.training_start_ms || record.creation_ms;

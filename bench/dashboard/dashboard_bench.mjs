@@ -72,7 +72,7 @@ try {
   importFile(BIN, data, wide);
   await server.start();
   for (const name of ['big-1m', 'wide-200']) {
-    const j = runJob(BIN, server, name, ['--no-rules', '--profile-interval', '0'],
+    const j = runJob(BIN, server, name, ['--no-rules', '--profile-interval', 'off'],
                      ['python3', '-c', 'print("imported")']);
     const r = await j.done;
     if (r.code !== 0) throw new Error(`job ${name} failed: ${r.out}`);
