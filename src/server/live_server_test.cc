@@ -134,8 +134,11 @@ TEST_F(LiveServerTest, StreamsSamplesLogsAndJobChangesAsIngestTakesThem) {
 
   std::vector<double> values;
   std::vector<std::string> messages, statuses;
-  // Changes found together come as one event (the record as it is then).
-  while (statuses.empty() || statuses.back() != "Completed") {
+  // Changes found together come as one event (the record as it is then): a
+  // stream that first reads after all of them sends the job's first event
+  // already Completed, before the samples and the line.
+  while (values.empty() || messages.empty() || statuses.empty() ||
+         statuses.back() != "Completed") {
     std::optional<Event> e = NextEvent(*c);
     ASSERT_TRUE(e.has_value());
     EXPECT_TRUE(absl::StartsWith(e->id, hub_->epoch() + ".")) << e->raw;
