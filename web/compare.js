@@ -168,8 +168,8 @@ export async function renderCompare(root, params, ctx) {
     if (!d.band) return;
     const color = seriesColor(i);
     bands.push({
-      series: [{label: `${d.label} max`, stroke: withAlpha(color, 0.4), width: 1, spanGaps: true, points: {show: false}},
-               {label: `${d.label} min`, stroke: withAlpha(color, 0.4), width: 1, spanGaps: true, points: {show: false}}],
+      series: [{label: `${d.label} ${spread === 'sigma' ? '+σ' : 'max'}`, stroke: withAlpha(color, 0.4), width: 1, spanGaps: true, points: {show: false}},
+               {label: `${d.label} ${spread === 'sigma' ? '−σ' : 'min'}`, stroke: withAlpha(color, 0.4), width: 1, spanGaps: true, points: {show: false}}],
       band: {series: [seriesIdx, seriesIdx + 1], fill: withAlpha(color, 0.15)},
       data: [align(d, d.band.hi), align(d, d.band.lo)],
     });
