@@ -17,9 +17,10 @@ Aliases for scripts written for other trackers (docs/python.md):
 import importlib
 
 from ._run import Run
+from ._wandb import Config, config, finish, init, log
 
 __version__ = "0.1.0"
-__all__ = ["Run"]
+__all__ = ["Run", "init", "log", "finish", "config", "Config"]
 
 _SUBMODULES = ("mlflow", "tensorboard", "torch")
 
