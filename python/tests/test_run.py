@@ -71,6 +71,20 @@ class LogMetricTest(RunTestCase):
         self.assertEqual(self.fake.values("global_step"), [7.0])
         self.assertEqual(self.fake.find("step"), [])
 
+    def test_steps_faster_than_a_millisecond_get_times_of_their_own(self):
+        run = self.new_run()
+        for step in range(200):
+            run.log_metric("loss", step, step=step)
+            run.log_metric("acc", step)  # no step: at the current step's time
+        run.flush(5)
+        [(_, step_t, steps)] = self.fake.find("step", JOBS)
+        self.assertEqual(steps, [float(s) for s in range(200)])
+        self.assertTrue(all(a < b for a, b in zip(step_t, step_t[1:])), step_t)
+        [(_, loss_t, _)] = self.fake.find("loss")
+        [(_, acc_t, _)] = self.fake.find("acc")
+        self.assertEqual(loss_t, step_t)
+        self.assertEqual(acc_t, step_t)
+
     def test_without_a_step_no_step_is_sent(self):
         run = self.new_run()
         run.log_metric("lr", 0.1)

@@ -119,6 +119,9 @@ class Run:
         self._closed = False
         self._lock = threading.Lock()
         self._wandb_step = 0
+        self._last_step = None
+        self._last_step_t_ms = 0
+        self._step_lock = threading.Lock()
         if destination is None:
             self.job = None
             self.step_metric = None
@@ -130,7 +133,6 @@ class Run:
         self._metric_keys = {}
         self._non_finite_keys = {}
         self._step_key = self.metric_key(self.step_metric)
-        self._last_step = None
         self._sender = self._new_sender()
         atexit.register(self._at_exit)
         this = weakref.ref(self)
@@ -161,8 +163,7 @@ class Run:
         sender = self._live_sender()
         if sender is None:
             return
-        t_ms = now_ms()
-        points = self._step_points(step, t_ms)
+        t_ms, points = self._stamp(step)
         points.append(self._metric_point(name, value, t_ms))
         sender.put_many(points)
 
@@ -178,8 +179,7 @@ class Run:
         sender = self._live_sender()
         if sender is None:
             return
-        t_ms = now_ms() if _t_ms is None else _t_ms
-        points = self._step_points(step, t_ms)
+        t_ms, points = self._stamp(step, _t_ms)
         points.extend(self._metric_point(name, value, t_ms) for name, value in checked)
         sender.put_many(points)
 
@@ -258,9 +258,10 @@ class Run:
         NonFiniteMetricValues event when it is not finite."""
         return self._metric_point(name, value, t_ms)
 
-    def step_points(self, step, t_ms):
-        """The step metric's point when `step` differs from the last one sent."""
-        return self._step_points(step, t_ms)
+    def stamp(self, step):
+        """(t_ms, points) for what happens now at `step` (None: no step): the
+        time to give it, and the step metric's point when the step changed."""
+        return self._stamp(step)
 
     # --- internals ----------------------------------------------------------------
 
@@ -280,11 +281,24 @@ class Run:
                 self._sender = self._new_sender()
             return self._sender
 
-    def _step_points(self, step, t_ms):
-        if step is None or step == self._last_step:
-            return []
-        self._last_step = step
-        return [(self._step_key, t_ms, float(step))]
+    def _stamp(self, step, t_ms=None):
+        # A step's time is strictly after the previous step's, and what is
+        # recorded later is never before the current step's time: the steps
+        # of a loop faster than one a millisecond stay apart when a reader
+        # aligns samples with steps by time ("the step last reported at or
+        # before"). A time the caller gives (t_ms) is kept as it is.
+        given = t_ms is not None
+        with self._step_lock:
+            last_t = self._last_step_t_ms
+            if not given:
+                t_ms = max(now_ms(), last_t)
+            if step is None or step == self._last_step:
+                return t_ms, []
+            if not given and t_ms <= last_t:
+                t_ms = last_t + 1
+            self._last_step = step
+            self._last_step_t_ms = t_ms
+        return t_ms, [(self._step_key, t_ms, float(step))]
 
     def _metric_point(self, name, value, t_ms):
         if math.isfinite(value):
@@ -308,8 +322,11 @@ class Run:
                               interval, describe)
 
     def _after_fork(self):
+        # The parent's sender thread is not in the child, and its locks may
+        # have been held when it forked: the child starts afresh on first use.
         self._sender = None
         self._lock = threading.Lock()
+        self._step_lock = threading.Lock()
 
     def _at_exit(self):
         self.close(self.exit_timeout)
