@@ -18,9 +18,10 @@ import importlib
 
 from ._run import Run
 from ._wandb import Config, config, finish, init, log
+from .trial import Trial
 
 __version__ = "0.1.0"
-__all__ = ["Run", "init", "log", "finish", "config", "Config"]
+__all__ = ["Run", "Trial", "init", "log", "finish", "config", "Config"]
 
 _SUBMODULES = ("mlflow", "tensorboard", "torch")
 

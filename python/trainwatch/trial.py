@@ -1,0 +1,358 @@
+"""trainwatch.Trial: a job's metrics, steps, tensor statistics and rule
+results, read back from a `trainwatch server` (the native API, docs/api.md),
+in the spirit of smdebug's trials.
+
+    trial = trainwatch.Trial("mnist-7")
+    trial.metric("train:loss").by_step()         # {step: value}
+    trial.tensor("fc1.weight", "gradients").values("abs_mean")
+"""
+
+import bisect
+
+from . import _env, _http, _sigv4
+from ._run import TENSORS, TRAINING_JOBS
+
+# The step metric when the job record names none (as the server guesses it).
+STEP_METRIC_GUESSES = ("step", "train:step", "global_step")
+
+
+class TensorUnavailableForStep(KeyError):
+    """A tensor has no value of that statistic at that step."""
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("to_pandas() needs pandas (Debian: python3-pandas, or pip install "
+                          "pandas)") from None
+    return pandas
+
+
+class _StepIndex:
+    """The step current at a time: the step metric's last value at or before it."""
+
+    def __init__(self, t_ms=(), values=()):
+        order = sorted(range(len(t_ms)), key=lambda i: t_ms[i])
+        self._t_ms = [t_ms[i] for i in order]
+        self._steps = [int(values[i]) for i in order]
+
+    def __bool__(self):
+        return bool(self._t_ms)
+
+    def at(self, t_ms):
+        i = bisect.bisect_right(self._t_ms, t_ms) - 1
+        return self._steps[i] if i >= 0 else None
+
+    def steps(self):
+        return sorted(set(self._steps))
+
+
+class Series:
+    """One metric's samples in time order: `t_ms`, `values`, and `steps` (the
+    job's step at each sample's time; None before the first step or in a job
+    without a step metric)."""
+
+    def __init__(self, name, dimensions, unit, t_ms, values, steps):
+        self.name = name
+        self.dimensions = dimensions
+        self.unit = unit
+        self.t_ms = t_ms
+        self.values = values
+        self.steps = steps
+
+    @property
+    def x_kind(self):
+        """"step" when the samples have steps, else "time"."""
+        return "step" if any(s is not None for s in self.steps) else "time"
+
+    def points(self):
+        """[(step, value)] (samples before the first step left out), or
+        [(t_ms, value)] in a job without steps."""
+        if self.x_kind == "time":
+            return list(zip(self.t_ms, self.values))
+        return [(s, v) for s, v in zip(self.steps, self.values) if s is not None]
+
+    def __iter__(self):
+        return iter(self.points())
+
+    def __len__(self):
+        return len(self.values)
+
+    def __repr__(self):
+        return "<Series %s: %d samples>" % (self.name, len(self.values))
+
+    def by_step(self):
+        """{step: the last value at that step}."""
+        return {s: v for s, v in zip(self.steps, self.values) if s is not None}
+
+    def to_pandas(self):
+        """A DataFrame with columns t_ms, step, value."""
+        pandas = _pandas()
+        return pandas.DataFrame({"t_ms": self.t_ms, "step": pandas.array(self.steps, "Int64"),
+                                 "value": self.values})
+
+
+class Tensor:
+    """The statistics of one tensor (trainwatch.torch's hook), by step."""
+
+    def __init__(self, trial, name, collection, rank):
+        self._trial = trial
+        self.name = name
+        self.collection = collection
+        self.rank = rank
+
+    def __repr__(self):
+        return "<Tensor %s (%s%s)>" % (self.name, self.collection,
+                                       "" if self.rank is None else ", rank %s" % self.rank)
+
+    def _dimensions(self):
+        dims = {"Tensor": self.name, "Collection": self.collection,
+                "TrainingJobName": self._trial.job}
+        if self.rank is not None:
+            dims["Rank"] = self.rank
+        return dims
+
+    def stats(self):
+        """The statistics stored for this tensor (mean, l2, norm, dead_fraction...)."""
+        dims = self._dimensions()
+        return sorted({s["metric"] for s in self._trial._series_list()
+                       if s["namespace"] == TENSORS and s["dimensions"] == dims})
+
+    def series(self, stat="mean"):
+        dims = self._dimensions()
+        for s in self._trial._samples(TENSORS, stat):
+            if s["dimensions"] == dims:
+                return self._trial._as_series(s)
+        return self._trial._as_series({"metric": stat, "dimensions": dims, "unit": "None",
+                                       "t_ms": [], "values": []})
+
+    def values(self, stat="mean"):
+        """{step: value} of one statistic."""
+        return self.series(stat).by_step()
+
+    def steps(self):
+        """The steps at which any statistic of the tensor was stored."""
+        steps = set()
+        for stat in self.stats():
+            steps.update(self.values(stat))
+        return sorted(steps)
+
+    def reduction_value(self, step, stat="mean"):
+        """One statistic at one step (smdebug's name); TensorUnavailableForStep
+        when it was not stored then (not a save step, or not finite)."""
+        values = self.values(stat)
+        if step not in values:
+            raise TensorUnavailableForStep("%s (%s) has no %s at step %s"
+                                           % (self.name, self.collection, stat, step))
+        return values[step]
+
+    def to_pandas(self):
+        """A DataFrame indexed by step, one column per statistic."""
+        pandas = _pandas()
+        return pandas.DataFrame({stat: pandas.Series(self.values(stat), dtype="float64")
+                                 for stat in self.stats()}).sort_index().rename_axis("step")
+
+
+class Trial:
+    """A job's data, read from a `trainwatch server` (`endpoint`, else
+    TRAINWATCH_ENDPOINT, else http://127.0.0.1:9400). Requests are SigV4-signed
+    when AWS credentials are in the environment.
+
+    Answers are kept: call refresh() to see what a running job added since."""
+
+    def __init__(self, job, endpoint=None):
+        if not isinstance(job, str) or not job:
+            raise ValueError("job must be a non-empty str, got %r" % (job,))
+        self.job = job
+        self.endpoint = _env.server_url(endpoint)
+        credentials = _sigv4.Credentials.from_environment()
+        self._connection = _http.Connection(
+            self.endpoint, credentials, _sigv4.region_from_environment() if credentials else None,
+            timeout=60.0)
+        self.refresh()
+
+    def __repr__(self):
+        return "<Trial %s at %s>" % (self.job, self.endpoint)
+
+    def refresh(self):
+        """Forgets what was read, so the next calls read the job's data anew."""
+        self._cache = {}
+
+    # --- the job record -------------------------------------------------------------
+
+    def record(self):
+        """The job's record (GET /api/v1/jobs/NAME): status, final metrics,
+        rule statuses and findings, ..."""
+        return self._cached(("record",), lambda: self._get("/api/v1/jobs/" + self.job))
+
+    def status(self):
+        return self.record().get("status")
+
+    def final_metrics(self):
+        """{name: value}: the job's last value of each of its metrics."""
+        return {m["name"]: m["value"] for m in self.record().get("final_metrics", [])}
+
+    def rule_statuses(self):
+        """[{configuration_name, rule, family, status, details, findings_total, ...}]
+        (the findings themselves: findings())."""
+        return [{k: v for k, v in rs.items() if k != "findings"}
+                for rs in self.record().get("rule_statuses", [])]
+
+    def findings(self, rule=None):
+        """Every recorded finding ({rule, reason, subject, severity, step, t_ms,
+        observed, threshold, message, recommendation}), of one rule when given
+        (a rule or configuration name)."""
+        return [f for rs in self.record().get("rule_statuses", [])
+                if rule is None or rule in (rs.get("rule"), rs.get("configuration_name"))
+                for f in rs.get("findings", [])]
+
+    # --- metrics and steps ----------------------------------------------------------
+
+    def step_metric(self):
+        """The name of the job's step metric, or None when it has none."""
+        named = self.record().get("step_metric")
+        if named:
+            return named
+        present = {s["metric"] for s in self._series_list()
+                   if s["namespace"] == TRAINING_JOBS and s["dimensions"] == self._job_dims()}
+        return next((name for name in STEP_METRIC_GUESSES if name in present), None)
+
+    def steps(self):
+        """The job's steps (values of its step metric), ascending."""
+        return self._step_index().steps()
+
+    def metric_names(self):
+        """The job's own metrics (namespace /aws/sagemaker/TrainingJobs)."""
+        return sorted({s["metric"] for s in self._series_list()
+                       if s["namespace"] == TRAINING_JOBS and s["dimensions"] == self._job_dims()})
+
+    def metric(self, name, namespace=TRAINING_JOBS):
+        """One metric of the job, as a Series aligned with the job's steps."""
+        t_ms, values, unit = [], [], "None"
+        samples = []
+        for s in self._samples(namespace, name):
+            if s["dimensions"] == self._job_dims():
+                samples.extend(zip(s["t_ms"], s["values"]))
+                unit = s.get("unit", unit)
+        samples.sort(key=lambda p: p[0])
+        t_ms = [t for t, _ in samples]
+        values = [v for _, v in samples]
+        return self._as_series({"metric": name, "dimensions": self._job_dims(), "unit": unit,
+                                "t_ms": t_ms, "values": values})
+
+    def to_pandas(self, names=None):
+        """The job's metrics (or those of `names`) as one long DataFrame with
+        columns metric, t_ms, step, value."""
+        pandas = _pandas()
+        frames = [self.metric(name).to_pandas().assign(metric=name)
+                  for name in (self.metric_names() if names is None else names)]
+        if not frames:
+            return pandas.DataFrame(columns=["metric", "t_ms", "step", "value"])
+        return pandas.concat(frames, ignore_index=True)[["metric", "t_ms", "step", "value"]]
+
+    # --- tensors --------------------------------------------------------------------
+
+    def _tensor_series(self):
+        return [s for s in self._series_list()
+                if s["namespace"] == TENSORS and "Tensor" in s["dimensions"]]
+
+    def tensor_names(self, collection=None):
+        """Names of the tensors with statistics (of one collection when given)."""
+        return sorted({s["dimensions"]["Tensor"] for s in self._tensor_series()
+                       if collection is None or s["dimensions"].get("Collection") == collection})
+
+    def collections(self):
+        return sorted({s["dimensions"].get("Collection") for s in self._tensor_series()} - {None})
+
+    def workers(self):
+        """The ranks that sent statistics (empty for a job of one process)."""
+        return sorted({s["dimensions"]["Rank"] for s in self._tensor_series()
+                       if "Rank" in s["dimensions"]}, key=lambda r: (len(r), r))
+
+    def tensor(self, name, collection=None, rank=None):
+        """A tensor's statistics. `collection` is needed when the name is in
+        several (a parameter is in weights and gradients); `rank` picks a
+        process of a distributed job (default: rank 0)."""
+        found = [s["dimensions"] for s in self._tensor_series()
+                 if s["dimensions"]["Tensor"] == name]
+        collections = sorted({d.get("Collection") for d in found})
+        if not found:
+            raise KeyError("job %r has no statistics of a tensor %r (tensor_names() lists them)"
+                           % (self.job, name))
+        if collection is None:
+            if len(collections) > 1:
+                raise ValueError("tensor %r is in the collections %s: pass collection="
+                                 % (name, ", ".join(map(str, collections))))
+            collection = collections[0]
+        elif collection not in collections:
+            raise KeyError("tensor %r is not in collection %r (it is in %s)"
+                           % (name, collection, ", ".join(map(str, collections))))
+        ranks = {d["Rank"] for d in found if "Rank" in d and d.get("Collection") == collection}
+        if rank is None and ranks:
+            rank = "0" if "0" in ranks else sorted(ranks)[0]
+        return Tensor(self, name, collection, None if rank is None else str(rank))
+
+    # --- reading --------------------------------------------------------------------
+
+    def _job_dims(self):
+        return {"TrainingJobName": self.job}
+
+    def _get(self, path, query=None):
+        try:
+            return self._connection.get_json(path, query)
+        except _http.HttpError as e:
+            if e.status == 404:
+                raise KeyError("%s: %s" % (self.job, e.message)) from None
+            raise
+
+    def _cached(self, key, read):
+        if key not in self._cache:
+            self._cache[key] = read()
+        return self._cache[key]
+
+    def _series_list(self):
+        return self._cached(("series",), lambda: self._get(
+            "/api/v1/jobs/%s/series" % self.job)["series"])
+
+    def _samples(self, namespace, metric):
+        """The raw samples of the job's series of one namespace and metric
+        (None: all), every page of GET /api/v1/jobs/NAME/samples."""
+        def read():
+            query = {}
+            if namespace is not None:
+                query["namespace"] = namespace
+            if metric is not None:
+                query["metric"] = metric
+            merged = {}
+            while True:
+                page = self._get("/api/v1/jobs/%s/samples" % self.job, query)
+                for s in page.get("series", []):
+                    key = (s["namespace"], s["metric"], tuple(sorted(s["dimensions"].items())),
+                           s.get("unit", "None"))
+                    into = merged.setdefault(key, dict(s, t_ms=[], values=[]))
+                    into["t_ms"].extend(s["t_ms"])
+                    into["values"].extend(s["values"])
+                if page.get("next_start") is not None:
+                    query["start"] = page["next_start"]
+                elif page.get("next"):
+                    query["after"] = page["next"]
+                else:
+                    return list(merged.values())
+        return self._cached(("samples", namespace, metric), read)
+
+    def _step_index(self):
+        def read():
+            name = self.step_metric()
+            if name is None:
+                return _StepIndex()
+            samples = [(t, v) for s in self._samples(TRAINING_JOBS, name)
+                       if s["dimensions"] == self._job_dims()
+                       for t, v in zip(s["t_ms"], s["values"])]
+            return _StepIndex([t for t, _ in samples], [v for _, v in samples])
+        return self._cached(("steps",), read)
+
+    def _as_series(self, s):
+        index = self._step_index()
+        return Series(s["metric"], s["dimensions"], s.get("unit", "None"), list(s["t_ms"]),
+                      list(s["values"]), [index.at(t) for t in s["t_ms"]])
