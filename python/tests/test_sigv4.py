@@ -54,13 +54,12 @@ class AgainstBotocore(unittest.TestCase):
         request = AWSRequest(method="POST", url=url, data=body,
                              headers={"Content-Type": "application/json"})
         credentials = Credentials("AKIDEXAMPLE", "secret", "TOKEN+/=")
-        with mock.patch("botocore.auth.datetime") as clock:
-            clock.datetime.utcnow.return_value = SUITE_DATE.replace(tzinfo=None)
-            SigV4Auth(credentials, "monitoring", "eu-west-1").add_auth(request)
+        SigV4Auth(credentials, "monitoring", "eu-west-1").add_auth(request)
+        signed_at = datetime.datetime.strptime(request.headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ")
         ours = _sigv4.sign("POST", url[len("http://127.0.0.1:9400"):],
                            {"Host": "127.0.0.1:9400", "Content-Type": "application/json"}, body,
                            _sigv4.Credentials("AKIDEXAMPLE", "secret", "TOKEN+/="), "eu-west-1",
-                           "monitoring", SUITE_DATE)
+                           "monitoring", signed_at.replace(tzinfo=datetime.timezone.utc))
         self.assertEqual(ours["X-Amz-Security-Token"], "TOKEN+/=")
         # botocore also signs X-Amz-Security-Token and the same headers; compare signatures.
         self.assertEqual(ours["Authorization"].split("Signature=")[1],

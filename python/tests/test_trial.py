@@ -63,6 +63,7 @@ class TrialTest(unittest.TestCase):
             series("train:loss", [T0], [7.0], TrainingJobName="other-job"),
         ]})
         self.trial = trainwatch.Trial(JOB, endpoint=self.fake.url)
+        self.addCleanup(self.trial.close)
 
     def test_steps_and_a_metric_aligned_with_them(self):
         self.assertEqual(self.trial.steps(), [0, 1, 2, 3])
@@ -123,8 +124,9 @@ class TrialTest(unittest.TestCase):
         self.assertEqual(self.trial.steps(), [0, 1, 2, 3, 4])
 
     def test_an_unknown_job_is_a_key_error(self):
-        with self.assertRaisesRegex(KeyError, "no-such-job"):
-            trainwatch.Trial("no-such-job", endpoint=self.fake.url).record()
+        with trainwatch.Trial("no-such-job", endpoint=self.fake.url) as trial, \
+                self.assertRaisesRegex(KeyError, "no-such-job"):
+            trial.record()
 
     def test_pandas_frames(self):
         try:
@@ -157,10 +159,10 @@ class RoundTripTest(unittest.TestCase):
             for step in range(5):
                 run.log_metrics({"train:loss": 1.0 / (step + 1), "lr": 0.1}, step=step)
             run.close(5)
-            trial = trainwatch.Trial("rt", endpoint=fake.url)
-            self.assertEqual(trial.steps(), [0, 1, 2, 3, 4])
-            self.assertEqual(trial.metric("train:loss").by_step(),
-                             {s: 1.0 / (s + 1) for s in range(5)})
+            with trainwatch.Trial("rt", endpoint=fake.url) as trial:
+                self.assertEqual(trial.steps(), [0, 1, 2, 3, 4])
+                self.assertEqual(trial.metric("train:loss").by_step(),
+                                 {s: 1.0 / (s + 1) for s in range(5)})
 
 
 if __name__ == "__main__":

@@ -175,6 +175,16 @@ class Trial:
     def __repr__(self):
         return "<Trial %s at %s>" % (self.job, self.endpoint)
 
+    def close(self):
+        """Closes the kept-open connection to the server (a later call opens another)."""
+        self._connection.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     def refresh(self):
         """Forgets what was read, so the next calls read the job's data anew."""
         self._cache = {}

@@ -1,0 +1,422 @@
+"""trainwatch.torch.watch on tiny CPU models: the statistics against a
+reference, the activity fractions, the weights' update norms, steps, timing,
+one host transfer per step, and the flight recorder."""
+
+import math
+import os
+import tempfile
+import time
+import unittest
+from unittest import mock
+
+import support
+from support import FakeEndpoint
+
+try:
+    import numpy
+    import torch
+    from torch import nn
+except ImportError:  # pragma: no cover - depends on the machine
+    torch = None
+
+if torch is not None:
+    import trainwatch
+    import trainwatch.torch as tw_torch
+
+TENSORS = "trainwatch/Tensors"
+
+
+def reference_stats(array):
+    """DEVICE_STATS of an array, with numpy in float64."""
+    a = numpy.asarray(array, dtype=numpy.float64).reshape(-1)
+    finite = a[numpy.isfinite(a)]
+    return {
+        "zeros": float((a == 0).sum()), "nan": float(numpy.isnan(a).sum()),
+        "pos_inf": float((a == numpy.inf).sum()), "neg_inf": float((a == -numpy.inf).sum()),
+        "min": finite.min(), "max": finite.max(), "mean": finite.mean(),
+        "abs_mean": numpy.abs(finite).mean(), "variance": finite.var(),
+        "l1": numpy.abs(finite).sum(), "l2": numpy.sqrt((finite ** 2).sum()),
+    }
+
+
+@unittest.skipIf(torch is None, "PyTorch is not installed: the hook's tests are skipped "
+                                "(Debian: python3-torch)")
+class HookTestCase(unittest.TestCase):
+    def setUp(self):
+        patcher = mock.patch.dict(os.environ, support.clean_environment(), clear=True)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        support.forget_warnings()
+        self.fake = FakeEndpoint(job_record={"name": "hooked"})
+        self.addCleanup(self.fake.close)
+        self.run = trainwatch.Run(job="hooked", endpoint=self.fake.url, batch_interval=0.05)
+        self.addCleanup(self.run.close, 1.0)
+        torch.manual_seed(0)
+
+    def stat(self, tensor, collection, stat, **dims):
+        return self.fake.values(stat, TENSORS, Tensor=tensor, Collection=collection, **dims)
+
+    def train(self, model, optimizer, hook, steps, batch=None, loss_fn=None):
+        batch = batch if batch is not None else torch.randn(4, model[0].in_features)
+        for _ in range(steps):
+            out = model(batch)
+            loss = (loss_fn or (lambda o: o.pow(2).mean()))(out)
+            hook.record_loss(loss)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        self.assertTrue(self.run.flush(10))
+
+
+class StatisticsTest(HookTestCase):
+    def test_device_stats_of_a_known_tensor_match_numpy(self):
+        values = [0.0, 1.5, -2.0, 0.0, float("nan"), float("inf"), -float("inf"), 4.0, 3.25]
+        for dtype in (torch.float32, torch.float64, torch.float16):
+            with self.subTest(dtype=dtype):
+                got = tw_torch._device_stats(torch.tensor(values, dtype=dtype)).tolist()
+                want = reference_stats(values)
+                for name, value in zip(tw_torch.DEVICE_STATS, got):
+                    self.assertAlmostEqual(value, want[name], places=5, msg=name)
+
+    def test_an_all_non_finite_tensor_has_counts_and_no_moments(self):
+        got = dict(zip(tw_torch.DEVICE_STATS, tw_torch._device_stats(
+            torch.tensor([float("nan"), float("inf")])).tolist()))
+        self.assertEqual((got["nan"], got["pos_inf"]), (1.0, 1.0))
+        for name in ("min", "max", "mean", "abs_mean", "variance"):
+            self.assertFalse(math.isfinite(got[name]), name)
+
+    def test_integer_tensors_are_measured_too(self):
+        got = dict(zip(tw_torch.DEVICE_STATS,
+                       tw_torch._device_stats(torch.tensor([1, 0, 3])).tolist()))
+        self.assertEqual((got["zeros"], got["max"], got["l1"]), (1.0, 3.0, 4.0))
+
+    def test_the_weights_and_gradients_sent_are_those_of_the_model(self):
+        model = nn.Sequential(nn.Linear(3, 2))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        self.train(model, optimizer, hook, 1)
+        weight = model[0].weight.detach().numpy()  # after the step: what the hook saw
+        for stat, want in reference_stats(weight).items():
+            [got] = self.stat("0.weight", "weights", stat)
+            self.assertAlmostEqual(got, want, places=6, msg=stat)
+        self.assertEqual(self.stat("0.weight", "weights", "count"), [6.0])
+        self.assertEqual(self.stat("0.bias", "biases", "count"), [2.0])
+        self.assertEqual(len(self.stat("0.weight", "gradients", "abs_mean")), 1)
+        # A statistic that is not finite is left out (min of an empty set).
+        self.assertEqual(self.fake.find("update_norm", TENSORS, Tensor="missing"), [])
+
+    def test_non_finite_gradients_are_counted_and_left_out_of_the_moments(self):
+        model = nn.Sequential(nn.Linear(2, 1, bias=False))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+        hook = tw_torch.watch(model, optimizer, run=self.run, collections=["gradients"])
+        model(torch.ones(1, 2)).sum().backward()
+        model[0].weight.grad[0, 0] = float("nan")
+        optimizer.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("0.weight", "gradients", "nan"), [1.0])
+        self.assertEqual(self.stat("0.weight", "gradients", "mean"), [1.0])  # the finite one
+
+
+class ActivityTest(HookTestCase):
+    def test_relu_units_that_never_fire_are_dead(self):
+        linear = nn.Linear(2, 4)
+        with torch.no_grad():
+            linear.weight.zero_()
+            linear.bias.copy_(torch.tensor([-1.0, -1.0, -1.0, 1.0]))  # 3 of 4 never positive
+        model = nn.Sequential(linear, nn.ReLU())
+        hook = tw_torch.watch(model, run=self.run)
+        for _ in range(2):
+            model(torch.randn(8, 2))  # two forwards in the step: both must miss
+        hook.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("1:output", "activations", "dead_fraction"), [0.75])
+
+    def test_all_negative_relu_inputs_make_every_unit_dead(self):
+        model = nn.Sequential(nn.Linear(3, 5), nn.ReLU())
+        with torch.no_grad():
+            model[0].weight.zero_()
+            model[0].bias.fill_(-100.0)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        self.train(model, optimizer, hook, 1)
+        self.assertEqual(self.stat("1:output", "activations", "dead_fraction"), [1.0])
+        self.assertEqual(self.stat("1:input", "activations", "max"), [-100.0])
+
+    def test_tanh_inputs_beyond_the_bounds_are_saturated(self):
+        linear = nn.Linear(1, 2, bias=False)
+        with torch.no_grad():
+            linear.weight.copy_(torch.tensor([[100.0], [0.001]]))  # unit 0 saturates
+        model = nn.Sequential(linear, nn.Tanh())
+        hook = tw_torch.watch(model, run=self.run)
+        model(torch.tensor([[1.0], [-2.0], [3.0]]))
+        hook.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("1:input", "activations", "saturated_fraction"), [0.5])
+
+    def test_an_in_place_relu_has_its_input_measured_before_it_changes(self):
+        model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(inplace=True))
+        with torch.no_grad():
+            model[0].weight.zero_()
+            model[0].bias.fill_(-1.0)
+        hook = tw_torch.watch(model, run=self.run)
+        model(torch.randn(2, 2))
+        hook.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("1:input", "activations", "min"), [-1.0])
+        self.assertEqual(self.stat("1:output", "activations", "max"), [0.0])
+
+    def test_model_inputs_and_outputs_and_regex_selected_layers(self):
+        model = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1))
+        hook = tw_torch.watch(model, run=self.run, collections=["inputs", "outputs"])
+        x = torch.tensor([[1.0, 2.0]])
+        out = model(x)
+        hook.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("model:input", "inputs", "l1"), [3.0])
+        self.assertAlmostEqual(self.stat("model:output", "outputs", "mean")[0], out.item())
+        other = trainwatch.Run(job="regex", endpoint=self.fake.url, batch_interval=0.05)
+        hook = tw_torch.watch(model, run=other, collections=["outputs"], include_regex=r"^0$")
+        model(x)
+        hook.step()
+        other.close(5)
+        names = {dict(k[2])["Tensor"] for k, _, _ in self.fake.find("mean", TENSORS,
+                                                                   TrainingJobName="regex")}
+        self.assertEqual(names, {"0:output"})
+
+    def test_eval_mode_forwards_are_not_recorded(self):
+        model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        hook = tw_torch.watch(model, run=self.run, collections=["activations"])
+        model.eval()
+        model(torch.randn(3, 2))
+        hook.step()
+        self.run.flush(10)
+        self.assertEqual(self.fake.find("dead_fraction"), [])
+
+
+class WeightUpdatesTest(HookTestCase):
+    def test_a_frozen_layer_has_no_update_and_a_trained_one_its_step(self):
+        model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 2))
+        for p in model[0].parameters():
+            p.requires_grad_(False)
+        optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.5)
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        before = model[1].weight.detach().clone()
+        x = torch.randn(4, 3)
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        gradient = model[1].weight.grad.clone()
+        optimizer.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("0.weight", "weights", "update_norm"), [0.0])
+        self.assertEqual(self.stat("0.weight", "weights", "update_ratio"), [0.0])
+        [update] = self.stat("1.weight", "weights", "update_norm")
+        self.assertAlmostEqual(update, (0.5 * gradient).norm().item(), places=6)
+        [ratio] = self.stat("1.weight", "weights", "update_ratio")
+        self.assertAlmostEqual(ratio, update / before.norm().item(), places=6)
+        [norm] = self.stat("1.weight", "weights", "norm")
+        self.assertAlmostEqual(norm, model[1].weight.norm().item(), places=6)
+        self.assertEqual(self.fake.find("l2", TENSORS, Tensor="0.weight", Collection="gradients"),
+                         [])  # no gradient: nothing
+
+    def test_norms_every_step_and_everything_every_save_interval(self):
+        model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        hook = tw_torch.watch(model, optimizer, run=self.run, save_interval=5)
+        self.train(model, optimizer, hook, 12)
+        self.assertEqual(len(self.stat("0.weight", "weights", "update_norm")), 12)
+        self.assertEqual(len(self.stat("0.weight", "gradients", "l2")), 12)
+        self.assertEqual(len(self.stat("0.weight", "weights", "variance")), 3)  # 0, 5, 10
+        self.assertEqual(len(self.stat("0.weight", "gradients", "abs_mean")), 3)
+        self.assertEqual(len(self.stat("1:output", "activations", "dead_fraction")), 3)
+        self.assertEqual(len(self.stat("loss", "losses", "mean")), 12)
+        trial = trainwatch.Trial("hooked", endpoint=self.fake.url)
+        self.addCleanup(trial.close)
+        self.assertEqual(sorted(trial.tensor("0.weight", "weights").values("variance")),
+                         [0, 5, 10])
+        self.assertEqual(sorted(trial.tensor("0.weight", "gradients").values("l2")),
+                         list(range(12)))
+
+
+class StepsTest(HookTestCase):
+    def test_steps_losses_and_timing(self):
+        model = nn.Sequential(nn.Linear(2, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        hook = tw_torch.watch(model, optimizer, run=self.run, loss_metric="train:loss")
+        losses = []
+        for step in range(3):
+            time.sleep(0.03)  # waiting for data
+            loss = model(torch.ones(2, 2)).pow(2).mean()
+            hook.record_loss(loss)
+            losses.append(loss.item())
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        self.run.flush(10)
+        self.assertEqual(self.fake.values("step"), [0.0, 1.0, 2.0])
+        for got, want in zip(self.stat("loss", "losses", "mean"), losses):
+            self.assertAlmostEqual(got, want, places=6)
+        self.assertEqual(self.fake.values("train:loss"), self.stat("loss", "losses", "mean"))
+        self.assertEqual(len(self.fake.values("trainwatch:step_time_ms")), 3)
+        waits = self.fake.values("trainwatch:dataloader_wait_ms")
+        self.assertEqual(len(waits), 2)  # none before the first step
+        self.assertTrue(all(25 <= w < 1000 for w in waits), waits)
+        # The step's statistics share the step's time.
+        [(_, step_t, _)] = self.fake.find("step")
+        [(_, norm_t, _)] = self.fake.find("norm", TENSORS, Tensor="0.weight")
+        self.assertEqual(step_t, norm_t)
+
+    def test_several_losses_in_a_step_and_a_wrapped_loss_function(self):
+        model = nn.Sequential(nn.Linear(2, 1))
+        hook = tw_torch.watch(model, run=self.run, collections=["losses"])
+        criterion = hook.wrap_loss(nn.MSELoss(), name="mse")
+        criterion(torch.zeros(1), torch.ones(1))     # 1.0
+        criterion(torch.zeros(1), torch.full((1,), 3.0))  # 9.0
+        hook.record_loss(float("nan"), name="other")
+        hook.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("mse", "losses", "mean"), [5.0])
+        self.assertEqual(self.stat("mse", "losses", "max"), [9.0])
+        self.assertEqual(self.stat("mse", "losses", "count"), [2.0])
+        self.assertEqual(self.stat("other", "losses", "nan"), [1.0])
+        self.assertEqual(self.fake.find("mean", TENSORS, Tensor="other"), [])
+
+    def test_a_scheduler_wraps_the_wrapped_step_and_close_restores_it(self):
+        model = nn.Sequential(nn.Linear(2, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+        for _ in range(2):
+            model(torch.ones(1, 2)).sum().backward()
+            optimizer.step()
+            scheduler.step()
+        self.assertEqual(optimizer.param_groups[0]["lr"], 0.25)
+        self.assertEqual(hook.current_step, 2)
+        hook.close()  # the scheduler's wrapper stays, and calls through
+        optimizer.step()
+        self.assertEqual(hook.current_step, 2)
+        self.assertEqual(optimizer._step_count, 3)
+
+    def test_close_gives_the_optimizer_its_own_step_back(self):
+        model = nn.Sequential(nn.Linear(2, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+        own_step = optimizer.step
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        self.assertNotEqual(optimizer.step, own_step)
+        hook.close()
+        self.assertEqual(optimizer.step, own_step)
+
+    def test_ranks_of_a_distributed_job(self):
+        model = nn.Sequential(nn.Linear(2, 1))
+        hook = tw_torch.watch(model, run=self.run, collections=["weights"])
+        with mock.patch.object(torch.distributed, "is_available", return_value=True), \
+                mock.patch.object(torch.distributed, "is_initialized", return_value=True), \
+                mock.patch.object(torch.distributed, "get_rank", return_value=1), \
+                mock.patch.object(torch.distributed, "get_world_size", return_value=2):
+            model(torch.ones(1, 2))
+            hook.step()
+        self.run.flush(10)
+        self.assertEqual(len(self.stat("0.weight", "weights", "norm", Rank="1")), 1)
+        self.assertEqual(self.fake.find("step"), [])  # only rank 0 reports the step
+        self.assertEqual(len(self.fake.values("trainwatch:step_time_ms", Rank="1")), 1)
+
+    def test_outside_a_job_nothing_is_installed(self):
+        with support.captured_stderr():
+            inactive = trainwatch.Run(job="x")  # no endpoint anywhere
+        model = nn.Sequential(nn.Linear(2, 1), nn.ReLU())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        own_step = optimizer.step
+        hook = tw_torch.watch(model, optimizer, run=inactive)
+        self.assertEqual(optimizer.step, own_step)
+        self.assertEqual(len(model._forward_pre_hooks), 0)
+        hook.record_loss(torch.ones(()))
+        hook.step()
+
+
+class OneTransferTest(HookTestCase):
+    def test_one_host_transfer_a_step_and_nothing_else_waits(self):
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2), nn.Tanh())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        hook = tw_torch.watch(model, optimizer, run=self.run, save_interval=2)
+        transfers = []
+        real_to_host = tw_torch._to_host
+
+        def counted(vector):
+            transfers.append(vector.numel())
+            return real_to_host(vector)
+
+        syncing = {}
+        originals = {name: getattr(torch.Tensor, name)
+                     for name in ("item", "tolist", "cpu", "numpy", "__bool__", "__float__")}
+
+        def counting(name):
+            def call(self, *args, **kwargs):
+                syncing[name] = syncing.get(name, 0) + 1
+                return originals[name](self, *args, **kwargs)
+            return call
+
+        x = torch.randn(4, 4)
+        with mock.patch.object(tw_torch, "_to_host", counted):
+            for name in originals:
+                setattr(torch.Tensor, name, counting(name))
+            try:
+                for _ in range(4):
+                    loss = model(x).pow(2).mean()
+                    hook.record_loss(loss)
+                    loss.backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+            finally:
+                for name, original in originals.items():
+                    setattr(torch.Tensor, name, original)
+        self.assertEqual(len(transfers), 4)
+        # The one transfer is the .cpu().tolist() inside _to_host; nothing else
+        # asked the device for a value.
+        self.assertEqual(syncing, {"cpu": 4, "tolist": 4})
+        self.assertGreater(transfers[0], transfers[1])  # a save step carries more
+
+
+class FlightRecorderTest(HookTestCase):
+    def test_the_last_steps_raw_tensors_are_dumped(self):
+        model = nn.Sequential(nn.Linear(2, 2))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        hook = tw_torch.watch(model, optimizer, run=self.run, flight_recorder_steps=2,
+                              flight_recorder_regex=r"^(weights|gradients)/0\.weight$")
+        seen = []
+        for _ in range(3):
+            model(torch.randn(3, 2)).sum().backward()
+            optimizer.step()
+            seen.append((model[0].weight.detach().clone(), model[0].weight.grad.clone()))
+            optimizer.zero_grad()
+        with tempfile.TemporaryDirectory() as folder, support.captured_stderr() as err:
+            path = hook.dump(os.path.join(folder, "dump.pt"))
+            dumped = torch.load(path)
+        self.assertIn(path, err.getvalue())
+        self.assertEqual(dumped["steps"], [1, 2])
+        self.assertEqual(dumped["job"], "hooked")
+        for (weight, gradient), tensors in zip(seen[1:], dumped["tensors"]):
+            self.assertEqual(sorted(tensors), ["gradients/0.weight", "weights/0.weight"])
+            self.assertTrue(torch.equal(tensors["weights/0.weight"], weight))
+            self.assertTrue(torch.equal(tensors["gradients/0.weight"], gradient))
+
+    def test_dump_without_the_recorder_says_how_to_turn_it_on(self):
+        hook = tw_torch.watch(nn.Sequential(nn.Linear(1, 1)), run=self.run)
+        with self.assertRaisesRegex(RuntimeError, "flight_recorder_steps"):
+            hook.dump()
+
+
+@unittest.skipIf(torch is None, "PyTorch is not installed")
+class ArgumentsTest(unittest.TestCase):
+    def test_bad_arguments_name_themselves(self):
+        with support.captured_stderr():
+            run = trainwatch.Run(job="x")
+        model = nn.Linear(1, 1)
+        with self.assertRaisesRegex(ValueError, "unknown tensors"):
+            tw_torch.watch(model, run=run, collections=["tensors"])
+        with self.assertRaisesRegex(ValueError, "save_interval"):
+            tw_torch.watch(model, run=run, save_interval=0)
+        with self.assertRaisesRegex(TypeError, "torch.nn.Module"):
+            tw_torch.watch("model", run=run)
+
+
+if __name__ == "__main__":
+    unittest.main()
