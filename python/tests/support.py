@@ -21,7 +21,6 @@ PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if PYTHON_DIR not in sys.path:
     sys.path.insert(0, PYTHON_DIR)
 
-import trainwatch  # noqa: E402
 from trainwatch import _env  # noqa: E402
 
 # Variables that would point the client at a real job.

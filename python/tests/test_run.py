@@ -14,7 +14,6 @@ import support
 from support import FakeEndpoint, captured_stderr, wait_until
 
 import trainwatch
-from trainwatch import _run
 
 JOBS = "/aws/sagemaker/TrainingJobs"
 
@@ -304,6 +303,7 @@ class QueueFullTest(unittest.TestCase):
             fake.release()
             self.assertTrue(run.flush(10))
             run.close(5)
+            self.assertEqual(run.dropped, dropped)
             # Delivered: the held batch (100 in a row, from wherever the queue
             # started when the sender took them) and the newest 1000.
             values = fake.values("m")

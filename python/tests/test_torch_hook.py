@@ -108,7 +108,7 @@ class StatisticsTest(HookTestCase):
     def test_non_finite_gradients_are_counted_and_left_out_of_the_moments(self):
         model = nn.Sequential(nn.Linear(2, 1, bias=False))
         optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
-        hook = tw_torch.watch(model, optimizer, run=self.run, collections=["gradients"])
+        tw_torch.watch(model, optimizer, run=self.run, collections=["gradients"])
         model(torch.ones(1, 2)).sum().backward()
         model[0].weight.grad[0, 0] = float("nan")
         optimizer.step()
@@ -199,7 +199,7 @@ class WeightUpdatesTest(HookTestCase):
         for p in model[0].parameters():
             p.requires_grad_(False)
         optimizer = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.5)
-        hook = tw_torch.watch(model, optimizer, run=self.run)
+        tw_torch.watch(model, optimizer, run=self.run)
         before = model[1].weight.detach().clone()
         x = torch.randn(4, 3)
         loss = model(x).pow(2).mean()

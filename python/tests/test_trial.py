@@ -1,6 +1,7 @@
 """trainwatch.Trial against a fake native API (docs/api.md: a job's record,
 series and raw samples)."""
 
+import importlib.util
 import os
 import unittest
 from unittest import mock
@@ -129,9 +130,7 @@ class TrialTest(unittest.TestCase):
             trial.record()
 
     def test_pandas_frames(self):
-        try:
-            import pandas  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("pandas") is None:
             self.skipTest("pandas is not installed (Debian: python3-pandas)")
         frame = self.trial.to_pandas()
         self.assertEqual(list(frame.columns), ["metric", "t_ms", "step", "value"])

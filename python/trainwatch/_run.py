@@ -116,6 +116,7 @@ class Run:
         self._options = (max_queue, batch_size, batch_interval)
         self.exit_timeout = exit_timeout
         self._sender = None
+        self._dropped_before_close = 0
         self._closed = False
         self._lock = threading.Lock()
         self._wandb_step = 0
@@ -201,6 +202,7 @@ class Run:
             sender, self._sender = self._sender, None
         if sender is not None:
             sender.close(self.exit_timeout if timeout is None else timeout)
+            self._dropped_before_close = sender.dropped
 
     def __enter__(self):
         return self
@@ -211,7 +213,8 @@ class Run:
     @property
     def dropped(self):
         """Points dropped so far because the queue was full."""
-        return self._sender.dropped if self._sender is not None else 0
+        sender = self._sender
+        return sender.dropped if sender is not None else self._dropped_before_close
 
     # --- Weights & Biases' shape (trainwatch.init / trainwatch.log) ---------------
 

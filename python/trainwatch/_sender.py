@@ -4,7 +4,7 @@ thread into POST /api/v1/samples batches.
 A point is (series key, t_ms, value); a series key is
 (namespace, metric, dimensions as a tuple of (name, value) pairs, unit).
 
-put() never waits for the network: it appends under a lock held for a few
+put_many() never waits for the network: it appends under a lock held for a few
 operations; when the queue is full the OLDEST point is dropped and counted.
 The thread sends a batch when `batch_size` points are waiting or every
 `interval` seconds, retries 503s, other 5xx and connection errors with a
@@ -77,18 +77,6 @@ class Sender:
         self._thread.start()
 
     # --- the training loop's side -------------------------------------------------
-
-    def put(self, point):
-        with self._lock:
-            queue = self._queue
-            if len(queue) >= self._max_queue:
-                queue.popleft()
-                self.dropped += 1
-            queue.append(point)
-            self._queued += 1
-            waiting = len(queue)
-        if waiting == self._batch_size:
-            self._wake.set()
 
     def put_many(self, points):
         with self._lock:
