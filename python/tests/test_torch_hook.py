@@ -4,6 +4,8 @@ one host transfer per step, and the flight recorder."""
 
 import math
 import os
+import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -420,3 +422,46 @@ class ArgumentsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+TRAINING_SCRIPT = """
+import torch, trainwatch, trainwatch.torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+hook = trainwatch.torch.watch(model, optimizer, loss_metric="train:loss")
+x, y = torch.randn(32, 4), torch.randn(32, 1)
+for step in range(25):
+    loss = nn.functional.mse_loss(model(x), y)
+    hook.record_loss(loss)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+print("trained", flush=True)
+"""
+
+
+@unittest.skipIf(torch is None, "PyTorch is not installed")
+class UnderTheRunnerTest(unittest.TestCase):
+    """A training script started as `trainwatch run` starts it: the package on
+    PYTHONPATH, the runner's endpoint, job and step metric in the environment."""
+
+    def test_everything_arrives_under_the_jobs_step_metric(self):
+        with FakeEndpoint(job_record={"name": "under-runner"}) as runner:
+            env = dict(support.clean_environment(), TRAINWATCH_RUNNER_URL=runner.url,
+                       TRAINWATCH_JOB="under-runner", TRAINWATCH_STEP_METRIC="global_step",
+                       PYTHONPATH=support.PYTHON_DIR)
+            done = subprocess.run([sys.executable, "-c", TRAINING_SCRIPT], env=env,
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(done.stderr, "")
+            self.assertEqual(runner.values("global_step"), [float(s) for s in range(25)])
+            self.assertEqual(len(runner.values("train:loss")), 25)
+            with trainwatch.Trial("under-runner", endpoint=runner.url) as trial:
+                self.assertEqual(trial.steps(), list(range(25)))
+                norms = trial.tensor("0.weight", "weights").values("update_ratio")
+                self.assertEqual(sorted(norms), list(range(25)))
+                self.assertTrue(all(0 < r < 1 for r in norms.values()), norms)
+                self.assertEqual(sorted(trial.tensor("1:output").values("dead_fraction")),
+                                 [0, 10, 20])
