@@ -153,7 +153,7 @@ class Hook:
         self._previous_norm = {}
         self._begin_step_state()
         self._last_end = None  # perf_counter() when the previous step ended
-        self._device_timing = _DeviceTiming.for_model(self._parameters)
+        self._device_timing = _DeviceTiming(self._parameters)
         self._recorder = None
         if flight_recorder_steps:
             self._recorder = _FlightRecorder(flight_recorder_steps, flight_recorder_regex)
@@ -266,8 +266,7 @@ class Hook:
     def _on_model_forward(self, module, inputs):
         if self._forward_start is None and self._recording():
             self._forward_start = time.perf_counter()
-            if self._device_timing is not None:
-                self._device_timing.forward_started()
+            self._device_timing.forward_started()
 
     def _activation_input_hook(self, name, module):
         bounds = next((b for kind, b in SATURATION_BOUNDS if isinstance(module, kind)), None)
@@ -368,7 +367,7 @@ class Hook:
         w = p.detach()
         norm = torch.linalg.vector_norm(w).to(torch.float64)
         previous = self._previous.get(name)
-        if previous is None:
+        if previous is None or previous.device != w.device:  # new, or moved since
             update = torch.full((), math.nan, dtype=torch.float64, device=w.device)
             ratio = update
             self._previous[name] = w.clone()
@@ -465,36 +464,33 @@ class Hook:
 class _DeviceTiming:
     """Step time on a CUDA device: CUDA events at the first forward and at the
     step's end, read once the step's statistics have come (no extra wait).
-    On the CPU the host's clock is the step's clock: for_model gives a timing
-    that measures nothing and the host times are used."""
+    A model on the CPU (where it is when the step's first forward starts) is
+    timed by the host's clock: step_ms() is None."""
 
-    def __init__(self, enabled):
-        self._enabled = enabled
+    def __init__(self, parameters):
+        self._parameters = parameters
         self._start = None
         self._end = None
 
-    @classmethod
-    def for_model(cls, parameters):
-        device = next((p.device for _, p in parameters), torch.device("cpu"))
-        return cls(device.type == "cuda")
-
     def forward_started(self):
-        if self._enabled:
+        self._start = self._end = None
+        device = next((p.device for _, p in self._parameters), None)
+        if device is not None and device.type == "cuda":
             self._start = torch.cuda.Event(enable_timing=True)
             self._start.record()
 
     def step_ended(self):
-        if self._enabled:
+        if self._start is not None:
             self._end = torch.cuda.Event(enable_timing=True)
             self._end.record()
 
     def step_ms(self):
-        if not self._enabled or self._start is None or self._end is None:
-            return None
-        self._end.synchronize()
-        elapsed = self._start.elapsed_time(self._end)
+        start, end = self._start, self._end
         self._start = self._end = None
-        return elapsed
+        if start is None or end is None:
+            return None
+        end.synchronize()
+        return start.elapsed_time(end)
 
 
 class _FlightRecorder:
