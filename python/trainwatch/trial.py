@@ -300,7 +300,7 @@ class Trial:
                            % (name, collection, ", ".join(map(str, collections))))
         ranks = {d["Rank"] for d in found if "Rank" in d and d.get("Collection") == collection}
         if rank is None and ranks:
-            rank = "0" if "0" in ranks else sorted(ranks)[0]
+            rank = min(ranks, key=lambda r: (len(r), r))  # numerically: "2" before "10"
         return Tensor(self, name, collection, None if rank is None else str(rank))
 
     # --- reading --------------------------------------------------------------------
