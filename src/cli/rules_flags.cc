@@ -28,7 +28,8 @@ void AddRulesFlags(CLI::App* cmd, RulesFlags* flags) {
       ->type_name("PROFILE");
   cmd->add_option("--step-metric", flags->step_metric,
                   "the metric whose value is the step number, for rules that need steps "
-                  "(default: a definition named step, train:step or global_step)")
+                  "(default: a definition named step, train:step or global_step; else step, the "
+                  "name the Python client sends it under)")
       ->type_name("NAME");
 }
 
@@ -75,19 +76,12 @@ absl::StatusOr<RulesSetup> LoadRulesFlags(const RulesFlags& flags,
     }
     return absl::InvalidArgumentError(message);
   }
+  // A definition named step, train:step or global_step; else "step", the name
+  // under which the Python client sends the step (docs/python.md). A name no
+  // definition gives may be sent by the process itself, through the client.
   setup.step_metric = flags.step_metric;
-  if (setup.step_metric.empty()) {
-    setup.step_metric = rules::DefaultStepMetric(definitions);
-  } else {
-    bool defined = false;
-    for (const model::MetricDefinition& d : definitions) defined |= d.name == setup.step_metric;
-    if (!defined) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--step-metric %s names no metric definition; define it too, e.g. --metric "
-          "'%s=step (\\d+)'",
-          setup.step_metric, setup.step_metric));
-    }
-  }
+  if (setup.step_metric.empty()) setup.step_metric = rules::DefaultStepMetric(definitions);
+  if (setup.step_metric.empty()) setup.step_metric = "step";
   return setup;
 }
 

@@ -30,7 +30,8 @@ struct RulesSetup {
 
 // The configurations the flags ask for (the default set when none is named
 // and --no-rules is not given), validated; `definitions` give the step
-// metric's default (a definition named step, train:step or global_step).
+// metric's default (a definition named step, train:step or global_step; else
+// "step", what the Python client sends).
 absl::StatusOr<RulesSetup> LoadRulesFlags(const RulesFlags& flags,
                                           const std::vector<model::MetricDefinition>& definitions);
 

@@ -19,9 +19,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "agent/agent.h"
+#include "app/client_endpoint.h"
 #include "app/job_access.h"
 #include "app/job_reports.h"
 #include "app/local_rules.h"
+#include "app/python_package.h"
 #include "app/serve.h"
 #include "cli/build_info.h"
 #include "cli/commands.h"
@@ -294,9 +296,29 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
                    ui->url().c_str());
     }
   }
+  // Where the process's Python client sends what it logs (docs/python.md):
+  // through this run's sink, as the metrics of its lines.
+  std::unique_ptr<app::ClientEndpoint> client;
+  if (absl::StatusOr<std::unique_ptr<app::ClientEndpoint>> started =
+          app::ClientEndpoint::Start(sink, VersionString());
+      started.ok()) {
+    client = *std::move(started);
+    absl::StatusOr<std::string> python_dir = app::WritePythonPackage(data_dir);
+    if (!python_dir.ok()) {
+      std::fprintf(stderr, "trainwatch: %s; `import trainwatch` needs `pip install` of it\n",
+                   std::string(python_dir.status().message()).c_str());
+    }
+    spec.runner_environment = client->Environment(python_dir.value_or(""));
+  } else {
+    std::fprintf(stderr,
+                 "trainwatch: the endpoint for the Python client cannot start (%s): what the "
+                 "job logs through it is not kept; its output still is\n",
+                 std::string(started.status().message()).c_str());
+  }
   auto runner = job::TrainingRun::Create(std::move(spec), sink);
   if (!runner.ok()) return ReportError(runner.status());
   this_run = runner->get();
+  if (client) client->Attach(runner->get());
   // The heartbeat: a server on another machine can neither check nor signal
   // this process; it records a stop request that the heartbeat's answer carries.
   std::unique_ptr<agent::StopWatcher> stop_watcher;
@@ -315,6 +337,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   }
   auto result = (*runner)->Run();
   stop_watcher.reset();
+  client.reset();  // the process has exited: what it sent is in
   std::string rules_summary;
   if (local_rules) {
     local_rules->Flush();  // the job's end is evaluated and recorded

@@ -19,6 +19,7 @@
 #include "app/api_backends.h"
 #include "app/job_reports.h"
 #include "app/local_rules.h"
+#include "app/python_package.h"
 #include "app/serve.h"
 #include "cli/allocator.h"
 #include "cli/build_info.h"
@@ -158,6 +159,18 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   }
   server::Server* srv = &(*served)->server();
   const std::string url = (*served)->url();
+  if (local_jobs != nullptr) {
+    // CreateTrainingJob's scripts send what they log through the Python
+    // client to this server, as `trainwatch run`'s send to their run.
+    absl::StatusOr<std::string> python_dir = app::WritePythonPackage(data_dir);
+    if (!python_dir.ok()) {
+      std::fprintf(stderr, "trainwatch: %s; jobs need `pip install` of it to import trainwatch\n",
+                   std::string(python_dir.status().message()).c_str());
+    }
+    std::map<std::string, std::string> env{{"TRAINWATCH_RUNNER_URL", url}};
+    if (python_dir.ok()) env["PYTHONPATH"] = app::PythonPathWith(*python_dir);
+    local_jobs->SetRunnerEnvironment(std::move(env));
+  }
   if (agents != nullptr) {
     if (absl::Status s = agent::PublishServer(data_dir, url); !s.ok()) {
       std::fprintf(stderr, "trainwatch: %s; runs will not find this server\n",

@@ -89,6 +89,21 @@ model::JobRecord JobRunner::Snapshot() const {
   return snapshot_;
 }
 
+void JobRunner::NoteSentMetrics(const model::SampleBatch& batch) {
+  util::MutexLock lock(mu_);
+  for (const model::SeriesSamples& series : batch.series) {
+    const model::SeriesKey& key = series.key;
+    if (key.ns != model::kTrainingJobsNamespace || key.dimensions.size() != 1 ||
+        key.dimensions[0].name != "TrainingJobName" || key.dimensions[0].value != spec_.name) {
+      continue;
+    }
+    for (const model::Sample& s : series.samples) {
+      auto [it, inserted] = sent_final_.try_emplace(key.metric, model::FinalMetric{key.metric, s.value, s.t_ms});
+      if (!inserted && s.t_ms >= it->second.t_ms) it->second = {key.metric, s.value, s.t_ms};
+    }
+  }
+}
+
 void JobRunner::RequestStop(std::string message) {
   util::MutexLock lock(mu_);
   if (!stop_requested_ && !message.empty()) stop_message_ = std::move(message);
@@ -254,6 +269,13 @@ absl::StatusOr<RunResult> JobRunner::Run() {
   process_options.argv = spec_.command;
   process_options.working_dir = spec_.working_dir;
   for (const auto& entry : spec_.environment) process_options.env.push_back(entry);
+  // Who the process is, for the Python client (docs/python.md).
+  process_options.env.emplace_back("TRAINWATCH_JOB", spec_.name);
+  process_options.env.emplace_back("TRAINWATCH_HOST_INDEX", std::to_string(spec_.host_index));
+  if (!spec_.step_metric.empty()) {
+    process_options.env.emplace_back("TRAINWATCH_STEP_METRIC", spec_.step_metric);
+  }
+  for (const auto& entry : spec_.runner_environment) process_options.env.push_back(entry);
   process_options.output_mode = spec_.output_mode;
   process_options.passthrough_stdout_fd = spec_.stdout_fd;
   process_options.passthrough_stderr_fd = spec_.stderr_fd;
@@ -349,6 +371,21 @@ absl::StatusOr<RunResult> JobRunner::Run() {
   record_.exit_code = exit_status.exit_code;
   record_.exit_signal = exit_status.signal;
   record_.final_metrics = metrics_->FinalMetrics();
+  {
+    // What the job sent itself joins what its lines said; the newer value
+    // of a metric both gave wins.
+    util::MutexLock lock(mu_);
+    for (const auto& entry : sent_final_) {
+      const model::FinalMetric& sent = entry.second;
+      auto same = std::find_if(record_.final_metrics.begin(), record_.final_metrics.end(),
+                               [&sent](const model::FinalMetric& m) { return m.name == sent.name; });
+      if (same == record_.final_metrics.end()) {
+        record_.final_metrics.push_back(sent);
+      } else if (sent.t_ms > same->t_ms) {
+        *same = sent;
+      }
+    }
+  }
   const int64_t end_ms = clock.NowMs();
   switch (stop_reason_) {
     case StopReason::kMaxRuntime:

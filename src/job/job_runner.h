@@ -77,6 +77,11 @@ struct RunSpec {
   int64_t stop_grace_ms = kDefaultStopGraceMs;
   std::string working_dir;                       // empty: ours
   std::map<std::string, std::string> environment;  // added to the process environment
+  // Also added to the process environment, but not recorded in the job (the
+  // runner's own contacts, e.g. where the Python client sends its metrics:
+  // docs/python.md). The runner always adds TRAINWATCH_JOB and
+  // TRAINWATCH_HOST_INDEX, and TRAINWATCH_STEP_METRIC when there is one.
+  std::map<std::string, std::string> runner_environment;
   // Recorded in the JobRecord (the profiler reads them from there).
   std::map<std::string, std::string> hyperparameters;
   int64_t profiling_interval_ms = 1000;
@@ -176,6 +181,13 @@ class JobRunner {
   // The record as last written (name and status only before Run). Thread-safe.
   model::JobRecord Snapshot() const;
 
+  // Samples the job sent itself (the Python client, through the runner's
+  // endpoint), once stored: the last value of each of the job's algorithm
+  // metrics in `batch` (namespace /aws/sagemaker/TrainingJobs, dimension
+  // TrainingJobName = this job) joins FinalMetricDataList, as a metric
+  // definition's last match does. Thread-safe.
+  void NoteSentMetrics(const model::SampleBatch& batch);
+
  private:
   enum class StopReason { kNone, kUser, kInterrupt, kMaxRuntime };
 
@@ -213,6 +225,8 @@ class JobRunner {
   mutable util::Mutex mu_;  // guards snapshot_, process_ pointer use from RequestStop
   model::JobRecord snapshot_ ABSL_GUARDED_BY(mu_);
   std::string stop_message_ ABSL_GUARDED_BY(mu_);
+  // NoteSentMetrics: the newest value of each metric the job sent, by name.
+  std::map<std::string, model::FinalMetric> sent_final_ ABSL_GUARDED_BY(mu_);
   bool process_finishing_ ABSL_GUARDED_BY(mu_) = false;  // Finish may reap the leader
   std::atomic<bool> stop_requested_{false};
 };

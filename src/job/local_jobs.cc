@@ -97,6 +97,11 @@ LocalJobs::~LocalJobs() {
   }
 }
 
+void LocalJobs::SetRunnerEnvironment(std::map<std::string, std::string> env) {
+  util::MutexLock lock(mu_);
+  runner_environment_ = std::move(env);
+}
+
 std::string LocalJobs::JobDir(const std::string& name) const {
   return data_dir_ + "/jobs/" + name;
 }
@@ -238,6 +243,10 @@ absl::StatusOr<model::JobRecord> LocalJobs::Start(const TrainingJobSpec& spec) {
   run.request_json = spec.request_json;
   run.rule_configurations = spec.rule_configurations;
   run.step_metric = spec.step_metric;
+  {
+    util::MutexLock lock(mu_);
+    run.runner_environment = runner_environment_;
+  }
   run.stdout_fd = -1;  // the output is in the job's log stream
   run.stderr_fd = -1;
   run.stdin_fd = -1;

@@ -50,6 +50,11 @@ class LocalJobs {
   // not run here.
   absl::Status Signal(const std::string& name, int signo);
 
+  // Added to the environment of every job started from now on, unrecorded
+  // (RunSpec::runner_environment): where the Python client sends what the
+  // script logs (the server's own URL) and its PYTHONPATH.
+  void SetRunnerEnvironment(std::map<std::string, std::string> env);
+
   // The job's folder: <data>/jobs/<name>.
   std::string JobDir(const std::string& name) const;
 
@@ -62,6 +67,7 @@ class LocalJobs {
   const util::Clock* clock_;
   util::Mutex mu_;
   std::map<std::string, std::shared_ptr<Running>> running_ ABSL_GUARDED_BY(mu_);  // by lower-cased name
+  std::map<std::string, std::string> runner_environment_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace trainwatch::job

@@ -45,6 +45,8 @@ class TrainingRun {
   void RequestStop(std::string message = "") { runner_->RequestStop(std::move(message)); }
   model::JobRecord Snapshot() const { return runner_->Snapshot(); }
   absl::Status Signal(int signo) { return runner_->Signal(signo); }
+  // JobRunner::NoteSentMetrics.
+  void NoteSentMetrics(const model::SampleBatch& batch) { runner_->NoteSentMetrics(batch); }
 
   // Null when profiling is off.
   const ProfilerObserver* profiler() const { return profiler_.get(); }

@@ -17,4 +17,13 @@ inline constexpr std::string_view kTrainingJobNameDim = "TrainingJobName";
 inline constexpr std::string_view kMetricNameDim = "MetricName";
 inline constexpr std::string_view kValueDim = "Value";
 
+// Tensor statistics the Python client's PyTorch hook sends (docs/python.md):
+// one series per tensor and statistic, metric = the statistic's name
+// (rules/rule.h's TensorStat), dimensions TrainingJobName, Tensor (the
+// parameter or module name), Collection (gradients, weights, biases,
+// activations, ...) and, for a job of several processes, Rank.
+inline constexpr std::string_view kTensorsNamespace = "trainwatch/Tensors";
+inline constexpr std::string_view kTensorDim = "Tensor";
+inline constexpr std::string_view kCollectionDim = "Collection";
+
 }  // namespace trainwatch::model

@@ -65,10 +65,14 @@ RetentionPolicy::RetentionPolicy() {
   TierRetention defaults;
   for (int i = 0; i < kTierCount; ++i) all.keep_ms[i] = defaults.keep_ms[i];
   rules_.push_back(all);
-  Rule profiler;
-  profiler.pattern = "trainwatch/Profiler";
-  profiler.keep_ms[static_cast<int>(Tier::kRaw)] = kForever;
-  rules_.push_back(profiler);
+  // Profiling data and the tensor statistics of the Python client are what a
+  // job is analysed by afterwards (report, Trial): kept at full resolution.
+  for (const char* ns : {"trainwatch/Profiler", "trainwatch/Tensors"}) {
+    Rule keep;
+    keep.pattern = ns;
+    keep.keep_ms[static_cast<int>(Tier::kRaw)] = kForever;
+    rules_.push_back(keep);
+  }
 }
 
 int RetentionPolicy::Specificity(const Rule& rule) {

@@ -3,7 +3,8 @@
 //
 // Tiers: raw (every sample), and rollups of 60 s, 300 s and 3600 s buckets.
 // Built-in defaults follow CloudWatch: raw 3 h, 60 s 15 d, 300 s 63 d,
-// 3600 s 455 d; namespace "trainwatch/Profiler" keeps raw data forever.
+// 3600 s 455 d; namespaces "trainwatch/Profiler" and
+// "trainwatch/Tensors" keep raw data forever.
 // Rules in <data>/retention.conf (one per line) override them:
 //
 //   # pattern              settings

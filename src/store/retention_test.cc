@@ -29,6 +29,12 @@ TEST(Retention, ProfilerKeepsRawForeverAndNeedsNoSketches) {
   EXPECT_TRUE(r.Covers(Tier::kRaw, 0, 1'000'000'000'000));
 }
 
+TEST(Retention, TensorStatisticsKeepRawForever) {
+  RetentionPolicy p;
+  EXPECT_EQ(p.For("trainwatch/Tensors").Get(Tier::kRaw), kForever);
+  EXPECT_EQ(p.For("trainwatch/TensorsAndMore").Get(Tier::kRaw), 3 * 3600 * 1000);
+}
+
 TEST(Retention, MostSpecificRuleWinsPerSetting) {
   auto p = RetentionPolicy::Parse(
       "# comment\n"

@@ -182,6 +182,9 @@ HttpResponse NativeApi::Handle(const HttpRequest& request) const {
       return true;
     };
     if (take("/series")) return get ? JobSeries(std::string(name)) : MethodNotAllowed("GET");
+    if (take("/samples")) {
+      return get ? JobSamples(std::string(name), request) : MethodNotAllowed("GET");
+    }
     if (take("/report")) return get ? Report(std::string(name), request) : MethodNotAllowed("GET");
     bool stop = name.size() > 5 && name.substr(name.size() - 5) == "/stop";
     if (stop) {

@@ -24,6 +24,9 @@ struct NativeOptions {
   size_t max_decompressed_bytes = 64 * 1048576;
   // The most samples one ingest request may carry.
   size_t max_samples_per_request = 1000000;
+  // The most samples one answer of GET /api/v1/jobs/NAME/samples holds (some
+  // 40 MB of JSON); more are paged by time (`next_start`).
+  size_t max_samples_per_answer = 1000000;
 };
 
 class NativeApi {
@@ -54,6 +57,8 @@ class NativeApi {
   HttpResponse StopJob(const std::string& name) const;
   // The dashboard's chart data (native_chart.cc).
   HttpResponse JobSeries(const std::string& name) const;
+  // GET /api/v1/jobs/NAME/samples: the raw samples of the job's own series.
+  HttpResponse JobSamples(const std::string& name, const HttpRequest& request) const;
   HttpResponse Chart(const HttpRequest& request) const;
   HttpResponse Report(const std::string& name, const HttpRequest& request) const;
 

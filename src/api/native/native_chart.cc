@@ -74,17 +74,85 @@ HttpResponse NativeApi::JobSeries(const std::string& name) const {
     if (!series.ok()) return FromStatus(series.status());
     for (const query::SeriesInfo& s : *series) {
       if (!seen.insert(s.key).second) continue;
+      // The Python client's tensor statistics: a group of their own, which the
+      // dashboard draws a chart per collection and statistic.
+      const bool tensor = s.key.ns == model::kTensorsNamespace;
       Json item{{"namespace", s.key.ns},
                 {"metric", s.key.metric},
                 {"dimensions", DimensionsJson(s.key.dimensions)},
                 {"unit", s.key.unit},
-                {"group", group}};
+                {"group", tensor ? "tensors" : group}};
       item["last_ms"] = s.last ? Json(s.last->t_ms) : Json(nullptr);
       item["last_value"] = s.last ? Json(s.last->value) : Json(nullptr);
       items.push_back(std::move(item));
     }
   }
   return Reply(200, Json{{"series", std::move(items)}});
+}
+
+HttpResponse NativeApi::JobSamples(const std::string& name, const HttpRequest& request) const {
+  if (backends_.jobs == nullptr) return NoBackend("job runner");
+  if (backends_.metrics == nullptr) return NoBackend("metric store");
+  absl::StatusOr<Params> params = DecodeFormPairs(request.Query());
+  if (!params.ok()) return FromStatus(params.status());
+  absl::StatusOr<std::optional<model::JobRecord>> job = backends_.jobs->GetJob(name);
+  if (!job.ok()) return FromStatus(job.status());
+  if (!*job) return Error(404, "NotFound", absl::StrFormat("no job named %s", name));
+  ListMetricsQuery q;
+  q.dimensions.push_back({std::string(model::kTrainingJobNameDim), (*job)->name});
+  for (const char* filter : {"namespace", "metric"}) {
+    if (const std::string* v = Param(*params, filter); v != nullptr && !v->empty()) {
+      (std::string_view(filter) == "namespace" ? q.ns : q.metric) = *v;
+    }
+  }
+  // By default the job's whole span (a minute either side: the clocks of the
+  // senders and the runner may differ a little).
+  const int64_t now = clock_.NowMs();
+  absl::StatusOr<int64_t> start = ChartTime(*params, "start", now, (*job)->creation_ms - 60000);
+  if (!start.ok()) return FromStatus(start.status());
+  absl::StatusOr<int64_t> end = ChartTime(
+      *params, "end", now, std::max(now, (*job)->training_end_ms.value_or(now)) + 60000);
+  if (!end.ok()) return FromStatus(end.status());
+  if (*start >= *end) {
+    return Error(400, "InvalidArgument",
+                 absl::StrFormat("query parameter start (%d ms) must be before end (%d ms)",
+                                 *start, *end));
+  }
+  absl::StatusOr<std::vector<query::RawSeries>> raw = backends_.metrics->ReadRaw(q, *start, *end);
+  if (!raw.ok()) return FromStatus(raw.status());
+  // An answer holds at most max_samples_per_answer samples: those before the time
+  // `next_start`, which the next request gives as its start.
+  std::vector<int64_t> times;
+  for (const query::RawSeries& series : *raw) {
+    for (const model::Sample& s : series.samples) times.push_back(s.t_ms);
+  }
+  std::optional<int64_t> cut;
+  const size_t most = std::max<size_t>(1, options_.max_samples_per_answer);
+  if (times.size() > most) {
+    std::nth_element(times.begin(), times.begin() + static_cast<ptrdiff_t>(most), times.end());
+    cut = times[most];
+    if (cut <= *start) cut = *start + 1;  // more samples at one ms than fit: go on after it
+  }
+  Json items = Json::array();
+  for (const query::RawSeries& series : *raw) {
+    Json t = Json::array();
+    Json v = Json::array();
+    for (const model::Sample& s : series.samples) {
+      if (cut && s.t_ms >= *cut) break;
+      t.push_back(s.t_ms);
+      v.push_back(s.value);
+    }
+    if (t.empty()) continue;
+    items.push_back(Json{{"namespace", series.key.ns},
+                         {"metric", series.key.metric},
+                         {"dimensions", DimensionsJson(series.key.dimensions)},
+                         {"unit", series.key.unit},
+                         {"t_ms", std::move(t)},
+                         {"values", std::move(v)}});
+  }
+  Json body{{"series", std::move(items)}};
+  if (cut) body["next_start"] = *cut;
+  return Reply(200, body);
 }
 
 HttpResponse NativeApi::Chart(const HttpRequest& request) const {

@@ -1,6 +1,9 @@
 // The dashboard's chart data endpoints: GET /api/v1/jobs/NAME/series and
 // GET /api/v1/chart (docs/api.md, "Dashboard"), over the fake backend.
 #include <cmath>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "api/native/native_api.h"
 #include "api/testing/fake_backend.h"
@@ -198,6 +201,81 @@ TEST_F(NativeChartTest, ReportIsTheJobsPageOrItsContentAsJson) {
               HasSubstr("no job named nope"));
   EXPECT_THAT(Get("/api/v1/jobs/j1/report?format=pdf", 400)["error"]["message"].get<std::string>(),
               HasSubstr("use html"));
+}
+
+
+TEST_F(NativeChartTest, SamplesAnswersTheJobsOwnSeriesRawFilteredByNamespaceAndMetric) {
+  Put(kNs, "train:loss", {{"TrainingJobName", "j1"}}, {{kNow - 2000, 0.5}, {kNow - 1000, 0.25}});
+  Put("trainwatch/Tensors", "mean", {{"Collection", "weights"}, {"Tensor", "fc.weight"},
+                                     {"TrainingJobName", "j1"}},
+      {{kNow - 2000, 0.125}});
+  Put(kNs, "train:loss", {{"TrainingJobName", "j10"}}, {{kNow - 1000, 9}});  // another job
+  Put(kNs, "CPUUtilization", {{"Host", "j1/algo-1"}}, {{kNow - 500, 93}}, "Percent");
+  nlohmann::json all = Get("/api/v1/jobs/j1/samples");
+  ASSERT_EQ(all["series"].size(), 2u) << all;
+  EXPECT_FALSE(all.contains("next_start"));
+  nlohmann::json tensors = Get("/api/v1/jobs/j1/samples?namespace=trainwatch%2FTensors");
+  ASSERT_EQ(tensors["series"].size(), 1u) << tensors;
+  EXPECT_EQ(tensors["series"][0],
+            nlohmann::json({{"namespace", "trainwatch/Tensors"},
+                            {"metric", "mean"},
+                            {"dimensions",
+                             {{"Collection", "weights"}, {"Tensor", "fc.weight"}, {"TrainingJobName", "j1"}}},
+                            {"unit", "None"},
+                            {"t_ms", {kNow - 2000}},
+                            {"values", {0.125}}}));
+  nlohmann::json loss = Get("/api/v1/jobs/j1/samples?metric=train%3Aloss");
+  ASSERT_EQ(loss["series"].size(), 1u);
+  EXPECT_EQ(loss["series"][0]["values"], nlohmann::json({0.5, 0.25}));
+  EXPECT_THAT(Get("/api/v1/jobs/nope/samples", 404).dump(), HasSubstr("no job named nope"));
+}
+
+TEST(NativeJobSamples, ALargeAnswerIsPagedByTimeAndNothingIsLostOrRepeated) {
+  util::FakeClock clock(kNow);
+  testing::FakeBackend fake(clock);
+  NativeOptions options;
+  options.max_samples_per_answer = 5;
+  NativeApi api(options, fake.backends(), clock);
+  model::JobRecord job;
+  job.name = "j1";
+  job.creation_ms = kNow - 3600000;
+  fake.SetJob(job);
+  model::SampleBatch b;
+  for (const char* metric : {"a", "b"}) {
+    std::vector<model::Sample> samples;
+    for (int i = 0; i < 6; ++i) samples.push_back({kNow - 10000 + i * 1000, double(i)});
+    b.series.push_back({*model::MakeSeriesKey(kNs, metric, {{"TrainingJobName", "j1"}}, "None"), 1,
+                        samples, {}, {}});
+  }
+  ASSERT_TRUE(fake.Put(b).ok());
+  std::map<std::string, std::vector<int64_t>> seen;
+  std::string start;
+  int requests = 0;
+  while (true) {
+    HttpRequest r;
+    r.method = "GET";
+    r.target = "/api/v1/jobs/j1/samples" + start;
+    HttpResponse out = api.Handle(r);
+    ASSERT_EQ(out.status, 200) << out.body;
+    nlohmann::json j = nlohmann::json::parse(out.body);
+    size_t n = 0;
+    for (const auto& s : j["series"]) {
+      for (const auto& t : s["t_ms"]) {
+        seen[s["metric"]].push_back(t.get<int64_t>());
+        ++n;
+      }
+    }
+    EXPECT_LE(n, 5u);
+    ++requests;
+    ASSERT_LT(requests, 10);
+    if (!j.contains("next_start")) break;
+    start = "?start=" + std::to_string(j["next_start"].get<int64_t>());
+  }
+  for (const char* metric : {"a", "b"}) {
+    std::vector<int64_t> want;
+    for (int i = 0; i < 6; ++i) want.push_back(kNow - 10000 + i * 1000);
+    EXPECT_EQ(seen[metric], want) << metric;
+  }
 }
 
 }  // namespace
