@@ -14,6 +14,7 @@ const std::vector<RuleInfo>& BuiltinRules() {
   static const std::vector<RuleInfo>* const rules = [] {
     auto* all = new std::vector<RuleInfo>(ProfilerRuleInfos());
     for (RuleInfo& info : LogRuleInfos()) all->push_back(std::move(info));
+    for (RuleInfo& info : TensorRuleInfos()) all->push_back(std::move(info));
     return all;
   }();
   return *rules;
@@ -44,6 +45,9 @@ absl::StatusOr<std::unique_ptr<Rule>> MakeRule(std::string_view name,
   }
   absl::StatusOr<ParamValues> values = ParseParams(info->name, info->params, params, profile);
   if (!values.ok()) return values.status();
+  if (info->check) {
+    if (absl::Status s = info->check(*values); !s.ok()) return s;
+  }
   return info->make(*values);
 }
 

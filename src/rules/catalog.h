@@ -7,7 +7,8 @@
 //       MakeRule("LowGPUUtilization", {{"threshold_p95", "60"}}, Profile::kDefault);
 //
 // Each family's file registers its rules: profiler_rules.cc (spec/rules.md §6)
-// and log_rules.cc (§5.8-§5.12 and the rules beyond Debugger).
+// log_rules.cc (§5.2, §5.8-§5.12 and the rules beyond Debugger) and
+// tensor_rules.cc (the model rules over tensor statistics).
 
 #include <functional>
 #include <map>
@@ -37,6 +38,8 @@ struct RuleInfo {
   // Reads kStep inputs only: for a job without a step metric it cannot tell
   // "no step yet" from "no step metric", so it does not run and says so.
   bool needs_steps = false;
+  // Checks the parameters together, after each was checked alone (null: none).
+  std::function<absl::Status(const ParamValues&)> check = nullptr;
   // Builds the rule from checked parameters.
   std::function<std::unique_ptr<Rule>(const ParamValues&)> make;
 };
@@ -58,5 +61,6 @@ absl::StatusOr<std::unique_ptr<Rule>> MakeRule(std::string_view name,
 // The family files' tables (catalog.cc joins them).
 std::vector<RuleInfo> ProfilerRuleInfos();
 std::vector<RuleInfo> LogRuleInfos();
+std::vector<RuleInfo> TensorRuleInfos();
 
 }  // namespace trainwatch::rules

@@ -45,6 +45,14 @@ std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key) {
     if (key.metric != model::kNonFiniteMetricValues || metric == nullptr) return std::nullopt;
     return SeriesSignal{Signal::kNonFinite, -1, *metric};
   }
+  if (key.ns == model::kTensorsNamespace) {
+    const std::string* tensor = key.FindDimension(model::kTensorDim);
+    const std::string* collection = key.FindDimension(model::kCollectionDim);
+    std::optional<TensorStat> stat = ParseTensorStat(key.metric);
+    if (tensor == nullptr || !stat) return std::nullopt;
+    return SeriesSignal{Signal::kTensor, static_cast<int>(*stat), *tensor,
+                        collection != nullptr ? *collection : std::string()};
+  }
   if (key.ns == profiler::kProfilerNamespace) {
     const std::string* core = key.FindDimension(profiler::kCoreDim);
     const std::string* gpu = key.FindDimension(profiler::kGpuDim);
@@ -94,6 +102,7 @@ std::optional<OwnedInput> SeriesInput(const model::SeriesKey& key) {
   in.input.index = signal->index;
   in.input.host = job->second;
   in.name = std::move(signal->name);
+  in.collection = std::move(signal->collection);
   if (signal->signal == Signal::kNonFinite) {
     in.input.value = std::numeric_limits<double>::quiet_NaN();
     const std::string* v = key.FindDimension(model::kValueDim);

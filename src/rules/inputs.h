@@ -21,11 +21,13 @@ struct OwnedInput {
   std::string job;
   Input input;
   std::string name;
+  std::string collection;
 
-  // The input, its name pointing into this object.
+  // The input, its name and collection pointing into this object.
   Input AsInput() const {
     Input in = input;
     in.name = name;
+    in.collection = collection;
     return in;
   }
 };
@@ -40,6 +42,7 @@ struct SeriesSignal {
   Signal signal;
   int index = -1;
   std::string name;
+  std::string collection = {};
 };
 std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key);
 

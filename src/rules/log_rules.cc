@@ -81,10 +81,44 @@ ExplodingTensorParams MakeExplodingTensorParams(const ParamValues& values) {
   ExplodingTensorParams p;
   p.only_nan = values.Bool("only_nan");
   p.metrics = SplitList(values.String("metrics"));
+  p.tensors = MakeTensorSelection(values, "");
   return p;
 }
 
+namespace {
+
+// A tensor's NaN or ±Inf elements at a step.
+Verdict ExplodingTensorOnTensor(const ExplodingTensorParams& p, ExplodingTensorState& s,
+                                const Input& in) {
+  const auto stat = static_cast<TensorStat>(in.index);
+  const bool nan = stat == TensorStat::kNan;
+  if (!nan && stat != TensorStat::kPosInf && stat != TensorStat::kNegInf) {
+    return Verdict::Pending();
+  }
+  if (!p.tensors.Selects(in)) return Verdict::Pending();
+  s.saw_metric = true;
+  if (in.value <= 0 || (p.only_nan && !nan)) return Verdict::Ok();
+  Finding f;
+  f.reason = nan ? "nan" : "infinite";
+  f.subject = std::string(in.name);
+  f.step = in.step;
+  f.t_ms = in.t_ms;
+  f.observed = in.value;
+  f.threshold = 0;
+  f.message = absl::StrFormat("%s (%s) had %s %s value%s%s.", in.name, in.collection,
+                              log_internal::Num(in.value), nan ? "NaN" : stat == TensorStat::kPosInf ? "+Inf" : "-Inf",
+                              in.value == 1 ? "" : "s", log_internal::AtStep(in.step));
+  f.recommendation =
+      "The values have diverged: lower the learning rate, clip gradients "
+      "(torch.nn.utils.clip_grad_norm_), check the input data for NaN/Inf, or use a numerically "
+      "stable loss (e.g. log-softmax with NLL).";
+  return Verdict::Issue(std::move(f));
+}
+
+}  // namespace
+
 Verdict OnInput(const ExplodingTensorParams& p, ExplodingTensorState& s, const Input& in) {
+  if (in.signal == Signal::kTensor) return ExplodingTensorOnTensor(p, s, in);
   if (in.signal != Signal::kMetric && in.signal != Signal::kNonFinite) return Verdict::Pending();
   if (!Watches(p.metrics, in.name)) return Verdict::Pending();
   s.saw_metric = true;
@@ -124,11 +158,17 @@ std::vector<RuleInfo> LogRuleInfos() {
       .name = "ExplodingTensor",
       .family = RuleFamily::kDebug,
       .summary = "a metric became NaN or infinite (the model diverged)",
-      .watches = "every metric the job produces, including matches whose value is nan/inf",
+      .watches = "every metric the job produces, including matches whose value is nan/inf, and "
+                 "the NaN/Inf counts of its tensors (trainwatch.torch.watch)",
       .params = {{"only_nan", ParamType::kBool, "false", "", 0, 0,
                   "report NaN only, not +Inf/-Inf"},
                  {"metrics", ParamType::kString, "", "", 0, 0,
-                  "comma-separated metric names to watch; empty: every metric"}},
+                  "comma-separated metric names to watch; empty: every metric"},
+                 {"collection_names", ParamType::kString, "", "", 0, 0,
+                  "comma-separated tensor collections to watch (trainwatch.torch.watch); "
+                  "with tensor_regex empty too: every tensor"},
+                 {"tensor_regex", ParamType::kRegex, "", "", 0, 0,
+                  "watch the tensors whose name this regex finds"}},
       .in_default_set = true,
       .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
         return std::make_unique<PureRule<ExplodingTensorParams, ExplodingTensorState>>(

@@ -12,15 +12,19 @@
 
 #include "rules/params.h"
 #include "rules/rule.h"
+#include "rules/tensor_rules.h"
 
 namespace trainwatch::rules {
 
 // ExplodingTensor (§5.2) over metrics: a match whose value is NaN or ±Inf
 // (`loss: nan`) is an issue. The store refuses non-finite values, so the job
-// reports such a match as a kNonFinite input instead of a datapoint.
+// reports such a match as a kNonFinite input instead of a datapoint. Over
+// tensor statistics (tensor_rules.h): a selected tensor with a NaN (or ±Inf)
+// element is an issue.
 struct ExplodingTensorParams {
   bool only_nan = false;             // ±Inf is not an issue
   std::vector<std::string> metrics;  // empty: every metric
+  TensorSelection tensors;           // its default: every tensor
 };
 struct ExplodingTensorState {
   bool saw_metric = false;

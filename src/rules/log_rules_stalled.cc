@@ -23,7 +23,7 @@ namespace {
 
 bool IsProgress(Signal signal) {
   return signal == Signal::kLogLine || signal == Signal::kMetric || signal == Signal::kNonFinite ||
-         signal == Signal::kStep;
+         signal == Signal::kStep || signal == Signal::kTensor;
 }
 
 // "step 120", "metric train:loss = 0.42 at step 120", "a log line at step 120".
@@ -35,6 +35,8 @@ std::string LastSeen(const StalledTrainingState& s) {
     case Signal::kNonFinite:
       return absl::StrFormat("metric %s = %s%s", s.last_name, Num(s.last_value),
                              AtStep(s.last_step));
+    case Signal::kTensor:
+      return absl::StrFormat("statistics of tensor %s%s", s.last_name, AtStep(s.last_step));
     default:
       return absl::StrFormat("a log line%s", AtStep(s.last_step));
   }

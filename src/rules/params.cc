@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <regex>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -24,6 +25,7 @@ std::string_view ParamTypeName(ParamType type) {
     case ParamType::kBool: return "true/false";
     case ParamType::kString: return "text";
     case ParamType::kSeconds: return "duration";
+    case ParamType::kRegex: return "regex";
   }
   return "?";
 }
@@ -58,6 +60,7 @@ std::string Accepted(const ParamSpec& spec, Profile profile) {
     case ParamType::kBool: what = "true or false"; break;
     case ParamType::kString: what = "text"; break;
     case ParamType::kSeconds: what = "a duration (90, 90s, 15m, 2h)"; break;
+    case ParamType::kRegex: what = "a regular expression (e.g. .*relu_output|fc[0-9]+)"; break;
   }
   if (spec.type == ParamType::kNumber || spec.type == ParamType::kInteger ||
       spec.type == ParamType::kSeconds) {
@@ -134,7 +137,7 @@ absl::StatusOr<ParamValues> ParseParams(std::string_view rule, std::span<const P
           absl::StrFormat("rule %s: %s=\"%s\" %s; give %s", rule, spec.name, text, why,
                           Accepted(spec, profile)));
     };
-    if (!trimmed.empty() || spec.type == ParamType::kString) {
+    if (!trimmed.empty() || spec.type == ParamType::kString || spec.type == ParamType::kRegex) {
       v.has = !trimmed.empty() || it != given.end();
       switch (spec.type) {
         case ParamType::kNumber:
@@ -152,6 +155,14 @@ absl::StatusOr<ParamValues> ParseParams(std::string_view rule, std::span<const P
           if (!absl::SimpleAtob(trimmed, &v.flag)) return bad("is not true or false");
           break;
         case ParamType::kString:
+          v.text = std::string(text);
+          break;
+        case ParamType::kRegex:
+          try {
+            std::regex check(std::string(text), std::regex::ECMAScript);
+          } catch (const std::regex_error& e) {
+            return bad(absl::StrFormat("is not a regular expression (%s)", e.what()));
+          }
           v.text = std::string(text);
           break;
         case ParamType::kSeconds: {
@@ -192,6 +203,9 @@ int64_t ParamValues::Integer(std::string_view name) const {
 }
 bool ParamValues::Bool(std::string_view name) const { return Get(name, ParamType::kBool).flag; }
 const std::string& ParamValues::String(std::string_view name) const {
+  for (const auto& [n, v] : values_) {
+    if (n == name && v.type == ParamType::kRegex) return v.text;
+  }
   return Get(name, ParamType::kString).text;
 }
 double ParamValues::Seconds(std::string_view name) const {
@@ -210,7 +224,8 @@ std::vector<std::string> ParamValues::Describe() const {
     if (!v.has) continue;
     switch (v.type) {
       case ParamType::kBool: out.push_back(name + "=" + (v.flag ? "true" : "false")); break;
-      case ParamType::kString: out.push_back(name + "=" + v.text); break;
+      case ParamType::kString:
+      case ParamType::kRegex: out.push_back(name + "=" + v.text); break;
       case ParamType::kSeconds: out.push_back(name + "=" + absl::StrFormat("%gs", v.number)); break;
       default: out.push_back(name + "=" + absl::StrFormat("%g", v.number)); break;
     }

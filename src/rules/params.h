@@ -34,6 +34,7 @@ enum class ParamType : uint8_t {
   kBool,     // true/false (any case), as SageMaker's "True"/"False"
   kString,   // any text (a metric name, a regex)
   kSeconds,  // a duration as util::ParseDurationMs reads it ("90", "90s", "15m"); in seconds
+  kRegex,    // a regular expression (ECMAScript, as std::regex), checked; read with String()
 };
 std::string_view ParamTypeName(ParamType type);
 

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,8 @@ enum class Signal : uint8_t {
   kJobProcesses,     // processes in the job's tree (data-loader workers included)
   kCpuCores,         // the host's CPU cores (the profiler publishes it)
   kMetric,           // a metric the job produced (log line or client); name, value
+  kTensor,           // a statistic of a tensor (Python client's hook): name = tensor,
+                     // collection, index = the TensorStat, value
   kNonFinite,        // a metric match whose value was NaN or ±Inf; name, value
   kStep,             // the job reached step `value` (from the step metric)
   kLogLine,          // the job printed a line (value unused)
@@ -51,13 +54,28 @@ enum class Signal : uint8_t {
 };
 
 
+// The statistics of a tensor at one step (model/job_events.h's
+// trainwatch/Tensors series, docs/python.md); Input::index of a kTensor input.
+enum class TensorStat : uint8_t {
+  kCount, kZeros, kNan, kPosInf, kNegInf, kMin, kMax, kMean, kAbsMean, kVariance, kL1, kL2,
+  kNorm,               // weights at the optimizer step: ||W||
+  kUpdateNorm,         // ||W_s - W_previous||
+  kUpdateRatio,        // ||dW|| / ||W_previous||
+  kDeadFraction,       // ReLU outputs: share of units positive for < 1% of the batch
+  kSaturatedFraction,  // tanh/sigmoid inputs: share of units outside the flat-region bounds
+};
+// "abs_mean" -> kAbsMean; nullopt for a name that is none.
+std::optional<TensorStat> ParseTensorStat(std::string_view name);
+std::string_view TensorStatName(TensorStat stat);
+
 struct Input {
   Signal signal = Signal::kTick;
   int64_t t_ms = 0;      // data time; for kTick the engine's clock
   double value = 0;
   int index = -1;        // core or GPU index; -1 when not per core/GPU
   int host = 1;          // host index of a multi-host job ("algo-<host>")
-  std::string_view name; // kMetric, kNonFinite: the metric's name
+  std::string_view name; // kMetric, kNonFinite: the metric's name; kTensor: the tensor's
+  std::string_view collection;  // kTensor: the tensor's collection ("gradients", ...)
   int64_t step = -1;     // the last step seen at t_ms (-1: none yet); the engine fills it
 };
 

@@ -1,0 +1,145 @@
+#pragma once
+// The model rules over tensor statistics (spec/rules.md §5.1-§5.7, §5.13,
+// §5.14): what the Python client's PyTorch hook computes where the tensors
+// live and sends every saved step (docs/python.md) reaches them as kTensor
+// inputs, one per tensor and statistic. Each rule is a Params/State pair and
+// its OnInput/OnEnd (rules/rule.h); TensorRuleInfos() (rules/catalog.h)
+// lists them. ExplodingTensor (log_rules.h) reads the tensors' NaN and ±Inf
+// counts too.
+//
+// Selection (spec §4): a rule reads the tensors of `collection_names` (comma
+// separated, exact) and those whose name `tensor_regex` finds (anywhere in the
+// name, as Python's re.search); both empty: every tensor that has the
+// statistics it reads. A rule that saw no tensor it reads ends with a "no
+// data" warning, never a silent pass.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "rules/params.h"
+#include "rules/rule.h"
+
+namespace trainwatch::rules {
+
+struct TensorSelection {
+  std::vector<std::string> collections;  // exact names
+  std::string regex_text;
+  std::shared_ptr<const std::regex> regex;  // null: none
+  // The collection a rule reads when the user names neither (e.g. "gradients").
+  std::string default_collection;
+
+  bool Selects(const Input& in) const;
+  // "collection gradients", "tensors matching fc.*", "every tensor".
+  std::string Describe() const;
+};
+
+// From the parameters collection_names and tensor_regex (checked).
+TensorSelection MakeTensorSelection(const ParamValues& values, std::string default_collection);
+
+// Tensors seen by a rule: whether any was, for the "no data" finding.
+struct TensorSeen {
+  bool any = false;
+};
+
+// VanishingGradient (§5.1): mean(|g|) of a gradient below `threshold`.
+struct VanishingGradientParams {
+  TensorSelection selection;
+  double threshold = 1e-7;
+};
+struct VanishingGradientState {
+  TensorSeen seen;
+};
+Verdict OnInput(const VanishingGradientParams& p, VanishingGradientState& s, const Input& in);
+Verdict OnEnd(const VanishingGradientParams& p, VanishingGradientState& s, int64_t end_ms);
+
+// DeadRelu (§5.5) and SaturatedActivation (§5.4): the share of a layer's
+// units that are dead (ReLU outputs positive for under 1% of the batch) or
+// saturated (tanh/sigmoid inputs in the flat regions for over 99% of the
+// batch), as the hook counts them, above `threshold_layer` percent.
+struct UnitActivityParams {
+  TensorSelection selection;
+  TensorStat stat = TensorStat::kDeadFraction;
+  double threshold_layer = 50;  // percent of the layer's units
+};
+struct UnitActivityState {
+  TensorSeen seen;
+};
+Verdict OnInput(const UnitActivityParams& p, UnitActivityState& s, const Input& in);
+Verdict OnEnd(const UnitActivityParams& p, UnitActivityState& s, int64_t end_ms);
+
+// TensorVariance (§5.6): the variance above max_threshold or below
+// min_threshold (at least one is required).
+struct TensorVarianceParams {
+  TensorSelection selection;
+  std::optional<double> max_threshold;
+  std::optional<double> min_threshold;
+};
+struct TensorVarianceState {
+  TensorSeen seen;
+};
+Verdict OnInput(const TensorVarianceParams& p, TensorVarianceState& s, const Input& in);
+Verdict OnEnd(const TensorVarianceParams& p, TensorVarianceState& s, int64_t end_ms);
+
+// UnchangedTensor (§5.7) on weights: the hook sends ||W_s - W_prev|| and
+// ||W|| at each optimizer step; a weight is unchanged at a save when
+// ||dW|| <= atol + rtol * ||W||, and the rule fires when it was unchanged for
+// the last `num_steps` - 1 saves in a row (so over num_steps saved values).
+// (A norm-wise test, where numpy's allclose is element-wise: it can only be
+// stricter than allclose by a factor of sqrt(elements) for atol.)
+struct UnchangedTensorParams {
+  TensorSelection selection;
+  int64_t num_steps = 3;
+  double rtol = 1e-5;
+  double atol = 1e-8;
+};
+struct UnchangedTensorState {
+  TensorSeen seen;
+  struct PerTensor {
+    double norm = 0;       // ||W|| of the last save
+    bool have_norm = false;
+    int64_t unchanged = 0; // saves in a row with no change
+    bool fired = false;    // reported for this streak
+  };
+  std::map<std::string, PerTensor, std::less<>> tensors;
+};
+Verdict OnInput(const UnchangedTensorParams& p, UnchangedTensorState& s, const Input& in);
+Verdict OnEnd(const UnchangedTensorParams& p, UnchangedTensorState& s, int64_t end_ms);
+
+// WeightUpdateRatio (§5.13): ||dW|| / (||W_prev|| + epsilon) above
+// large_threshold or below small_threshold, from consecutive optimizer steps.
+struct WeightUpdateRatioParams {
+  TensorSelection selection;
+  double large_threshold = 10;
+  double small_threshold = 1e-8;
+  double epsilon = 1e-9;
+};
+struct WeightUpdateRatioState {
+  TensorSeen seen;
+};
+Verdict OnInput(const WeightUpdateRatioParams& p, WeightUpdateRatioState& s, const Input& in);
+Verdict OnEnd(const WeightUpdateRatioParams& p, WeightUpdateRatioState& s, int64_t end_ms);
+
+// AllZero (§5.14): 100 * zeros / count >= threshold. A tensor's zeros and
+// count come as two inputs of one step; the rule pairs them by tensor.
+struct AllZeroParams {
+  TensorSelection selection;
+  double threshold = 100;  // percent of elements
+};
+struct AllZeroState {
+  TensorSeen seen;
+  struct Pending {
+    int64_t t_ms = -1;
+    double count = -1;
+    double zeros = -1;
+  };
+  std::map<std::string, Pending, std::less<>> tensors;
+};
+Verdict OnInput(const AllZeroParams& p, AllZeroState& s, const Input& in);
+Verdict OnEnd(const AllZeroParams& p, AllZeroState& s, int64_t end_ms);
+
+}  // namespace trainwatch::rules

@@ -1,0 +1,188 @@
+// The model rules over tensor statistics (rules/tensor_rules.h), fed as the
+// engine feeds them: one kTensor input per tensor, statistic and step.
+#include "rules/tensor_rules.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "rules/catalog.h"
+#include "rules/inputs.h"
+#include "rules/log_rules.h"
+
+namespace trainwatch::rules {
+namespace {
+
+using ::testing::HasSubstr;
+
+Input Tensor(std::string_view name, std::string_view collection, TensorStat stat, double value,
+             int64_t step) {
+  Input in;
+  in.signal = Signal::kTensor;
+  in.name = name;
+  in.collection = collection;
+  in.index = static_cast<int>(stat);
+  in.value = value;
+  in.step = step;
+  in.t_ms = 1000 * step;
+  return in;
+}
+
+std::unique_ptr<Rule> Make(std::string_view name, std::map<std::string, std::string> params = {}) {
+  absl::StatusOr<std::unique_ptr<Rule>> rule = MakeRule(name, params, Profile::kDefault);
+  EXPECT_TRUE(rule.ok()) << rule.status();
+  return rule.ok() ? *std::move(rule) : nullptr;
+}
+
+TEST(TensorInputs, TheHooksSeriesBecomeTensorInputsOfTheirJob) {
+  auto key = model::MakeSeriesKey(
+      "trainwatch/Tensors", "abs_mean",
+      {{"TrainingJobName", "j1"}, {"Tensor", "fc1.weight"}, {"Collection", "gradients"}}, "None");
+  ASSERT_TRUE(key.ok());
+  std::optional<OwnedInput> in = SeriesInput(*key);
+  ASSERT_TRUE(in.has_value());
+  EXPECT_EQ(in->job, "j1");
+  EXPECT_EQ(in->input.signal, Signal::kTensor);
+  EXPECT_EQ(in->input.index, static_cast<int>(TensorStat::kAbsMean));
+  EXPECT_EQ(in->AsInput().name, "fc1.weight");
+  EXPECT_EQ(in->AsInput().collection, "gradients");
+  auto unknown = model::MakeSeriesKey("trainwatch/Tensors", "kurtosis",
+                                      {{"TrainingJobName", "j1"}, {"Tensor", "x"}}, "None");
+  EXPECT_FALSE(SeriesInput(*unknown).has_value()) << "a statistic no rule knows is not read";
+  for (int i = 0; i <= static_cast<int>(TensorStat::kSaturatedFraction); ++i) {
+    const auto stat = static_cast<TensorStat>(i);
+    EXPECT_EQ(ParseTensorStat(TensorStatName(stat)), stat) << TensorStatName(stat);
+  }
+}
+
+TEST(VanishingGradient, ReadsGradientsOnlyAndNamesEveryVanishedTensor) {
+  std::unique_ptr<Rule> rule = Make("VanishingGradient");
+  EXPECT_EQ(rule->OnInput(Tensor("fc1.weight", "weights", TensorStat::kAbsMean, 0, 1)).kind,
+            Verdict::kPending)
+      << "weights are not gradients";
+  EXPECT_EQ(rule->OnInput(Tensor("fc1.weight", "gradients", TensorStat::kAbsMean, 1e-3, 1)).kind,
+            Verdict::kOk);
+  Verdict v = rule->OnInput(Tensor("fc1.weight", "gradients", TensorStat::kAbsMean, 1e-9, 2));
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  EXPECT_EQ(v.findings[0].subject, "fc1.weight");
+  EXPECT_EQ(v.findings[0].step, 2);
+  EXPECT_THAT(v.findings[0].message, HasSubstr("fc1.weight vanished: mean |g| = 1e-09, below 1e-07 at step 2"));
+  EXPECT_EQ(rule->OnInput(Tensor("fc2.weight", "gradients", TensorStat::kAbsMean, 0, 2)).kind,
+            Verdict::kIssue);
+  EXPECT_TRUE(rule->OnEnd(5000).findings.empty());
+}
+
+TEST(VanishingGradient, NoGradientsIsANoDataWarningNotASilentPass) {
+  std::unique_ptr<Rule> rule = Make("VanishingGradient");
+  Verdict end = rule->OnEnd(1000);
+  EXPECT_EQ(end.kind, Verdict::kOk);
+  ASSERT_EQ(end.findings.size(), 1u);
+  EXPECT_EQ(end.findings[0].reason, "no_data");
+  EXPECT_THAT(end.findings[0].message, HasSubstr("no mean |g| of collection gradients"));
+  EXPECT_THAT(end.findings[0].recommendation, HasSubstr("trainwatch.torch.watch"));
+}
+
+TEST(TensorSelection, CollectionsAndRegexSearchAnywhereInTheName) {
+  std::unique_ptr<Rule> rule = Make("VanishingGradient", {{"tensor_regex", "conv[0-9]"}});
+  EXPECT_EQ(rule->OnInput(Tensor("fc1.weight", "gradients", TensorStat::kAbsMean, 0, 1)).kind,
+            Verdict::kPending);
+  EXPECT_EQ(rule->OnInput(Tensor("features.conv2.weight", "gradients", TensorStat::kAbsMean, 0, 1)).kind,
+            Verdict::kIssue);
+  absl::StatusOr<std::unique_ptr<Rule>> bad =
+      MakeRule("VanishingGradient", {{"tensor_regex", "conv[0-9"}}, Profile::kDefault);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("tensor_regex=\"conv[0-9\" is not a regular expression"));
+}
+
+TEST(ExplodingTensor, ATensorWithNanElementsIsAnIssueInfOnlyUnlessOnlyNan) {
+  std::unique_ptr<Rule> rule = Make("ExplodingTensor");
+  EXPECT_EQ(rule->OnInput(Tensor("fc1.weight", "gradients", TensorStat::kNan, 0, 1)).kind,
+            Verdict::kOk);
+  Verdict v = rule->OnInput(Tensor("fc1.weight", "gradients", TensorStat::kNan, 12, 3));
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  EXPECT_EQ(v.findings[0].reason, "nan");
+  EXPECT_THAT(v.findings[0].message, HasSubstr("fc1.weight (gradients) had 12 NaN values at step 3"));
+  std::unique_ptr<Rule> only_nan = Make("ExplodingTensor", {{"only_nan", "true"}});
+  EXPECT_EQ(only_nan->OnInput(Tensor("x", "outputs", TensorStat::kPosInf, 1, 1)).kind, Verdict::kOk);
+  EXPECT_EQ(rule->OnInput(Tensor("x", "outputs", TensorStat::kNegInf, 1, 1)).kind, Verdict::kIssue);
+  EXPECT_TRUE(rule->OnEnd(5000).findings.empty()) << "tensors count as data";
+}
+
+TEST(DeadRelu, MoreThanHalfTheUnitsDeadIsAnIssue) {
+  std::unique_ptr<Rule> rule = Make("DeadRelu");
+  EXPECT_EQ(rule->OnInput(Tensor("relu1", "activations", TensorStat::kDeadFraction, 0.5, 1)).kind,
+            Verdict::kOk);
+  Verdict v = rule->OnInput(Tensor("relu1", "activations", TensorStat::kDeadFraction, 1.0, 2));
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  EXPECT_EQ(v.findings[0].reason, "dead_relu");
+  EXPECT_THAT(v.findings[0].message, HasSubstr("100% of the units of relu1 are dead"));
+  EXPECT_EQ(rule->OnInput(Tensor("tanh1", "activations", TensorStat::kSaturatedFraction, 1, 2)).kind,
+            Verdict::kPending);
+}
+
+TEST(SaturatedActivation, ReadsTheSaturatedShare) {
+  std::unique_ptr<Rule> rule = Make("SaturatedActivation", {{"threshold_layer", "80"}});
+  EXPECT_EQ(rule->OnInput(Tensor("tanh1", "activations", TensorStat::kSaturatedFraction, 0.7, 1)).kind,
+            Verdict::kOk);
+  EXPECT_EQ(rule->OnInput(Tensor("tanh1", "activations", TensorStat::kSaturatedFraction, 0.9, 2)).kind,
+            Verdict::kIssue);
+}
+
+TEST(TensorVariance, NeedsAThresholdAndFiresOutsideEither) {
+  absl::StatusOr<std::unique_ptr<Rule>> none = MakeRule("TensorVariance", {}, Profile::kDefault);
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.status().message(), HasSubstr("needs max_threshold or min_threshold"));
+  std::unique_ptr<Rule> rule =
+      Make("TensorVariance", {{"max_threshold", "10"}, {"min_threshold", "1e-5"}});
+  EXPECT_EQ(rule->OnInput(Tensor("w", "weights", TensorStat::kVariance, 1, 1)).kind, Verdict::kOk);
+  EXPECT_EQ(rule->OnInput(Tensor("w", "weights", TensorStat::kVariance, 11, 2)).findings[0].reason,
+            "variance_high");
+  EXPECT_EQ(rule->OnInput(Tensor("w", "weights", TensorStat::kVariance, 1e-6, 3)).findings[0].reason,
+            "variance_low");
+}
+
+TEST(UnchangedTensor, AFrozenWeightFiresOnceAfterNumStepsSavesAndAgainAfterItMoved) {
+  std::unique_ptr<Rule> rule = Make("UnchangedTensor");  // num_steps 3
+  auto save = [&](double update, int64_t step) {
+    rule->OnInput(Tensor("fc1.weight", "weights", TensorStat::kNorm, 2.0, step));
+    return rule->OnInput(Tensor("fc1.weight", "weights", TensorStat::kUpdateNorm, update, step));
+  };
+  EXPECT_EQ(save(0, 1).kind, Verdict::kOk);
+  Verdict v = save(0, 2);
+  ASSERT_EQ(v.kind, Verdict::kIssue) << "values at steps 0, 1, 2 are equal";
+  EXPECT_THAT(v.findings[0].message, HasSubstr("fc1.weight has not changed over the last 3 saved steps at step 2"));
+  EXPECT_EQ(save(0, 3).kind, Verdict::kOk) << "once per streak";
+  EXPECT_EQ(save(1e-3, 4).kind, Verdict::kOk) << "beyond 1e-8 + 1e-5 * ||W||: it moved";
+  EXPECT_EQ(save(1e-5, 5).kind, Verdict::kOk) << "within 2.001e-5: unchanged, once";
+  EXPECT_EQ(save(0, 6).kind, Verdict::kIssue) << "a new streak";
+  std::unique_ptr<Rule> gradients_only = Make("UnchangedTensor");
+  EXPECT_EQ(gradients_only->OnInput(Tensor("g", "gradients", TensorStat::kUpdateNorm, 0, 1)).kind,
+            Verdict::kPending)
+      << "reads weights by default";
+}
+
+TEST(WeightUpdateRatio, TooLargeAndTooSmall) {
+  std::unique_ptr<Rule> rule = Make("WeightUpdateRatio");
+  EXPECT_EQ(rule->OnInput(Tensor("w", "weights", TensorStat::kUpdateRatio, 1e-3, 1)).kind,
+            Verdict::kOk);
+  EXPECT_EQ(rule->OnInput(Tensor("w", "weights", TensorStat::kUpdateRatio, 20, 2)).findings[0].reason,
+            "update_too_large");
+  EXPECT_EQ(rule->OnInput(Tensor("w", "weights", TensorStat::kUpdateRatio, 1e-9, 3)).findings[0].reason,
+            "update_too_small");
+}
+
+TEST(AllZero, PairsZerosWithCountOfTheSameStep) {
+  std::unique_ptr<Rule> rule = Make("AllZero", {{"threshold", "90"}});
+  EXPECT_EQ(rule->OnInput(Tensor("x", "inputs", TensorStat::kCount, 100, 1)).kind, Verdict::kPending);
+  EXPECT_EQ(rule->OnInput(Tensor("x", "inputs", TensorStat::kZeros, 50, 1)).kind, Verdict::kOk);
+  EXPECT_EQ(rule->OnInput(Tensor("x", "inputs", TensorStat::kZeros, 95, 2)).kind, Verdict::kPending)
+      << "no count of step 2 yet";
+  Verdict v = rule->OnInput(Tensor("x", "inputs", TensorStat::kCount, 100, 2));
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  EXPECT_THAT(v.findings[0].message, HasSubstr("95% of the values of x are zero at step 2"));
+}
+
+}  // namespace
+}  // namespace trainwatch::rules
