@@ -119,6 +119,22 @@ class StatisticsTest(HookTestCase):
         self.assertEqual(self.stat("0.weight", "gradients", "mean"), [1.0])  # the finite one
 
 
+    def test_a_non_finite_gradient_between_full_steps_is_counted_at_its_own_step(self):
+        model = nn.Sequential(nn.Linear(2, 1, bias=False))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+        tw_torch.watch(model, optimizer, run=self.run, collections=["gradients"])
+        for step in range(3):  # step 0 is a full one; 1 and 2 send only the l2
+            optimizer.zero_grad()
+            model(torch.ones(1, 2)).sum().backward()
+            if step == 2:
+                model[0].weight.grad[0, 1] = float("inf")
+            optimizer.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("0.weight", "gradients", "pos_inf"), [0.0, 1.0])
+        self.assertEqual(len(self.stat("0.weight", "gradients", "l2")), 3,
+                         "step 2's l2 is that of its finite elements (its full statistics)")
+
+
 class ActivityTest(HookTestCase):
     def test_relu_units_that_never_fire_are_dead(self):
         linear = nn.Linear(2, 4)

@@ -166,7 +166,7 @@ class Run:
             return
         t_ms, points = self._stamp(step)
         points.append(self._metric_point(name, value, t_ms))
-        sender.put_many(points)
+        sender.put_many(points, urgent=not math.isfinite(value))
 
     def log_metrics(self, metrics, step=None, _t_ms=None):
         """Records each name -> value of `metrics`, all at one time (and `step`).
@@ -182,7 +182,7 @@ class Run:
             return
         t_ms, points = self._stamp(step, _t_ms)
         points.extend(self._metric_point(name, value, t_ms) for name, value in checked)
-        sender.put_many(points)
+        sender.put_many(points, urgent=not all(math.isfinite(v) for _, v in checked))
 
     def flush(self, timeout=None):
         """Waits until everything recorded so far is delivered (or dropped), at
@@ -250,11 +250,12 @@ class Run:
         return (namespace, metric, tuple(sorted(dict(dimensions, TrainingJobName=self.job).items())),
                 unit)
 
-    def put_points(self, points):
-        """Queues (series key, t_ms, value) points as they are (finite values only)."""
+    def put_points(self, points, urgent=False):
+        """Queues (series key, t_ms, value) points as they are (finite values
+        only); `urgent` sends them at once (a NaN the rules should see now)."""
         sender = self._live_sender()
         if sender is not None:
-            sender.put_many(points)
+            sender.put_many(points, urgent=urgent)
 
     def metric_point(self, name, value, t_ms):
         """The point of metric `name` = `value` (a float), or of its

@@ -78,7 +78,9 @@ class Sender:
 
     # --- the training loop's side -------------------------------------------------
 
-    def put_many(self, points):
+    def put_many(self, points, urgent=False):
+        """Queues the points; `urgent` (a NaN or infinity the rules should see
+        now) sends at once instead of at the next interval."""
         with self._lock:
             queue = self._queue
             for point in points:
@@ -88,7 +90,7 @@ class Sender:
                 queue.append(point)
             self._queued += len(points)
             waiting = len(queue)
-        if waiting >= self._batch_size:
+        if urgent or waiting >= self._batch_size:
             self._wake.set()
 
     def flush(self, timeout=None):

@@ -31,6 +31,7 @@ COLLECTIONS = ("gradients", "weights", "biases", "losses", "activations", "input
 DEVICE_STATS = ("zeros", "nan", "pos_inf", "neg_inf", "min", "max", "mean", "abs_mean",
                 "variance", "l1", "l2")
 LOSS_STATS = ("nan", "pos_inf", "neg_inf", "min", "max", "mean")
+NON_FINITE_STATS = ("nan", "pos_inf", "neg_inf")
 WEIGHT_NORM_STATS = ("norm", "update_norm", "update_ratio")
 STEP_TIME_METRIC = "trainwatch:step_time_ms"
 DATALOADER_WAIT_METRIC = "trainwatch:dataloader_wait_ms"
@@ -331,6 +332,7 @@ class Hook:
         if entries:
             device = entries[0][3].device
             values = _to_host(torch.cat([e[3].to(device, non_blocking=True) for e in entries]))
+            self._recount_non_finite_gradients(entries, values, counts)
         rank, world = self._distributed()
         if self.report_steps and rank == 0:
             t_ms, points = self.run.stamp(self.current_step)
@@ -338,10 +340,39 @@ class Hook:
             t_ms, points = self.run.stamp(None)
         points.extend(self._points(entries, values, counts, t_ms, rank if world > 1 else None))
         self._timing_points(points, boundary, t_ms, rank if world > 1 else None)
-        self.run.put_points(points)
+        # A NaN or an infinity goes out at once: ExplodingTensor may stop the job.
+        urgent = any(stat in NON_FINITE_STATS and value > 0
+                     for stat, value in self._stat_values(entries, values))
+        self.run.put_points(points, urgent=urgent)
         self.current_step += 1
         self._begin_step_state()
         self._last_end = time.perf_counter()
+
+    def _recount_non_finite_gradients(self, entries, values, counts):
+        """On a step that sends only the gradients' l2, a gradient whose l2 is
+        not finite holds a NaN or an infinity: its full statistics are taken
+        too (a second transfer, only then), so ExplodingTensor sees the counts
+        at this step rather than at the next full one."""
+        offset = 0
+        extra = []
+        for tensor, collection, stats, _ in entries:
+            if collection == "gradients" and stats == ("l2",) and not math.isfinite(values[offset]):
+                grad = dict(self._parameters)[tensor].grad
+                if grad is not None:
+                    extra.append((tensor, "gradients", DEVICE_STATS, _device_stats(grad)))
+                    counts.append((tensor, "gradients", grad.numel()))
+            offset += len(stats)
+        if extra:
+            device = extra[0][3].device
+            values.extend(_to_host(torch.cat([e[3].to(device) for e in extra])))
+            entries.extend(extra)
+
+    @staticmethod
+    def _stat_values(entries, values):
+        offset = 0
+        for _, _, stats, _ in entries:
+            yield from zip(stats, values[offset:offset + len(stats)])
+            offset += len(stats)
 
     def _parameter_statistics(self, entries, counts):
         for name, p in self._parameters:
