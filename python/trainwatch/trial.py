@@ -2,12 +2,16 @@
 results, read back from a `trainwatch server` (the native API, docs/api.md),
 in the spirit of smdebug's trials.
 
-    trial = trainwatch.Trial("mnist-7")
+    trial = trainwatch.Trial("mnist-7")          # or Trial("mnist-7", data="runs/")
     trial.metric("train:loss").by_step()         # {step: value}
     trial.tensor("fc1.weight", "gradients").values("abs_mean")
 """
 
 import bisect
+import os
+import re
+import shutil
+import subprocess
 
 from . import _env, _http, _sigv4
 from ._run import TENSORS, TRAINING_JOBS
@@ -154,17 +158,49 @@ class Tensor:
                                  for stat in self.stats()}).sort_index().rename_axis("step")
 
 
+def _start_server(data):
+    """A `trainwatch server` on the data folder `data`, on a free loopback
+    port: (process, its URL). A folder a run still writes is served read-only."""
+    if not os.path.isdir(data):
+        raise FileNotFoundError("data: no folder %r (the data folder a run wrote: --data, "
+                                "$TRAINWATCH_DATA, ~/.local/share/trainwatch)" % (data,))
+    program = os.environ.get("TRAINWATCH_BIN") or shutil.which("trainwatch")
+    if not program:
+        raise FileNotFoundError("Trial(data=...) starts `trainwatch server` on the folder, but no "
+                                "trainwatch program is on PATH: set TRAINWATCH_BIN to it")
+    process = subprocess.Popen([program, "server", "--data", data, "--listen", "127.0.0.1:0"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    # "trainwatch: serving http://127.0.0.1:PORT (data ...); Ctrl-C stops"
+    line = process.stdout.readline()
+    match = re.search(r"serving (http://\S+)", line)
+    if not match:
+        process.kill()
+        error = process.stderr.read().strip()
+        raise RuntimeError("trainwatch server on %r did not start: %s"
+                           % (data, error or line.strip() or "no output"))
+    return process, match.group(1)
+
+
 class Trial:
     """A job's data, read from a `trainwatch server` (`endpoint`, else
-    TRAINWATCH_ENDPOINT, else http://127.0.0.1:9400). Requests are SigV4-signed
-    when AWS credentials are in the environment.
+    TRAINWATCH_ENDPOINT, else http://127.0.0.1:9400), or from a data folder
+    (`data`: a `trainwatch server` of its own is started on it, on loopback,
+    and stopped by close(); the `trainwatch` program is TRAINWATCH_BIN or the
+    one on PATH). Requests are SigV4-signed when AWS credentials are in the
+    environment.
 
     Answers are kept: call refresh() to see what a running job added since."""
 
-    def __init__(self, job, endpoint=None):
+    def __init__(self, job, endpoint=None, data=None):
         if not isinstance(job, str) or not job:
             raise ValueError("job must be a non-empty str, got %r" % (job,))
+        if endpoint and data:
+            raise ValueError("give endpoint or data, not both")
         self.job = job
+        self._server = None
+        if data:
+            self._server, endpoint = _start_server(data)
         self.endpoint = _env.server_url(endpoint)
         credentials = _sigv4.Credentials.from_environment()
         self._connection = _http.Connection(
@@ -176,8 +212,20 @@ class Trial:
         return "<Trial %s at %s>" % (self.job, self.endpoint)
 
     def close(self):
-        """Closes the kept-open connection to the server (a later call opens another)."""
+        """Closes the kept-open connection to the server (a later call opens
+        another); stops the server started for `data`."""
         self._connection.close()
+        if self._server is not None:
+            self._server.terminate()
+            try:
+                self._server.wait(10)
+            except subprocess.TimeoutExpired:
+                self._server.kill()
+            self._server = None
+
+    def __del__(self):
+        if getattr(self, "_server", None) is not None:
+            self._server.kill()
 
     def __enter__(self):
         return self
