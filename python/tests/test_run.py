@@ -91,6 +91,20 @@ class LogMetricTest(RunTestCase):
         self.assertEqual(self.fake.values("lr"), [0.1])
         self.assertEqual(self.fake.find("step"), [])
 
+    def test_predictions_are_sent_as_counts_per_true_and_predicted_class(self):
+        run = self.new_run()
+        run.log_predictions([0, 0, 1, 2], [0, 1, 1, 2], step=3)
+        run.log_predictions([1], [[0.1, 0.7, 0.2]], step=4)  # scores: argmax
+        run.flush(5)
+        counts = {(dict(k[2])["Label"], dict(k[2])["Predicted"]): v
+                  for k, _, v in self.fake.find("Count", "trainwatch/Predictions")}
+        self.assertEqual(counts, {("0", "0"): [1.0], ("0", "1"): [1.0], ("1", "1"): [1.0, 1.0],
+                                  ("2", "2"): [1.0]})
+        with self.assertRaisesRegex(ValueError, "as long: 2 labels, 1 predictions"):
+            run.log_predictions([0, 1], [0])
+        with self.assertRaisesRegex(ValueError, r"labels\[1\] = -1: want a class number"):
+            run.log_predictions([0, -1], [0, 0])
+
     def test_a_full_batch_goes_without_waiting_for_the_interval(self):
         run = self.new_run(batch_size=100, batch_interval=60)
         for i in range(1000):

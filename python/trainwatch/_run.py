@@ -1,6 +1,7 @@
 """trainwatch.Run: a job's metrics, sent in the background."""
 
 import atexit
+import collections
 import math
 import numbers
 import os
@@ -14,6 +15,7 @@ TRAINING_JOBS = "/aws/sagemaker/TrainingJobs"
 JOB_EVENTS = "trainwatch/JobEvents"
 TENSORS = "trainwatch/Tensors"
 NON_FINITE = "NonFiniteMetricValues"
+PREDICTIONS = "trainwatch/Predictions"
 DROPPED_METRIC = "trainwatch:client_dropped"
 _MAX_NAME_BYTES = 255
 _MAX_CACHED_NAMES = 10_000
@@ -78,6 +80,26 @@ def non_finite_label(value):
     if value != value:
         return "NaN"
     return "+Inf" if value > 0 else "-Inf"
+
+
+def _classes(values, what):
+    """Class numbers from a sequence of ints, or of score rows (argmax)."""
+    if hasattr(values, "tolist"):  # numpy arrays, torch tensors
+        values = values.tolist()
+    if not isinstance(values, (list, tuple)):
+        raise TypeError("%s must be a sequence of class numbers (or of score rows), got %s"
+                        % (what, type(values).__name__))
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, (list, tuple)):
+            if not v:
+                raise ValueError("%s[%d] is an empty row of scores" % (what, i))
+            v = max(range(len(v)), key=v.__getitem__)
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+            raise ValueError("%s[%d] = %r: want a class number (an int >= 0) or a row of scores"
+                             % (what, i, v))
+        out.append(int(v))
+    return out
 
 
 def _flatten(data, prefix=""):
@@ -183,6 +205,27 @@ class Run:
         t_ms, points = self._stamp(step, _t_ms)
         points.extend(self._metric_point(name, value, t_ms) for name, value in checked)
         sender.put_many(points, urgent=not all(math.isfinite(v) for _, v in checked))
+
+    def log_predictions(self, labels, predictions, step=None):
+        """Records a classifier's predictions for one step: `labels` the true
+        classes, `predictions` the predicted ones (class numbers from 0), or
+        rows of scores whose largest is taken (argmax). Lists, tuples, numpy
+        arrays or torch tensors. Sent as counts per (true, predicted) pair,
+        which ClassImbalance and Confusion read (docs/rules.md)."""
+        true = _classes(labels, "labels")
+        predicted = _classes(predictions, "predictions")
+        if len(true) != len(predicted):
+            raise ValueError("labels and predictions must be as long: %d labels, %d predictions"
+                             % (len(true), len(predicted)))
+        sender = self._live_sender()
+        if sender is None:
+            return
+        t_ms, points = self._stamp(step)
+        for (label, guess), n in sorted(collections.Counter(zip(true, predicted)).items()):
+            key = self.series_key(PREDICTIONS, "Count",
+                                  {"Label": str(label), "Predicted": str(guess)}, "Count")
+            points.append((key, t_ms, float(n)))
+        sender.put_many(points)
 
     def flush(self, timeout=None):
         """Waits until everything recorded so far is delivered (or dropped), at

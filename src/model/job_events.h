@@ -26,4 +26,13 @@ inline constexpr std::string_view kTensorsNamespace = "trainwatch/Tensors";
 inline constexpr std::string_view kTensorDim = "Tensor";
 inline constexpr std::string_view kCollectionDim = "Collection";
 
+// A classifier's predictions, from the Python client's log_predictions: per
+// step, how many samples of each true class (dimension Label) were predicted
+// as each class (Predicted); metric Count, dimensions TrainingJobName, Label,
+// Predicted (class numbers from 0). ClassImbalance and Confusion read them.
+inline constexpr std::string_view kPredictionsNamespace = "trainwatch/Predictions";
+inline constexpr std::string_view kPredictionCountMetric = "Count";
+inline constexpr std::string_view kLabelDim = "Label";
+inline constexpr std::string_view kPredictedDim = "Predicted";
+
 }  // namespace trainwatch::model

@@ -53,6 +53,16 @@ std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key) {
     return SeriesSignal{Signal::kTensor, static_cast<int>(*stat), *tensor,
                         collection != nullptr ? *collection : std::string()};
   }
+  if (key.ns == model::kPredictionsNamespace) {
+    const std::string* label = key.FindDimension(model::kLabelDim);
+    const std::string* predicted = key.FindDimension(model::kPredictedDim);
+    if (key.metric != model::kPredictionCountMetric || label == nullptr || predicted == nullptr) {
+      return std::nullopt;
+    }
+    std::optional<int> l = ParseIndex(*label), p = ParseIndex(*predicted);
+    if (!l || !p) return std::nullopt;
+    return SeriesSignal{Signal::kPrediction, *l, {}, {}, *p};
+  }
   if (key.ns == profiler::kProfilerNamespace) {
     const std::string* core = key.FindDimension(profiler::kCoreDim);
     const std::string* gpu = key.FindDimension(profiler::kGpuDim);
@@ -103,6 +113,7 @@ std::optional<OwnedInput> SeriesInput(const model::SeriesKey& key) {
   in.input.host = job->second;
   in.name = std::move(signal->name);
   in.collection = std::move(signal->collection);
+  in.input.predicted = signal->predicted;
   if (signal->signal == Signal::kNonFinite) {
     in.input.value = std::numeric_limits<double>::quiet_NaN();
     const std::string* v = key.FindDimension(model::kValueDim);

@@ -43,6 +43,7 @@ struct SeriesSignal {
   int index = -1;
   std::string name;
   std::string collection = {};
+  int predicted = -1;
 };
 std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key);
 

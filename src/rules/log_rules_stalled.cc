@@ -23,7 +23,7 @@ namespace {
 
 bool IsProgress(Signal signal) {
   return signal == Signal::kLogLine || signal == Signal::kMetric || signal == Signal::kNonFinite ||
-         signal == Signal::kStep || signal == Signal::kTensor;
+         signal == Signal::kStep || signal == Signal::kTensor || signal == Signal::kPrediction;
 }
 
 // "step 120", "metric train:loss = 0.42 at step 120", "a log line at step 120".

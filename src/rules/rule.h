@@ -47,6 +47,9 @@ enum class Signal : uint8_t {
   kMetric,           // a metric the job produced (log line or client); name, value
   kTensor,           // a statistic of a tensor (Python client's hook): name = tensor,
                      // collection, index = the TensorStat, value
+  kPrediction,       // predictions of a classifier (Python client's log_predictions):
+                     // index = the true class, predicted = the predicted class, value = how
+                     // many samples of one step had that pair
   kNonFinite,        // a metric match whose value was NaN or ±Inf; name, value
   kStep,             // the job reached step `value` (from the step metric)
   kLogLine,          // the job printed a line (value unused)
@@ -76,6 +79,7 @@ struct Input {
   int host = 1;          // host index of a multi-host job ("algo-<host>")
   std::string_view name; // kMetric, kNonFinite: the metric's name; kTensor: the tensor's
   std::string_view collection;  // kTensor: the tensor's collection ("gradients", ...)
+  int predicted = -1;           // kPrediction: the predicted class
   int64_t step = -1;     // the last step seen at t_ms (-1: none yet); the engine fills it
 };
 

@@ -184,5 +184,73 @@ TEST(AllZero, PairsZerosWithCountOfTheSameStep) {
   EXPECT_THAT(v.findings[0].message, HasSubstr("95% of the values of x are zero at step 2"));
 }
 
+Input Predicted(int label, int predicted, double n, int64_t step) {
+  Input in;
+  in.signal = Signal::kPrediction;
+  in.index = label;
+  in.predicted = predicted;
+  in.value = n;
+  in.step = step;
+  in.t_ms = 1000 * step;
+  return in;
+}
+
+TEST(PredictionInputs, TheClientsCountsBecomePredictionInputs) {
+  auto key = model::MakeSeriesKey(
+      "trainwatch/Predictions", "Count",
+      {{"TrainingJobName", "j1"}, {"Label", "4"}, {"Predicted", "7"}}, "None");
+  std::optional<OwnedInput> in = SeriesInput(*key);
+  ASSERT_TRUE(in.has_value());
+  EXPECT_EQ(in->input.signal, Signal::kPrediction);
+  EXPECT_EQ(in->input.index, 4);
+  EXPECT_EQ(in->input.predicted, 7);
+}
+
+TEST(ClassImbalance, NineHundredNinetyToTenFiresWhenTheStepIsJudged) {
+  std::unique_ptr<Rule> rule = Make("ClassImbalance");
+  EXPECT_EQ(rule->OnInput(Predicted(0, 0, 990, 1)).kind, Verdict::kPending);
+  EXPECT_EQ(rule->OnInput(Predicted(1, 1, 10, 1)).kind, Verdict::kPending);
+  Verdict v = rule->OnInput(Predicted(0, 0, 1, 2));  // the next step: step 1 is judged
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  EXPECT_EQ(v.findings[0].reason, "imbalance");
+  EXPECT_EQ(v.findings[0].step, 1);
+  EXPECT_THAT(v.findings[0].message, HasSubstr("class 0 has 990 samples, class 1 only 10 (99 times fewer"));
+  EXPECT_EQ(rule->OnEnd(5000).kind, Verdict::kOk) << "reported once";
+}
+
+TEST(ClassImbalance, AMispredictedClassAndTooFewSamples) {
+  std::unique_ptr<Rule> rule = Make("ClassImbalance", {{"samples", "100"}});
+  rule->OnInput(Predicted(0, 0, 50, 1));
+  rule->OnInput(Predicted(1, 0, 40, 1));
+  rule->OnInput(Predicted(1, 1, 10, 1));
+  Verdict end = rule->OnEnd(5000);
+  ASSERT_EQ(end.kind, Verdict::kIssue);
+  EXPECT_EQ(end.findings[0].reason, "misprediction");
+  EXPECT_THAT(end.findings[0].message, HasSubstr("Class 1 is mispredicted 80% of the time"));
+  std::unique_ptr<Rule> few = Make("ClassImbalance");
+  few->OnInput(Predicted(0, 0, 5, 1));
+  Verdict warn = few->OnEnd(5000);
+  EXPECT_EQ(warn.kind, Verdict::kOk);
+  EXPECT_THAT(warn.findings[0].message, HasSubstr("logged 5 samples, fewer than samples=500"));
+  EXPECT_THAT(Make("ClassImbalance")->OnEnd(1).findings[0].recommendation,
+              HasSubstr("run.log_predictions"));
+}
+
+TEST(Confusion, IdentityPassesOneConfusionOfTenFails) {
+  std::unique_ptr<Rule> rule = Make("Confusion");
+  for (int c = 0; c < 10; ++c) rule->OnInput(Predicted(c, c, 1, 1));
+  EXPECT_EQ(rule->OnEnd(5000).kind, Verdict::kOk);
+  std::unique_ptr<Rule> off = Make("Confusion");
+  for (int c = 0; c < 9; ++c) off->OnInput(Predicted(c, c, 1, 1));
+  off->OnInput(Predicted(4, 7, 1, 1));  // label 4 predicted as 7
+  Verdict v = off->OnInput(Predicted(0, 0, 1, 2));  // step 1 judged
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  EXPECT_EQ(v.findings[0].subject, "class 7");
+  std::unique_ptr<Rule> strict = Make("Confusion", {{"min_diag", "0"}, {"max_off_diag", "0.01"}});
+  for (int c = 0; c < 9; ++c) strict->OnInput(Predicted(c, c, 1, 1));
+  strict->OnInput(Predicted(4, 7, 1, 1));
+  EXPECT_EQ(strict->OnEnd(5000).kind, Verdict::kIssue);
+}
+
 }  // namespace
 }  // namespace trainwatch::rules
