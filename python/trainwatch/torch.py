@@ -18,6 +18,7 @@ import collections
 import math
 import os
 import re
+import signal
 import time
 
 import torch
@@ -114,7 +115,8 @@ class Hook:
 
     def __init__(self, model, optimizer=None, *, run=None, collections=COLLECTIONS,
                  include_regex=None, save_interval=10, norm_interval=1, report_steps=True,
-                 loss_metric=None, flight_recorder_steps=0, flight_recorder_regex=None):
+                 loss_metric=None, flight_recorder_steps=0, flight_recorder_regex=None,
+                 dump_signal=None):
         if not isinstance(model, nn.Module):
             raise TypeError("model must be a torch.nn.Module, got %s" % type(model).__name__)
         if optimizer is not None and not callable(getattr(optimizer, "step", None)):
@@ -158,6 +160,13 @@ class Hook:
         self._recorder = None
         if flight_recorder_steps:
             self._recorder = _FlightRecorder(flight_recorder_steps, flight_recorder_regex)
+        if dump_signal is not None:
+            if self._recorder is None:
+                raise ValueError("dump_signal needs the flight recorder: watch(..., "
+                                 "flight_recorder_steps=N, dump_signal=signal.SIGUSR1)")
+            # A rule's action signal:SIGUSR1 (docs/rules.md) makes the recorder
+            # write the steps before the one the rule fired on.
+            signal.signal(dump_signal, lambda signo, frame: self.dump())
         if self.run.active:
             self._install()
             self._snapshot_weights()
@@ -555,7 +564,7 @@ class _FlightRecorder:
 
 def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_regex=None,
           save_interval=10, norm_interval=1, report_steps=True, loss_metric=None,
-          flight_recorder_steps=0, flight_recorder_regex=None):
+          flight_recorder_steps=0, flight_recorder_regex=None, dump_signal=None):
     """Watches `model`: per step, statistics of its tensors go to the job
     (trainwatch/Tensors, one series per tensor and statistic). Returns the Hook.
 
@@ -575,9 +584,11 @@ def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_r
     flight_recorder_steps, flight_recorder_regex
                     keep the last N steps' raw parameters, gradients and losses
                     whose "collection/name" matches the regex, for hook.dump().
+    dump_signal     a signal (e.g. signal.SIGUSR1) on which hook.dump() runs: a
+                    rule's action signal:SIGUSR1 writes the steps it fired on.
     """
     return Hook(model, optimizer, run=run, collections=collections, include_regex=include_regex,
                 save_interval=save_interval, norm_interval=norm_interval,
                 report_steps=report_steps, loss_metric=loss_metric,
                 flight_recorder_steps=flight_recorder_steps,
-                flight_recorder_regex=flight_recorder_regex)
+                flight_recorder_regex=flight_recorder_regex, dump_signal=dump_signal)

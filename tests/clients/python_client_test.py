@@ -56,7 +56,8 @@ class Client(unittest.TestCase):
         proc = subprocess.run(
             [TRAINWATCH, "run", "--data", self.data, "--name", name, "--profile-interval", "off",
              *flags, "--", "/usr/bin/python3", "-c", script],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env, timeout=300)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env, timeout=300,
+            cwd=self.dir)
         return proc
 
     def rules(self, name):
@@ -157,6 +158,33 @@ for step in range(200):
         status = self.rules("exploding")["ExplodingTensor"]
         self.assertEqual(status["status"], "IssuesFound")
         self.assertEqual(status["findings"][0]["reason"], "nan" if "nan" in proc.stdout else "infinite")
+
+    def test_a_rule_signal_makes_the_flight_recorder_write_the_steps_it_fired_on(self):
+        body = r"""
+import signal
+model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+hook = trainwatch.torch.watch(model, optimizer, flight_recorder_steps=3,
+                              dump_signal=signal.SIGUSR1)
+for step in range(30):
+    loss = nn.functional.mse_loss(model(x), y)
+    hook.record_loss(loss)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    time.sleep(0.3)
+"""
+        proc = self.run_torch("recorded", body, "--rule", "ExplodingTensor:action=signal:SIGUSR1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        dumps = [f for f in os.listdir(self.dir) if f.startswith("trainwatch-flight-recorded")]
+        self.assertTrue(dumps, proc.stderr)
+        self.assertIn("flight recorder: wrote the last 3 steps", proc.stderr)
+        check = ("import sys, torch\nd = torch.load(sys.argv[1])\n"
+                 "print(d['job'], len(d['steps']), sorted(d['tensors'][-1]))")
+        out = subprocess.run(["/usr/bin/python3", "-c", check, os.path.join(self.dir, dumps[0])],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=True)
+        self.assertTrue(out.stdout.startswith("recorded 3 "), out.stdout)
+        self.assertIn("'losses/loss'", out.stdout)
 
     def test_a_deep_sigmoid_network_has_vanishing_gradients(self):
         body = r"""
