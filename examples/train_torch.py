@@ -4,6 +4,14 @@ output format (PyTorch MNIST example lines plus a tqdm-style '\\r' bar), with a
 torch MLP and Adam. Needs Debian's python3-torch (use /usr/bin/python3).
 
     trainwatch run --definitions examples/definitions.json -- /usr/bin/python3 examples/train_torch.py
+
+With --watch it also streams its tensor statistics and test-set predictions
+through the Python client (docs/python.md), for the model rules:
+
+    trainwatch run --definitions examples/definitions.json --rule VanishingGradient \
+        --rule DeadRelu --rule UnchangedTensor --rule Confusion:min_diag=0.8 \
+        --rule ExplodingTensor:action=StopTraining \
+        -- /usr/bin/python3 examples/train_torch.py --watch
 """
 import argparse
 import math
@@ -33,6 +41,8 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--step-delay", type=float, default=0.0)
     ap.add_argument("--fail-at-epoch", type=int, default=0)
+    ap.add_argument("--watch", action="store_true",
+                    help="send tensor statistics and predictions with trainwatch's Python client")
     args = ap.parse_args()
 
     rng = random.Random(args.seed)
@@ -48,6 +58,12 @@ def main():
                           nn.Linear(args.hidden, 1)).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     loss_fn = nn.BCEWithLogitsLoss()
+    hook = run = None
+    if args.watch:
+        import trainwatch
+        import trainwatch.torch
+        run = trainwatch.Run()
+        hook = trainwatch.torch.watch(model, opt, run=run)
     print("Training a torch MLP (%d hidden) on %d samples (%d held out), %d epochs, on %s" %
           (args.hidden, split, len(data) - split, args.epochs, device))
 
@@ -65,6 +81,8 @@ def main():
             xb, yb = x_train[idx].to(device), y_train[idx].to(device)
             opt.zero_grad()
             loss = loss_fn(model(xb), yb)
+            if hook:
+                hook.record_loss(loss)
             loss.backward()
             opt.step()
             seen = min((step + 1) * args.batch_size, n)
@@ -82,6 +100,9 @@ def main():
             logits = model(x_test.to(device))
             test_loss = loss_fn(logits, y_test.to(device)).item()
             correct = int(((logits >= 0).float() == y_test.to(device)).sum().item())
+        if run:
+            run.log_predictions(y_test.long().reshape(-1), (logits >= 0).long().reshape(-1),
+                                step=hook.current_step)
         total = x_test.shape[0]
         print("Test set: Average loss: %.4f, Accuracy: %d/%d (%.2f%%)" %
               (test_loss, correct, total, 100.0 * correct / total), flush=True)
