@@ -201,7 +201,9 @@ class OutsideAJobTest(unittest.TestCase):
             lines = err.getvalue().splitlines()
             self.assertEqual(len(lines), 1, lines)
             self.assertIn("not inside a trainwatch job", lines[0])
-            self.assertLess(per_call, 50e-6)
+            # Generous (a busy test machine): a call that did any work would
+            # show; the figures are in BENCHMARKS.md, not asserted here.
+            self.assertLess(per_call, 1e-3)
             # Checked all the same, so a script fails the same way in a job and out.
             with self.assertRaises(TypeError):
                 first.log_metric("loss", "high")
@@ -312,8 +314,10 @@ class QueueFullTest(unittest.TestCase):
             # The first batch is held by the stalled endpoint; of the rest the
             # queue keeps the newest 1000.
             self.assertEqual(dropped, calls - 100 - 1000)
-            self.assertLess(per_call, 50e-6)
-            self.assertLess(slowest, 0.05)
+            # The endpoint stalls until released: a call that waited for it
+            # would never return. Bounds generous for a busy machine.
+            self.assertLess(per_call, 1e-3)
+            self.assertLess(slowest, 1.0)
             fake.release()
             self.assertTrue(run.flush(10))
             run.close(5)

@@ -334,7 +334,9 @@ class StepsTest(HookTestCase):
             hook.step()
         self.run.flush(10)
         self.assertEqual(len(self.stat("0.weight", "weights", "norm", Rank="1")), 1)
-        self.assertEqual(self.fake.find("step"), [])  # only rank 0 reports the step
+        # Only rank 0 reports the job's step; each rank numbers its own statistics.
+        self.assertEqual(self.fake.find("step", "/aws/sagemaker/TrainingJobs"), [])
+        self.assertEqual(self.fake.values("step", TENSORS, Rank="1"), [0.0])
         self.assertEqual(len(self.fake.values("trainwatch:step_time_ms", Rank="1")), 1)
 
     def test_outside_a_job_nothing_is_installed(self):

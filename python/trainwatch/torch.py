@@ -33,6 +33,9 @@ DEVICE_STATS = ("zeros", "nan", "pos_inf", "neg_inf", "min", "max", "mean", "abs
                 "variance", "l1", "l2")
 LOSS_STATS = ("nan", "pos_inf", "neg_inf", "min", "max", "mean")
 NON_FINITE_STATS = ("nan", "pos_inf", "neg_inf")
+# A rank's step numbers in a job of several processes (trainwatch/Tensors, with
+# TrainingJobName and Rank, no Tensor): Trial numbers each rank's statistics by them.
+RANK_STEP_METRIC = "step"
 WEIGHT_NORM_STATS = ("norm", "update_norm", "update_ratio")
 STEP_TIME_METRIC = "trainwatch:step_time_ms"
 DATALOADER_WAIT_METRIC = "trainwatch:dataloader_wait_ms"
@@ -347,6 +350,10 @@ class Hook:
             t_ms, points = self.run.stamp(self.current_step)
         else:
             t_ms, points = self.run.stamp(None)
+        if world > 1:
+            # Each rank's own step numbers: its statistics' times are its own,
+            # which the job's step metric (rank 0's) does not number.
+            points.append((self._rank_step_key(rank), t_ms, float(self.current_step)))
         points.extend(self._points(entries, values, counts, t_ms, rank if world > 1 else None))
         self._timing_points(points, boundary, t_ms, rank if world > 1 else None)
         # A NaN or an infinity goes out at once: ExplodingTensor may stop the job.
@@ -485,6 +492,13 @@ class Hook:
             if rank is not None:
                 dims["Rank"] = str(rank)
             key = self._keys[cache_key] = self.run.series_key(TENSORS, stat, dims)
+        return key
+
+    def _rank_step_key(self, rank):
+        key = self._keys.get(("step", rank))
+        if key is None:
+            key = self._keys[("step", rank)] = self.run.series_key(
+                TENSORS, RANK_STEP_METRIC, {"Rank": str(rank)})
         return key
 
     def _metric_key(self, metric, dims):

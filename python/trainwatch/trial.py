@@ -127,7 +127,7 @@ class Tensor:
         dims = self._dimensions()
         for s in self._trial._samples(TENSORS, stat):
             if s["dimensions"] == dims:
-                return self._trial._as_series(s)
+                return self._trial._as_series(s, self.rank)
         return self._trial._as_series({"metric": stat, "dimensions": dims, "unit": "None",
                                        "t_ms": [], "values": []})
 
@@ -410,7 +410,20 @@ class Trial:
             return _StepIndex([t for t, _ in samples], [v for _, v in samples])
         return self._cached(("steps",), read)
 
-    def _as_series(self, s):
-        index = self._step_index()
+    def _rank_step_index(self, rank):
+        """A rank's own steps (the hook sends them in a job of several processes)."""
+        def read():
+            dims = dict(self._job_dims(), Rank=rank)
+            samples = [(t, v) for s in self._samples(TENSORS, "step") if s["dimensions"] == dims
+                       for t, v in zip(s["t_ms"], s["values"])]
+            return _StepIndex([t for t, _ in samples], [v for _, v in samples])
+        return self._cached(("steps", rank), read)
+
+    def _as_series(self, s, rank=None):
+        """A Series, each sample numbered by the step current at its time: the
+        job's step metric, or for a rank of a distributed job, that rank's."""
+        index = self._rank_step_index(rank) if rank is not None else None
+        if not index:
+            index = self._step_index()
         return Series(s["metric"], s["dimensions"], s.get("unit", "None"), list(s["t_ms"]),
                       list(s["values"]), [index.at(t) for t in s["t_ms"]])

@@ -53,9 +53,13 @@ class Client(unittest.TestCase):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def run_job(self, name, script, *flags):
+        # A file, not -c: multiprocessing's spawn imports the script again.
+        path = os.path.join(self.dir, name + ".py")
+        with open(path, "w") as f:
+            f.write(script)
         proc = subprocess.run(
             [TRAINWATCH, "run", "--data", self.data, "--name", name, "--profile-interval", "off",
-             *flags, "--", "/usr/bin/python3", "-c", script],
+             *flags, "--", "/usr/bin/python3", path],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env, timeout=300,
             cwd=self.dir)
         return proc
@@ -262,6 +266,43 @@ for step in range(60):
         proc = self.run_torch("overfit", body, "--rule", "Overfit")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(self.rules("overfit")["Overfit"]["status"], "IssuesFound")
+
+    def test_each_rank_of_a_distributed_job_sends_its_own_statistics(self):
+        script = r"""
+import os, torch, torch.distributed as dist, torch.multiprocessing as mp
+from torch import nn
+import trainwatch, trainwatch.torch
+
+def worker(rank, world):
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.manual_seed(rank)
+    model = nn.parallel.DistributedDataParallel(nn.Sequential(nn.Linear(4, 8), nn.ReLU(),
+                                                              nn.Linear(8, 1)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    hook = trainwatch.torch.watch(model, optimizer, save_interval=1)
+    for step in range(3):
+        nn.functional.mse_loss(model(torch.randn(16, 4)), torch.randn(16, 1)).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    hook.run.flush(10)
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29500 + os.getpid() % 1000))
+    mp.spawn(worker, args=(2,), nprocs=2)
+"""
+        if not HAVE_TORCH:
+            self.skipTest("PyTorch is not installed for /usr/bin/python3 (Debian: python3-torch)")
+        proc = self.run_job("ddp", script, "--no-rules")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        code = ("import sys, trainwatch\nt = trainwatch.Trial('ddp', data=sys.argv[1])\n"
+                "print(t.workers(), sorted(t.tensor('module.0.weight', 'gradients', rank='1')"
+                ".values('l2')), t.steps())\nt.close()\n")
+        env = dict(self.env, PYTHONPATH=os.path.join(SOURCE, "python"))
+        out = subprocess.run(["/usr/bin/python3", "-c", code, self.data], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.strip(), "['0', '1'] [0, 1, 2] [0, 1, 2]")
 
     def test_a_healthy_run_finds_nothing(self):
         body = r"""
