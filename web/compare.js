@@ -52,7 +52,7 @@ export async function renderCompare(root, params, ctx) {
   }));
   const seriesOf = new Map();
   await Promise.all(chosen.map(async (n) => {
-    try { seriesOf.set(n, (await api.jobSeries(n)).filter((s) => s.group !== 'system')); } catch { seriesOf.set(n, []); }
+    try { seriesOf.set(n, (await api.jobSeries(n)).filter((s) => s.group === 'algorithm')); } catch { seriesOf.set(n, []); }
   }));
   const metrics = [...new Set([...seriesOf.values()].flat().map((s) => s.metric))].sort();
   const metric = metrics.includes(params.get('metric')) ? params.get('metric') : metrics[0];

@@ -3,6 +3,7 @@
 import * as api from './api.js';
 import {makeChart} from './charts.js';
 import {makeLogPanel} from './logpanel.js';
+import {tensorPanel} from './tensors.js';
 import {hashFor, updateParams} from './state.js';
 import {seriesColor} from './theme.js';
 import {el, fmtDuration, fmtTime, fmtValue, fmtClock, jobSpan, isRunning, findingsOf, debounce, throttle} from './util.js';
@@ -82,7 +83,10 @@ export async function renderJob(root, name, params, ctx) {
   const systemGrid = el('div', {class: 'grid'});
   metricsSec.append(metricsGrid);
   systemSec.append(systemGrid);
-  root.append(rulesSec, metricsSec, systemSec, logSec);
+  // The hook's tensor statistics: one chart, chosen by collection and statistic.
+  const tensors = tensorPanel(name, series, {params, logY, byStep: Boolean(record.step_metric), span,
+                                             report: (e) => ctx.report(e)});
+  root.append(...[rulesSec, metricsSec, tensors && tensors.section, systemSec, logSec].filter(Boolean));
 
   // x of a time (ms) on the page's axis; and back.
   const jobStart = jobSpan(record).start;
@@ -92,7 +96,7 @@ export async function renderJob(root, name, params, ctx) {
   // Charts: one per algorithm metric; one per system metric (a line per core, GPU...).
   const charts = [];  // {chart, lines: [series], system: bool}
   const byKey = new Map();  // series key -> {entry, line index}
-  const algorithm = series.filter((s) => s.group !== 'system');
+  const algorithm = series.filter((s) => s.group === 'algorithm');
   const system = series.filter((s) => s.group === 'system');
   for (const s of algorithm) addChart(metricsGrid, [s], false, s.metric);
   const groups = new Map();  // metric|unit -> system series drawn on one chart
@@ -127,6 +131,7 @@ export async function renderJob(root, name, params, ctx) {
     const fresh = now.filter((s) => !known.has(api.seriesKey(s)));
     for (const s of fresh) {
       series.push(s);
+      if (s.group === 'tensors') continue;  // the tensor panel draws what it chose
       let entry;
       if (s.group !== 'system') {
         metricsGrid.querySelector('.empty')?.remove();
@@ -375,6 +380,7 @@ export async function renderJob(root, name, params, ctx) {
       updateHeader();
       renderRules();
       await fetchAll();
+      if (tensors) await tensors.draw();
       await logs.load();
     },
   });
@@ -382,6 +388,7 @@ export async function renderJob(root, name, params, ctx) {
 
   renderRules();
   await fetchAll();
+  if (tensors) await tensors.draw();
   if (params.has('at')) {
     const at = Number(params.get('at'));
     focusTime(at, false);
