@@ -30,7 +30,8 @@ def series(metric, values):
     return {"namespace": "/aws/sagemaker/TrainingJobs", "metric": metric,
             "dimensions": {"TrainingJobName": job},
             "t_ms": [now + i for i in range(len(values))], "values": values}
-body = json.dumps({"series": [series("val:acc", [0.5, 0.75]), series("step", [1, 2])]}).encode()
+body = json.dumps({"series": [series("val:acc", [0.5, 0.75]), series("step", [1, 2]),
+                              series("trainwatch:step_time_ms", [12.5])]}).encode()
 request = urllib.request.Request(os.environ["TRAINWATCH_RUNNER_URL"] + "/api/v1/samples", body,
                                  {"Content-Type": "application/json"})
 print(urllib.request.urlopen(request).read().decode(), flush=True)
@@ -73,6 +74,7 @@ TEST(ClientEndpointTest, WhatTheProcessSendsReachesTheSinkAndItsFinalMetrics) {
   EXPECT_EQ(final_metrics["val:acc"], 0.75);
   EXPECT_EQ(final_metrics["step"], 2);
   EXPECT_EQ(final_metrics["train:loss"], 0.25);
+  EXPECT_EQ(final_metrics.count("trainwatch:step_time_ms"), 0u) << "an instrument, not a result";
   EXPECT_EQ(result->job.environment.count("TRAINWATCH_RUNNER_URL"), 0u);
 }
 

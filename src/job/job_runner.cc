@@ -97,6 +97,9 @@ void JobRunner::NoteSentMetrics(const model::SampleBatch& batch) {
         key.dimensions[0].name != "TrainingJobName" || key.dimensions[0].value != spec_.name) {
       continue;
     }
+    // The client's own instruments (step time, data-loader wait, drops) are
+    // charted, not final results.
+    if (key.metric.rfind("trainwatch:", 0) == 0) continue;
     for (const model::Sample& s : series.samples) {
       auto [it, inserted] = sent_final_.try_emplace(key.metric, model::FinalMetric{key.metric, s.value, s.t_ms});
       if (!inserted && s.t_ms >= it->second.t_ms) it->second = {key.metric, s.value, s.t_ms};

@@ -185,7 +185,8 @@ class JobRunner {
   // endpoint), once stored: the last value of each of the job's algorithm
   // metrics in `batch` (namespace /aws/sagemaker/TrainingJobs, dimension
   // TrainingJobName = this job) joins FinalMetricDataList, as a metric
-  // definition's last match does. Thread-safe.
+  // definition's last match does; the client's own "trainwatch:*" metrics do
+  // not. Thread-safe.
   void NoteSentMetrics(const model::SampleBatch& batch);
 
  private:
