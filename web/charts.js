@@ -34,17 +34,27 @@ function fmtX(kind, x) {
   return `step ${fmtValue(x)}`;
 }
 
-// spec: {title, xKind, log, ema (0 = off), lines: [{label}], height, sync,
-//        onZoom(min, max), onReset(), onPick({x, t, value, series}), ariaLabel}
-export function makeChart(target, spec) {
-  const id = `chart-${nextId++}`;
-  const box = el('figure', {class: 'chart', id, tabindex: '0', role: 'group',
+// A chart's figure and title without the chart: what a page shows until the
+// chart is needed (a page of many charts builds only those near the viewport).
+// makeChart(null, {...spec, box}) then draws the chart in it.
+export function chartBox(target, spec) {
+  const box = el('figure', {class: 'chart', id: `chart-${nextId++}`, tabindex: '0', role: 'group',
                             'aria-label': spec.ariaLabel || spec.title});
   const caption = el('figcaption', {class: 'chart-title'}, spec.title);
-  const badge = el('span', {class: 'chart-badge', 'aria-live': 'off'});
-  caption.append(' ', badge);
+  caption.append(' ', el('span', {class: 'chart-badge', 'aria-live': 'off'}));
   box.append(caption);
   target.append(box);
+  return box;
+}
+
+// spec: {title, xKind, log, ema (0 = off), lines: [{label}], height, sync,
+//        onZoom(min, max), onReset(), onPick({x, t, value, series}), ariaLabel,
+//        box (a chartBox to draw in; a new figure in target without it),
+//        width (px; without it, the figure's, read from the layout)}
+export function makeChart(target, spec) {
+  const box = spec.box || chartBox(target, spec);
+  const id = box.id;
+  const badge = box.querySelector('.chart-badge');
 
   const kind = spec.xKind || 'time';
   const emaWeight = spec.ema || 0;
@@ -111,7 +121,7 @@ export function makeChart(target, spec) {
 
   let u = null;
   const opts = {
-    width: Math.max(300, box.clientWidth || target.clientWidth || 600),
+    width: spec.width || Math.max(300, box.clientWidth || (target && target.clientWidth) || 600),
     height: spec.height || 220,
     ms: 1,
     series,

@@ -1,7 +1,11 @@
 // Job page: every metric as a chart, the system panel on the same time axis,
 // rule statuses and findings (marked on the charts), the log; live.
+//
+// A job may have hundreds of series: a chart is built and its data asked for
+// only when its figure comes within a screen of the viewport; until then the
+// figure is an empty frame of the chart's size (the page keeps its height).
 import * as api from './api.js';
-import {makeChart} from './charts.js';
+import {chartBox, makeChart} from './charts.js';
 import {makeLogPanel} from './logpanel.js';
 import {tensorPanel} from './tensors.js';
 import {hashFor, updateParams} from './state.js';
@@ -28,8 +32,7 @@ export async function renderJob(root, name, params, ctx) {
   let zoom = params.has('from') && params.has('to')
     ? {from: Number(params.get('from')), to: Number(params.get('to'))} : null;
 
-  let record = await api.getJob(name);
-  let series = await api.jobSeries(name);
+  let [record, series] = await Promise.all([api.getJob(name), api.jobSeries(name)]);
   const span = () => {
     const s = jobSpan(record);
     const last = Math.max(0, ...series.map((x) => x.last_ms || 0));
@@ -94,8 +97,25 @@ export async function renderJob(root, name, params, ctx) {
   const fromX = (x) => (xKind === 'relative' ? jobStart + x * 1000 : x);
 
   // Charts: one per algorithm metric; one per system metric (a line per core, GPU...).
-  const charts = [];  // {chart, lines: [series], system: bool}
+  // entry: {box, chart (null until built), data (null until drawn), lines, isSystem,
+  //         kind, near (within a screen of the viewport), stale (to fetch again when near)}
+  const charts = [];
   const byKey = new Map();  // series key -> {entry, line index}
+  let focusedT = null;  // the moment marked on the charts (focusTime), ms
+  const measured = new Map();  // a drawn figure's height by its lines' count|system, px
+  const shapeOf = (entry) => `${entry.lines.length}|${entry.isSystem}`;
+  // A chart is built and fetched when it comes within one screen of the viewport
+  // (while the page opens, the charts in view first: booting).
+  let booting = true;
+  const observer = new IntersectionObserver((seen) => {
+    for (const e of seen) {
+      const entry = e.target.__entry;
+      if (!entry) continue;
+      entry.near = e.isIntersecting;
+      if (entry.near && !booting) load(entry);
+    }
+  }, {rootMargin: '100% 0px'});
+  ctx.onLeave(() => observer.disconnect());
   const algorithm = series.filter((s) => s.group === 'algorithm');
   const system = series.filter((s) => s.group === 'system');
   for (const s of algorithm) addChart(metricsGrid, [s], false, s.metric);
@@ -144,19 +164,22 @@ export async function renderJob(root, name, params, ctx) {
         const old = charts.find((c) => c.isSystem && groupKey(c.lines[0]) === k);
         if (old) {
           charts.splice(charts.indexOf(old), 1);
-          old.chart.destroy();
+          observer.unobserve(old.box);
+          if (old.chart) old.chart.destroy();
+          else old.box.remove();
         }
         entry = addSystemChart(groups.get(k));
       }
-      fetchChart(entry).catch((e) => ctx.report(e));
+      // Drawn when it comes near the viewport (the observer's first word on it).
+      observer.observe(entry.box);
     }
   }
 
   function addChart(grid, lines, isSystem, title) {
     // The system panel stays on the time axis when the metrics are by step.
     const kind = isSystem && xKind === 'step' ? 'time' : xKind;
-    const entry = {lines, isSystem, kind, data: null};
-    const chart = makeChart(grid, {
+    const entry = {lines, isSystem, kind, data: null, chart: null, near: false, stale: false, seq: 0};
+    entry.spec = {
       title,
       xKind: kind,
       height: isSystem ? 170 : 220,
@@ -168,21 +191,66 @@ export async function renderJob(root, name, params, ctx) {
       onZoom: (min, max) => zoomTo(entry, min, max),
       onReset: () => setZoom(null),
       onPick: (p) => openLogAt(p.t),
-    });
-    chart.box.dataset.metric = lines.map((s) => s.metric)[0];
-    entry.chart = chart;
+    };
+    entry.box = chartBox(grid, entry.spec);
+    entry.box.__entry = entry;
+    entry.box.dataset.metric = lines[0].metric;
+    entry.box.dataset.state = 'waiting';
+    entry.box.style.minHeight = `${frameHeight(entry)}px`;
     charts.push(entry);
     lines.forEach((s, i) => byKey.set(api.seriesKey(s), {entry, index: i}));
     return entry;
   }
 
+  // The height of a chart's figure before it is drawn: its title, plot and
+  // legend (uPlot's: a row of "label: value" items, wrapped; about two charts
+  // a row, read from no layout). Measured on the first drawn chart of each
+  // kind (the first screen's once it is drawn).
+  function frameHeight(entry) {
+    if (measured.has(shapeOf(entry))) return measured.get(shapeOf(entry));
+    const items = entry.lines.length + 1;  // the x value heads the legend
+    const perRow = Math.max(1, Math.floor(Math.min(innerWidth, 1600) / 2 / 130));
+    return 44 + entry.spec.height + 26 * Math.ceil(items / perRow);
+  }
+  function measure(entry) {
+    const key = shapeOf(entry);
+    if (measured.has(key)) return;
+    // To the end of its content: the grid stretches a figure to its row's tallest.
+    const box = entry.box;
+    const css = getComputedStyle(box);
+    measured.set(key, Math.ceil(box.lastElementChild.getBoundingClientRect().bottom - box.getBoundingClientRect().top +
+                                parseFloat(css.paddingBottom) + parseFloat(css.borderBottomWidth)));
+    for (const c of charts) if (!c.chart && shapeOf(c) === key) c.box.style.minHeight = `${measured.get(key)}px`;
+  }
+
+  // Builds the chart of an entry near the viewport and fetches its data; fetches
+  // again a drawn chart whose data went stale while it was away. The promise of
+  // the fetch, or null when there is nothing to do. width: the figure's, when
+  // known (no layout to read it).
+  function load(entry, width) {
+    if (entry.chart && !entry.stale) return null;
+    if (!entry.chart) {
+      entry.box.style.minHeight = '';
+      entry.chart = makeChart(null, {...entry.spec, box: entry.box, width});
+    }
+    return fetchChart(entry).catch((e) => {
+      entry.box.dataset.error = e.message;
+      entry.box.dataset.state = 'error';
+      ctx.report(e);
+    });
+  }
+
   async function fetchChart(entry) {
     const {chart, lines, kind} = entry;
+    const seq = ++entry.seq;
+    entry.stale = false;
+    entry.box.dataset.state = 'loading';
     const sp = span();
     const range = zoom || {from: sp.start, to: sp.end};
     const req = {x: kind === 'step' ? 'step' : 'time', job: kind === 'step' ? name : undefined,
                  start: range.from, end: range.to, width: Math.round(chart.width())};
     const answers = await Promise.all(lines.map((s) => api.chart(s, req)));
+    if (seq !== entry.seq) return;  // a newer fetch of this chart (zoomed again) is on its way
     const convert = (a) => ({x: kind === 'relative' ? a.t.map(toX) : a.x, y: a.y, t: a.t});
     let xs;
     let ys;
@@ -209,14 +277,22 @@ export async function renderJob(root, name, params, ctx) {
     chart.setData(xs, ys, ts, {raw, tier: entry.data.tier});
     if (kind !== 'step') chart.uplot.setScale('x', {min: toXk(kind, range.from), max: toXk(kind, range.to)});
     placeMarkers(entry);
+    if (focusedT !== null) focusOn(entry, focusedT);
+    entry.box.dataset.state = 'drawn';
+    if (!booting) measure(entry);  // (uPlot sizes a new chart a moment after it is made)
   }
   const toXk = (kind, tMs) => (kind === 'relative' ? (tMs - jobStart) / 1000 : tMs);
 
+  // Every drawn chart asks again (zoom, reset, polling): those near the
+  // viewport now, the others when they come back to it.
   async function fetchAll() {
-    await Promise.all(charts.map((c) => fetchChart(c).catch((e) => {
-      c.chart.box.dataset.error = e.message;
-      ctx.report(e);
-    })));
+    const loads = [];
+    for (const c of charts) {
+      if (!c.chart) continue;
+      c.stale = true;
+      if (c.near) loads.push(load(c));
+    }
+    await Promise.all(loads);
   }
 
   // A drag over [min, max] of a chart's x: the times it covers.
@@ -243,6 +319,7 @@ export async function renderJob(root, name, params, ctx) {
 
   // Findings: listed under Rules and marked on every chart at their time (or step).
   function placeMarkers(entry) {
+    if (!entry.chart) return;
     const list = findingsOf(record).map((f) => {
       let x;
       if (entry.kind === 'step') x = f.step;
@@ -293,15 +370,18 @@ export async function renderJob(root, name, params, ctx) {
     await logs.openAt(tMs);
   }
 
+  // Marks the moment on every drawn chart; a chart drawn later marks it then.
   function focusTime(tMs, scroll) {
-    for (const c of charts) {
-      if (!c.data) continue;
-      const i = c.chart.indexAtTime(tMs);
-      const x = c.kind === 'step' ? (i >= 0 ? c.chart.xAt(i) : null) : toXk(c.kind, tMs);
-      c.chart.setFocus(x);
-    }
-    if (scroll && charts.length) charts[0].chart.box.scrollIntoView({block: 'center'});
+    focusedT = tMs;
+    for (const c of charts) if (c.data) focusOn(c, tMs);
+    // The first chart comes into view: it is drawn (if it was not) with the mark.
+    if (scroll && charts.length) charts[0].box.scrollIntoView({block: 'center'});
     updateParams({at: Math.round(tMs)});
+  }
+  function focusOn(c, tMs) {
+    const i = c.chart.indexAtTime(tMs);
+    const x = c.kind === 'step' ? (i >= 0 ? c.chart.xAt(i) : null) : toXk(c.kind, tMs);
+    c.chart.setFocus(x);
   }
 
   const logs = makeLogPanel(logSec, {
@@ -319,7 +399,10 @@ export async function renderJob(root, name, params, ctx) {
   const reaggregateSoon = throttle(() => {
     const list = [...reaggregate];
     reaggregate.clear();
-    list.forEach((e) => fetchChart(e).catch((err) => ctx.report(err)));
+    for (const e of list) {
+      e.stale = true;
+      if (e.near) load(e);
+    }
   }, 500);
   function appendSamples(event) {
     let newSeries = false;
@@ -327,6 +410,12 @@ export async function renderJob(root, name, params, ctx) {
       const hit = byKey.get(api.seriesKey(s));
       if (!hit) { newSeries = true; continue; }
       const {entry, index} = hit;
+      // A chart not drawn yet, or away from the viewport: it asks for its data
+      // (these samples included) when it comes near.
+      if (!entry.chart || !entry.near) {
+        if (entry.chart) entry.stale = true;
+        continue;
+      }
       if (!entry.data || entry.kind === 'step' || entry.lines.length > 1) {
         reaggregate.add(entry);
         continue;
@@ -372,7 +461,7 @@ export async function renderJob(root, name, params, ctx) {
       record = rec;
       updateHeader();
       renderRules();
-      charts.forEach(placeMarkers);
+      charts.forEach(placeMarkers);  // the drawn ones; the others on their fetch
       if (!isRunning(record.status)) liveNote.textContent = '';
     },
     reset: async () => {
@@ -387,8 +476,26 @@ export async function renderJob(root, name, params, ctx) {
   ctx.onLeave(() => { source.close(); clearInterval(polling); });
 
   renderRules();
-  await fetchAll();
-  if (tensors) await tensors.draw();
+  // The charts in view are built and fetched at once, without waiting for the
+  // observer's first word (a frame later), and before those a screen away; the
+  // page is ready when they are drawn. One layout: nothing changes meanwhile.
+  const screen = innerHeight;
+  const rects = charts.map((c) => {
+    observer.observe(c.box);
+    return c.box.getBoundingClientRect();
+  });
+  const inView = charts.filter((c, i) => {
+    c.near = rects[i].bottom >= -screen && rects[i].top <= 2 * screen;
+    return rects[i].bottom > 0 && rects[i].top < screen;
+  });
+  const widths = new Map(charts.map((c, i) => [c, Math.max(300, Math.round(rects[i].width) - 2)]));  // less the border
+  await Promise.all(inView.map((c) => load(c, widths.get(c))));
+  booting = false;
+  for (const c of charts) {
+    if (c.chart) measure(c);
+    else if (c.near) load(c, widths.get(c));
+  }
+  if (tensors) tensors.drawWhenNear();
   if (params.has('at')) {
     const at = Number(params.get('at'));
     focusTime(at, false);

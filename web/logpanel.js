@@ -35,6 +35,9 @@ export function makeLogPanel(target, opts) {
   let highlight = null;  // t_ms of the line to mark
   let loading = false;   // reading the history: live lines wait in `pending`
   let pending = [];
+  // The history's newest lines by key, counted: the live stream may still bring
+  // them after the read (a line stored just before it, sent just after).
+  let overlap = new Map();
   // A line as both the history and the live stream give it (the live
   // stream's ingestion_ms is its own, a few ms off the stored one).
   const lineKey = (l) => `${l.t_ms}|${l.message}`;
@@ -92,17 +95,22 @@ export function makeLogPanel(target, opts) {
     }
     const held = pending;
     pending = [];
-    if (atMs === null && held.length) {
-      // As many of each line as the history holds are dropped (a line
-      // printed twice in one millisecond is still shown twice).
-      const known = new Map();
-      for (const l of lines.slice(-PAGE * 2)) known.set(lineKey(l), (known.get(lineKey(l)) || 0) + 1);
-      appendLines(held.filter((e) => {
-        const n = known.get(lineKey(e)) || 0;
-        if (n > 0) known.set(lineKey(e), n - 1);
-        return n === 0;
-      }));
+    overlap = new Map();
+    if (atMs === null) {
+      for (const l of lines.slice(-PAGE * 2)) overlap.set(lineKey(l), (overlap.get(lineKey(l)) || 0) + 1);
+      appendLines(fresh(held));
     }
+  }
+
+  // Live lines less those the history already holds: as many of each as it
+  // holds are dropped (a line printed twice in one millisecond is still shown twice).
+  function fresh(events) {
+    if (!overlap.size) return events;
+    return events.filter((e) => {
+      const n = overlap.get(lineKey(e)) || 0;
+      if (n > 0) overlap.set(lineKey(e), n - 1);
+      return n === 0;
+    });
   }
 
   async function read(atMs) {
@@ -164,12 +172,13 @@ export function makeLogPanel(target, opts) {
     load, poll,
     // Live lines of a stream (the live stream's `logs` event). Until the
     // history is read, they wait; then the ones the history already holds
-    // (lines that arrived between the stream's start and the read) are dropped.
+    // (lines that arrived between the stream's start and the read, or were
+    // stored before the read and sent after it) are dropped.
     live(event) {
       if (event.stream !== stream) return;
       if (loading) { pending.push(...(event.events || [])); return; }
       if (highlight !== null && !follow.checked) return;  // looking at a past moment
-      appendLines(event.events || []);
+      appendLines(fresh(event.events || []));
     },
     // Opens the lines around a moment (a chart point was clicked).
     async openAt(tMs) {

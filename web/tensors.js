@@ -108,5 +108,15 @@ export function tensorPanel(job, series, {params, logY, byStep, span, report}) {
     redraw();
   });
   fillSelects();
-  return {section, draw: redraw};
+  // Drawn when the panel comes within a screen of the viewport, as the job
+  // page's other charts are (its requests do not delay the charts in view).
+  const drawWhenNear = () => {
+    const observer = new IntersectionObserver((seen) => {
+      if (!seen.some((e) => e.isIntersecting)) return;
+      observer.disconnect();
+      redraw();
+    }, {rootMargin: '100% 0px'});
+    observer.observe(section);
+  };
+  return {section, draw: redraw, drawWhenNear};
 }

@@ -89,6 +89,7 @@ async function main() {
     await checkJobs(page, theme);
     await checkSpike(page, theme);
     await checkPointLog(page, theme);
+    await checkLazy(page, theme);
     await checkCompare(page, theme);
     await page.context().close();
   }
@@ -140,7 +141,7 @@ async function newPage(theme) {
     if (m.type() !== 'error') return;
     // Before the live stream exists on this server, its 404 is expected (the pages poll instead).
     if (!liveAvailable && (m.location().url || '').includes('/api/v1/live')) return;
-    consoleErrors.push(`${theme} ${page.url()}: ${m.text()}`);
+    consoleErrors.push(`${theme} ${page.url()}: ${m.text()} (${m.location().url})`);
   });
   page.on('pageerror', (e) => consoleErrors.push(`${theme} ${page.url()}: ${e.message}`));
   // Nothing but the server itself: the dashboard works offline.
@@ -180,6 +181,14 @@ async function hasLive() {
   } catch {
     return false;
   }
+}
+
+// Scrolls the chart of `metric` into view: the job page builds a chart and
+// asks for its data only when it comes near the viewport.
+async function showChart(page, metric) {
+  const sel = `figure.chart[data-metric="${metric}"]`;
+  await page.waitForSelector(sel);
+  await page.$eval(sel, (f) => f.scrollIntoView({block: 'center'}));
 }
 
 // The chart of `metric` on the job page: what it draws.
@@ -282,6 +291,7 @@ async function checkSpike(page, theme) {
 
 async function checkPointLog(page, theme) {
   await open(page, '/job/seed-1');
+  await showChart(page, 'train:loss');
   await page.waitForFunction(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points) > 5);
   await page.waitForSelector('#log-lines li');
   const systemCharts = await page.$$eval('#h-system ~ .grid figure.chart', (f) => f.length);
@@ -322,10 +332,58 @@ async function checkPointLog(page, theme) {
   await axe(page, `the job page (${theme})`);
   // By step, with smoothing and log scale.
   await open(page, '/job/seed-1?x=step&ema=0.9&log=1');
+  await showChart(page, 'train:loss');
   await page.waitForFunction(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points) > 0);
   const byStep = await chartState(page, 'train:loss');
   check(byStep.xs.every((x) => Number.isInteger(x) && x >= 1 && x <= 3), `by step, x is the epoch (${[...new Set(byStep.xs)]})`);
   await shot(page, 'job-step-ema-log', theme);
+}
+
+// Charts far below the fold are empty frames of their size until scrolled to:
+// no uPlot, no chart request; then they fetch and draw (with the moment of the
+// URL's at= marked, as the charts drawn first have it).
+async function checkLazy(page, theme) {
+  const sys = (await server.get('/api/v1/jobs/seed-1/series')).series.filter((s) => s.group === 'system');
+  const at = Math.max(...sys.map((s) => s.last_ms || 0));
+  const asked = [];
+  const onRequest = (r) => {
+    if (r.url().includes('/api/v1/chart?')) asked.push(new URL(r.url()).searchParams.get('metric'));
+  };
+  page.on('request', onRequest);
+  await open(page, `/job/seed-1?at=${at}`);
+  const far = await page.evaluate(() => {
+    const figs = [...document.querySelectorAll('figure.chart')];
+    const f = figs[figs.length - 1];
+    const r = f.getBoundingClientRect();
+    return {id: f.id, metric: f.dataset.metric, top: r.top, height: r.height, screen: innerHeight,
+            state: f.dataset.state, points: f.dataset.points || '', built: Boolean(window.__tw.charts[f.id]),
+            figures: figs.length, drawn: figs.filter((x) => x.dataset.points).length};
+  });
+  check(far.top > 2 * far.screen, `seed-1's last chart lies more than a screen below the fold (top ${Math.round(far.top)} px)`);
+  check(far.state === 'waiting' && !far.points && !far.built && !asked.includes(far.metric),
+        `a chart far below the fold is not built or fetched (${far.metric}: ${far.state}; ` +
+        `${far.drawn} of ${far.figures} charts drawn, ${asked.length} chart requests)`);
+  check(far.drawn < far.figures, `the page draws only the charts near the viewport (${far.drawn} of ${far.figures}, ${theme})`);
+  await page.$eval(`#${far.id}`, (f) => f.scrollIntoView({block: 'center'}));
+  await page.waitForFunction((id) => Number(document.getElementById(id).dataset.points) > 0, far.id);
+  const now = await page.evaluate((id) => {
+    const f = document.getElementById(id);
+    const u = window.__tw.charts[id];
+    const {left, top, width, height} = u.bbox;
+    const img = u.ctx.getImageData(left, top, width, height).data;
+    let coloured = 0;
+    for (let k = 0; k < img.length; k += 4) {
+      if (img[k + 3] > 100 && Math.max(img[k], img[k + 1], img[k + 2]) - Math.min(img[k], img[k + 1], img[k + 2]) > 80) coloured++;
+    }
+    return {height: f.getBoundingClientRect().height, coloured, focus: f.dataset.focus || '', state: f.dataset.state};
+  }, far.id);
+  check(asked.includes(far.metric) && now.state === 'drawn' && now.coloured > 20,
+        `scrolled into view, it fetches and draws (${far.metric}: ${now.coloured} line pixels)`);
+  check(Math.abs(now.height - far.height) <= 40,
+        `its frame had about its size (${Math.round(far.height)} px before, ${Math.round(now.height)} px drawn)`);
+  check(now.focus !== '', `the URL's moment is marked on it too (focus ${now.focus})`);
+  page.off('request', onRequest);
+  await shot(page, 'job-scrolled', theme);
 }
 
 async function checkCompare(page, theme) {
@@ -366,8 +424,13 @@ async function checkCompare(page, theme) {
 // While demo-live runs: its job page follows the log and its charts grow.
 async function checkLiveJob(demo, live) {
   const page = await newPage('light');
-  await waitFor('demo-live to exist', () => server.get('/api/v1/jobs/demo-live'), 60000);
+  const rec = await waitFor('demo-live to exist', () => server.get('/api/v1/jobs/demo-live'), 60000);
+  // Its first line: before it, the page's read of the log stream is a 404 (the
+  // panel says "no lines yet"), which the browser logs as a console error.
+  const q = new URLSearchParams({group: '/aws/sagemaker/TrainingJobs', stream: rec.log_stream, limit: '1'});
+  await waitFor('demo-live\'s first log line', () => server.get(`/api/v1/logs/events?${q}`), 60000);
   await open(page, '/job/demo-live');
+  await showChart(page, 'train:loss');
   const loss = () => page.evaluate(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points || 0));
   const before = await loss();
   const linesBefore = await page.$$eval('#log-lines li', (l) => l.length);
