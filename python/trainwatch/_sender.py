@@ -71,6 +71,8 @@ class Sender:
         self._dropped_said_at = float("-inf")
         self.refused = 0      # points in batches the endpoint refused (4xx)
         self.given_up = 0     # points not delivered before the close deadline
+        self.bytes_sent = 0   # request bodies the endpoint accepted (2xx), in bytes
+        self.requests_sent = 0
         self._deadline = None
         self._unreachable = False
         self._thread = threading.Thread(target=self._loop, name="trainwatch-sender", daemon=True)
@@ -202,6 +204,8 @@ class Sender:
             except (OSError, http.client.HTTPException) as e:
                 status, answer, error = None, b"", e
             if status is not None and 200 <= status < 300:
+                self.bytes_sent += len(body)
+                self.requests_sent += 1
                 if self._unreachable:
                     self._unreachable = False
                     _env.say("%s answers again" % self._describe)
