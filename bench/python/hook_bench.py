@@ -16,11 +16,15 @@ each job started as
 so the hook sends to a real runner, which stores everything, on the same
 machine. A pair's ratio is the hooked job's step time over the plain one's;
 the figures are the median of the pairs' ratios with their min and max, of
-the mean step time (every step counts: the full-statistics steps of the
-default, every 10th, are in it) and of the median step time (a step with
-norms only, for the default). Bytes per step: request bodies the hook's
-client posted (run.bytes_sent) over every step of the job, median of the
-pairs [min-max].
+  mean      the mean step time: every step counts (the full-statistics steps
+            of the default, every 10th, are in it);
+  median    the median step time (for the default, a step with norms only);
+  quiet     hook_loop.py's quiet(): the mean over the ten classes of steps
+            (by number modulo 10) of each class's lower quartile, the mean
+            step with most of the other work of a shared machine left out;
+  cpu_mean  the process's CPU time a step (every thread), mean.
+Bytes per step: request bodies the hook's client posted (run.bytes_sent)
+over every step of the job, median of the pairs [min-max].
 
 NaN latency. --latency-runs jobs of the MLP with the default hook whose
 inputs are NaN from step 55 on (a step with norms only); the loop writes
@@ -53,6 +57,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LOOP = os.path.join(HERE, "hook_loop.py")
 PYTHON = "/usr/bin/python3"
+# Step-time figures of hook_loop.py, each a ratio hooked / plain per pair.
+FIGURES = ("mean", "median", "quiet", "cpu_mean")
 NAN_STEP = 55  # a step with norms only, as 9 in 10 are by default
 
 
@@ -88,23 +94,21 @@ def step_pairs(args, config):
             jobs[which] = run_job(args.trainwatch, "hookbench-%s-%s-%d" % (model, which, i),
                                   [model, which, *steps])
         plain, hooked = jobs["none"], jobs[hook]
-        pair = {"plain": plain, "hooked": hooked,
-                "mean_ratio": hooked["mean_ms"] / plain["mean_ms"],
-                "median_ratio": hooked["median_ms"] / plain["median_ms"]}
+        pair = {"plain": plain, "hooked": hooked}
+        for figure in FIGURES:
+            pair[figure + "_ratio"] = hooked[figure + "_ms"] / plain[figure + "_ms"]
         pairs.append(pair)
-        print("  %s pair %d: plain %.2f / %.2f ms, hooked %.2f / %.2f ms (mean / median), "
-              "ratio %.3f / %.3f, %.0f bytes a step"
-              % (config, i, plain["mean_ms"], plain["median_ms"], hooked["mean_ms"],
-                 hooked["median_ms"], pair["mean_ratio"], pair["median_ratio"],
-                 hooked["bytes_per_step"]), flush=True)
-    return {
-        "config": config, "pairs": pairs,
-        "mean_ratio": summary([p["mean_ratio"] for p in pairs]),
-        "median_ratio": summary([p["median_ratio"] for p in pairs]),
-        "plain_mean_ms": summary([p["plain"]["mean_ms"] for p in pairs]),
-        "hooked_mean_ms": summary([p["hooked"]["mean_ms"] for p in pairs]),
-        "bytes_per_step": summary([p["hooked"]["bytes_per_step"] for p in pairs]),
-    }
+        print("  %s pair %d: plain / hooked ms: %s; %.0f bytes a step"
+              % (config, i, ", ".join("%s %.2f / %.2f (x%.3f)" % (
+                  figure, plain[figure + "_ms"], hooked[figure + "_ms"], pair[figure + "_ratio"])
+                  for figure in FIGURES), hooked["bytes_per_step"]), flush=True)
+    result = {"config": config, "pairs": pairs,
+              "bytes_per_step": summary([p["hooked"]["bytes_per_step"] for p in pairs])}
+    for figure in FIGURES:
+        result[figure + "_ratio"] = summary([p[figure + "_ratio"] for p in pairs])
+        result["plain_%s_ms" % figure] = summary([p["plain"][figure + "_ms"] for p in pairs])
+        result["hooked_%s_ms" % figure] = summary([p["hooked"][figure + "_ms"] for p in pairs])
+    return result
 
 
 ACTION = """#!/bin/sh
@@ -184,12 +188,13 @@ def main():
     print("\nstarted %s UTC, finished %s UTC; load average %.2f before, %.2f after"
           % (started, report["finished_utc"], report["load_before"][0], report["load_after"][0]))
     for c in report["configs"]:
-        m, d, b = c["mean_ratio"], c["median_ratio"], c["bytes_per_step"]
-        print("%-12s mean step x%.3f [%.3f-%.3f], median step x%.3f [%.3f-%.3f]; "
-              "plain %.2f ms, hooked %.2f ms (medians of the means); %.0f bytes a step [%.0f-%.0f]"
-              % (c["config"], m["median"], m["min"], m["max"], d["median"], d["min"], d["max"],
-                 c["plain_mean_ms"]["median"], c["hooked_mean_ms"]["median"],
-                 b["median"], b["min"], b["max"]))
+        b = c["bytes_per_step"]
+        print("%s: %.0f bytes a step [%.0f-%.0f]" % (c["config"], b["median"], b["min"], b["max"]))
+        for figure in FIGURES:
+            r = c[figure + "_ratio"]
+            print("  %-8s x%.3f [%.3f-%.3f]  (plain %.2f ms, hooked %.2f ms: medians)"
+                  % (figure, r["median"], r["min"], r["max"],
+                     c["plain_%s_ms" % figure]["median"], c["hooked_%s_ms" % figure]["median"]))
     if "latency" in report:
         lat = report["latency"]["latency_ms"]
         print("NaN -> ExplodingTensor action: %.1f ms [%.1f-%.1f]"

@@ -14,7 +14,9 @@ Each step is timed with time.perf_counter() around the whole iteration
 (batch, forward, loss, backward, optimizer.step() -- which ends the hook's
 step and computes its statistics -- and zero_grad()), after --warmup steps.
 The last line on stdout is JSON: the median and mean step time in ms over
-the timed steps and, with a hook, the bytes the client posted to the run's
+the timed steps, wall-clock and the process's CPU time (every thread: the
+client's sender too), a "quiet" step time (quiet(): the mean of lower
+quartiles, for a machine shared with other work), and, with a hook, the bytes the client posted to the run's
 endpoint per step (request bodies, after a final flush, over every step).
 
 --nan-at STEP makes that step's loss NaN (the batch's inputs are NaN) and
@@ -45,6 +47,20 @@ def cnn():
                          nn.Flatten(), nn.Linear(32 * 8 * 8, 10)), (32, 3, 32, 32)
 
 
+CLASSES = 10  # the default save_interval: step s is a full-statistics step when s % 10 == 0
+
+
+def quiet(times, first_step):
+    """A step's time with the machine's noise left out as far as it can be:
+    the steps split by their number modulo CLASSES (a class holds either full
+    steps of the default or steps with norms only), the lower quartile of
+    each class, and their mean. Another process taking the CPU for a while
+    makes some steps slower, never faster."""
+    classes = [[t for i, t in enumerate(times) if (first_step + i) % CLASSES == c]
+               for c in range(CLASSES)]
+    return statistics.fmean(statistics.quantiles(c, n=4)[0] for c in classes)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("model", choices=("mlp", "cnn"))
@@ -71,7 +87,8 @@ def main():
         if not hook.run.active:
             sys.exit("hook_loop.py: not inside a trainwatch job (no TRAINWATCH_RUNNER_URL)")
 
-    times = []
+    times = []     # wall time of each timed step, ms
+    cpu_times = []  # CPU time of the process (every thread) in each timed step, ms
     total = args.warmup + args.steps
     step = 0
     deadline = None
@@ -79,6 +96,7 @@ def main():
         x, y = batches[step % len(batches)]
         if args.nan_at is not None and step >= args.nan_at:
             x = torch.full_like(x, float("nan"))
+        c0 = time.process_time()
         t0 = time.perf_counter()
         loss = loss_fn(model(x), y)
         if args.nan_at is not None and step == args.nan_at:
@@ -91,8 +109,10 @@ def main():
         optimizer.step()
         optimizer.zero_grad()
         t1 = time.perf_counter()
+        c1 = time.process_time()
         if args.warmup <= step < total:
             times.append((t1 - t0) * 1000.0)
+            cpu_times.append((c1 - c0) * 1000.0)
         step += 1
         if deadline is not None and (time.monotonic() > deadline or any(
                 name.endswith(".time") for name in os.listdir(args.action_dir))):
@@ -100,7 +120,10 @@ def main():
 
     result = {"model": args.model, "hook": args.hook, "steps": len(times),
               "median_ms": statistics.median(times) if times else None,
-              "mean_ms": statistics.fmean(times) if times else None}
+              "mean_ms": statistics.fmean(times) if times else None,
+              "quiet_ms": quiet(times, args.warmup) if len(times) >= 4 * CLASSES else None,
+              "cpu_median_ms": statistics.median(cpu_times) if times else None,
+              "cpu_mean_ms": statistics.fmean(cpu_times) if times else None}
     if hook is not None:
         run = hook.run
         run.flush(30)

@@ -24,6 +24,7 @@ import time
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from . import _env
 from ._run import TENSORS, Run
@@ -77,7 +78,7 @@ def _count_type(x):
 
 
 # The raw reductions of _fast_raw, decoded by _decode_fast.
-FAST_RAW = 6          # nonzero, sum, min, max, l1, ||x - mean||
+FAST_RAW = 6          # nonzero, sum, min, max, l1, sum((x - mean)^2)
 FAST_RAW_COUNTED = 9  # and the non-finite count, (+Inf) - (-Inf), (+Inf) + (-Inf)
 
 
@@ -96,7 +97,8 @@ def _fast_raw(x, count_non_finite=False):
     """The raw reductions DEVICE_STATS come from, of a flat floating-point
     tensor with at least one element, as one float64 vector on its device:
     each one pass (zeros as nonzero elements through .bool(), min and max in
-    one, the variance's second pass around the first pass's mean). They are
+    one, the variance's second pass around the first pass's mean, without a
+    temporary tensor). They are
     right when every element is finite, which min and max show (they propagate
     NaN and hold any infinity); otherwise the caller measures the tensor again
     with _exact_raw, or, for a tensor that is gone by the end of the step,
@@ -105,8 +107,9 @@ def _fast_raw(x, count_non_finite=False):
     count_type = _count_type(x)
     total = x.sum()
     low, high = torch.aminmax(x)
+    # sum((x - mean)^2) in one pass: mse_loss against the mean, expanded.
     floats = [total, low, high, x.abs().sum(),
-              torch.linalg.vector_norm(torch.sub(x, total, alpha=1.0 / x.numel()))]
+              F.mse_loss(x, (total / x.numel()).expand(x.shape), reduction="sum")]
     ints = [x.bool().sum(dtype=count_type)]
     if count_non_finite:
         more_ints, more_floats = _non_finite_counts(x, count_type)
@@ -120,14 +123,13 @@ def _decode_fast(raw, n):
     tensor of `n` elements. With a non-finite element the moments are NaN (left
     out) and the counts known only when _fast_raw counted them (else NaN)."""
     if len(raw) == FAST_RAW:
-        nonzero, total, low, high, l1, deviation = raw
+        nonzero, total, low, high, l1, square = raw
         non_finite = None
     else:
-        nonzero, non_finite, total, low, high, l1, deviation, inf_difference, infinities = raw
+        nonzero, non_finite, total, low, high, l1, square, inf_difference, infinities = raw
     zeros = n - nonzero
     if math.isfinite(low) and math.isfinite(high):
         mean = total / n
-        square = deviation * deviation
         return (zeros, 0.0, 0.0, 0.0, low, high, mean, l1 / n, square / n, l1,
                 math.sqrt(square + total * total / n)), True
     nan = math.nan
