@@ -114,6 +114,19 @@ class LogMetricTest(RunTestCase):
         self.assertTrue(all(size <= 100 for size in sizes), sizes)
         self.assertEqual(self.fake.values("m"), [float(i) for i in range(1000)])
 
+    def test_the_bytes_and_requests_accepted_are_counted(self):
+        run = self.new_run(batch_size=100)
+        self.assertEqual((run.bytes_sent, run.requests_sent), (0, 0))
+        for i in range(250):
+            run.log_metric("m", i, step=i)
+        self.assertTrue(run.flush(5))
+        posted = [int(headers["Content-Length"]) for method, _, headers in self.fake.requests
+                  if method == "POST"]
+        self.assertEqual(run.requests_sent, len(posted))
+        self.assertEqual(run.bytes_sent, sum(posted))
+        run.close(1.0)
+        self.assertEqual(run.bytes_sent, sum(posted))  # still known once closed
+
     def test_a_few_points_go_after_the_interval(self):
         run = self.new_run(batch_size=1000, batch_interval=0.1)
         run.log_metric("m", 1.0)

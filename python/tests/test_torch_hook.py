@@ -71,25 +71,50 @@ class HookTestCase(unittest.TestCase):
 
 
 class StatisticsTest(HookTestCase):
-    def test_device_stats_of_a_known_tensor_match_numpy(self):
-        values = [0.0, 1.5, -2.0, 0.0, float("nan"), float("inf"), -float("inf"), 4.0, 3.25]
+    def test_the_exact_statistics_of_a_known_tensor_match_numpy(self):
+        values = [0.0, 1.5, -2.0, 0.0, float("nan"), float("inf"), -float("inf"), 4.0, 3.25,
+                  float("inf"), float("nan"), float("nan"), -0.0]
         for dtype in (torch.float32, torch.float64, torch.float16):
             with self.subTest(dtype=dtype):
-                got = tw_torch._device_stats(torch.tensor(values, dtype=dtype)).tolist()
+                got = tw_torch._statistics(torch.tensor(values, dtype=dtype))
                 want = reference_stats(values)
-                for name, value in zip(tw_torch.DEVICE_STATS, got):
+                self.assertEqual(set(got), set(tw_torch.DEVICE_STATS))
+                for name, value in got.items():
                     self.assertAlmostEqual(value, want[name], places=5, msg=name)
 
+    def test_the_fast_statistics_of_finite_tensors_match_numpy(self):
+        for shape, scale, offset in (((7,), 1.0, 0.0), ((64, 33), 3.0, 100.0),
+                                     ((3, 5, 4), 1e-3, -2.0)):
+            x = torch.randn(*shape, dtype=torch.float64) * scale + offset
+            x.view(-1)[::5] = 0.0
+            raw = tw_torch._fast_raw(x.reshape(-1)).tolist()
+            got, finite = tw_torch._decode_fast(raw, x.numel())
+            self.assertTrue(finite)
+            want = reference_stats(x.numpy())
+            for name, value in zip(tw_torch.DEVICE_STATS, got):
+                self.assertAlmostEqual(value / (abs(want[name]) or 1.0),
+                                       want[name] / (abs(want[name]) or 1.0), places=9, msg=name)
+
+    def test_the_fast_statistics_say_when_an_element_is_not_finite(self):
+        x = torch.tensor([1.0, float("nan"), -float("inf"), float("inf"), float("inf"), 0.0])
+        got, finite = tw_torch._decode_fast(tw_torch._fast_raw(x).tolist(), 6)
+        self.assertFalse(finite)
+        # Counted (a tensor gone by the end of the step): the counts, no moments.
+        got, finite = tw_torch._decode_fast(tw_torch._fast_raw(x, True).tolist(), 6)
+        got = dict(zip(tw_torch.DEVICE_STATS, got))
+        self.assertEqual([got[s] for s in ("zeros", "nan", "pos_inf", "neg_inf")],
+                         [1.0, 1.0, 2.0, 1.0])
+        for name in ("min", "max", "mean", "abs_mean", "variance", "l1", "l2"):
+            self.assertFalse(math.isfinite(got[name]), name)
+
     def test_an_all_non_finite_tensor_has_counts_and_no_moments(self):
-        got = dict(zip(tw_torch.DEVICE_STATS, tw_torch._device_stats(
-            torch.tensor([float("nan"), float("inf")])).tolist()))
-        self.assertEqual((got["nan"], got["pos_inf"]), (1.0, 1.0))
-        for name in ("min", "max", "mean", "abs_mean", "variance"):
+        got = tw_torch._statistics(torch.tensor([float("nan"), float("inf")]))
+        self.assertEqual((got["nan"], got["pos_inf"], got["zeros"]), (1.0, 1.0, 0.0))
+        for name in ("min", "max", "mean", "abs_mean", "variance", "l1", "l2"):
             self.assertFalse(math.isfinite(got[name]), name)
 
     def test_integer_tensors_are_measured_too(self):
-        got = dict(zip(tw_torch.DEVICE_STATS,
-                       tw_torch._device_stats(torch.tensor([1, 0, 3])).tolist()))
+        got = tw_torch._statistics(torch.tensor([1, 0, 3]))
         self.assertEqual((got["zeros"], got["max"], got["l1"]), (1.0, 3.0, 4.0))
 
     def test_the_weights_and_gradients_sent_are_those_of_the_model(self):
@@ -133,6 +158,40 @@ class StatisticsTest(HookTestCase):
         self.assertEqual(self.stat("0.weight", "gradients", "pos_inf"), [0.0, 1.0])
         self.assertEqual(len(self.stat("0.weight", "gradients", "l2")), 3,
                          "step 2's l2 is that of its finite elements (its full statistics)")
+
+
+    def test_a_weight_gone_non_finite_between_full_steps_is_counted_at_its_own_step(self):
+        model = nn.Sequential(nn.Linear(2, 2))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+        tw_torch.watch(model, optimizer, run=self.run, collections=["weights"])
+        for step in range(2):
+            if step == 1:
+                with torch.no_grad():
+                    model[0].weight[1, 1] = float("nan")
+                    model[0].weight[0, 0] = -float("inf")
+            model(torch.ones(1, 2)).sum().backward()
+            optimizer.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("0.weight", "weights", "nan"), [0.0, 1.0])
+        self.assertEqual(self.stat("0.weight", "weights", "neg_inf"), [0.0, 1.0])
+        self.assertEqual(len(self.stat("0.weight", "weights", "mean")), 2)  # of the finite ones
+        self.assertEqual(len(self.stat("0.weight", "weights", "norm")), 1)
+
+    def test_a_loss_of_many_elements_and_non_finite_losses(self):
+        model = nn.Sequential(nn.Linear(2, 1))
+        hook = tw_torch.watch(model, run=self.run, collections=["losses"])
+        values = torch.arange(1000, dtype=torch.float32)
+        values[3] = float("nan")
+        hook.record_loss(values, name="per_sample")
+        hook.record_loss(torch.tensor([1.0, float("inf"), -float("inf"), 3.0]), name="few")
+        hook.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("per_sample", "losses", "count"), [1000.0])
+        self.assertEqual(self.stat("per_sample", "losses", "nan"), [1.0])
+        self.assertEqual(self.stat("per_sample", "losses", "max"), [999.0])
+        self.assertAlmostEqual(self.stat("per_sample", "losses", "mean")[0], (499500 - 3) / 999)
+        self.assertEqual([self.stat("few", "losses", s)[0] for s in
+                          ("pos_inf", "neg_inf", "min", "max", "mean")], [1.0, 1.0, 1.0, 3.0, 2.0])
 
 
 class ActivityTest(HookTestCase):
@@ -182,6 +241,21 @@ class ActivityTest(HookTestCase):
         self.run.flush(10)
         self.assertEqual(self.stat("1:input", "activations", "min"), [-1.0])
         self.assertEqual(self.stat("1:output", "activations", "max"), [0.0])
+
+    def test_non_finite_activations_are_counted_without_moments(self):
+        model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+        with torch.no_grad():
+            model[0].weight.fill_(1.0)
+            model[0].bias.zero_()
+        hook = tw_torch.watch(model, run=self.run, collections=["activations"])
+        model(torch.tensor([[float("nan"), 1.0], [float("inf"), 1.0], [2.0, -2.0]]))
+        hook.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("1:input", "activations", "nan"), [3.0])
+        self.assertEqual(self.stat("1:input", "activations", "pos_inf"), [3.0])
+        self.assertEqual(self.stat("1:input", "activations", "zeros"), [3.0])
+        self.assertEqual(self.stat("1:input", "activations", "count"), [9.0])
+        self.assertEqual(self.fake.find("mean", TENSORS, Tensor="1:input"), [])
 
     def test_model_inputs_and_outputs_and_regex_selected_layers(self):
         model = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1))
@@ -235,6 +309,36 @@ class WeightUpdatesTest(HookTestCase):
         self.assertAlmostEqual(norm, model[1].weight.norm().item(), places=6)
         self.assertEqual(self.fake.find("l2", TENSORS, Tensor="0.weight", Collection="gradients"),
                          [])  # no gradient: nothing
+
+    def test_updates_of_many_parameters_non_contiguous_and_moved_ones(self):
+        model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2, bias=False))
+        model[1].weight = nn.Parameter(torch.randn(2, 4).t().contiguous().t())
+        self.assertFalse(model[1].weight.is_contiguous())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        tw_torch.watch(model, optimizer, run=self.run, collections=["weights", "biases"])
+        x = torch.randn(5, 3)
+        want = {name: [] for name, _ in model.named_parameters()}
+        for step in range(4):
+            before = {name: p.detach().clone() for name, p in model.named_parameters()}
+            if step == 2:  # moved (as model.to() does): measured anew, no update this step
+                model[0].weight.data = model[0].weight.data.clone()
+            model(x).pow(2).sum().backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            for name, p in model.named_parameters():
+                if step != 2:
+                    want[name].append(((p.detach() - before[name]).norm().item(),
+                                       before[name].norm().item()))
+        self.run.flush(10)
+        for name, _ in model.named_parameters():
+            kind = "biases" if name.endswith("bias") else "weights"
+            updates = self.stat(name, kind, "update_norm")
+            ratios = self.stat(name, kind, "update_ratio")
+            self.assertEqual(len(updates), len(want[name]), name)
+            for got, ratio, (update, norm) in zip(updates, ratios, want[name]):
+                self.assertGreater(update, 0, name)
+                self.assertAlmostEqual(got / update, 1.0, places=5, msg=name)
+                self.assertAlmostEqual(ratio / (update / norm), 1.0, places=5, msg=name)
 
     def test_norms_every_step_and_everything_every_save_interval(self):
         model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())

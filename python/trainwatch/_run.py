@@ -139,6 +139,7 @@ class Run:
         self.exit_timeout = exit_timeout
         self._sender = None
         self._dropped_before_close = 0
+        self._sent_before_close = (0, 0)
         self._closed = False
         self._lock = threading.Lock()
         self._wandb_step = 0
@@ -246,6 +247,7 @@ class Run:
         if sender is not None:
             sender.close(self.exit_timeout if timeout is None else timeout)
             self._dropped_before_close = sender.dropped
+            self._sent_before_close = (sender.bytes_sent, sender.requests_sent)
 
     def __enter__(self):
         return self
@@ -258,6 +260,19 @@ class Run:
         """Points dropped so far because the queue was full."""
         sender = self._sender
         return sender.dropped if sender is not None else self._dropped_before_close
+
+    @property
+    def bytes_sent(self):
+        """Bytes of the request bodies the endpoint accepted so far (what the
+        metrics cost on the wire, before HTTP's headers)."""
+        sender = self._sender
+        return sender.bytes_sent if sender is not None else self._sent_before_close[0]
+
+    @property
+    def requests_sent(self):
+        """Requests the endpoint accepted so far."""
+        sender = self._sender
+        return sender.requests_sent if sender is not None else self._sent_before_close[1]
 
     # --- Weights & Biases' shape (trainwatch.init / trainwatch.log) ---------------
 

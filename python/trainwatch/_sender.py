@@ -30,9 +30,26 @@ def _now_ms():
     return time.time_ns() // 1_000_000
 
 
+_SERIES_HEADS = {}           # series key -> its JSON up to the opening of "t_ms"
+_MAX_SERIES_HEADS = 100_000
+
+
+def _series_head(key):
+    head = _SERIES_HEADS.get(key)
+    if head is None:
+        head = json.dumps({"namespace": key[0], "metric": key[1], "dimensions": dict(key[2]),
+                           "unit": key[3]}, separators=(",", ":"))[:-1] + ',"t_ms":['
+        if len(_SERIES_HEADS) >= _MAX_SERIES_HEADS:
+            _SERIES_HEADS.clear()
+        _SERIES_HEADS[key] = head
+    return head
+
+
 def encode_batch(points):
     """The JSON body for `points`: one series per key, in order of first
-    appearance, samples in the order given."""
+    appearance, samples in the order given. Each series' head (namespace,
+    metric, dimensions, unit) is encoded once per process and kept; the
+    columns are joined as text (json.dumps writes floats with repr too)."""
     series = {}
     for key, t_ms, value in points:
         columns = series.get(key)
@@ -40,11 +57,13 @@ def encode_batch(points):
             columns = series[key] = ([], [])
         columns[0].append(t_ms)
         columns[1].append(value)
-    body = {"series": [
-        {"namespace": key[0], "metric": key[1], "dimensions": dict(key[2]), "unit": key[3],
-         "t_ms": t_ms, "values": values}
-        for key, (t_ms, values) in series.items()]}
-    return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    parts = []
+    for key, (t_ms, values) in series.items():
+        text = ",".join(map(repr, values))
+        if "n" in text:  # nan or inf: not JSON (the callers send finite values only)
+            raise ValueError("a non-finite value in series %r: %s" % (key, text[:80]))
+        parts.append("%s%s],\"values\":[%s]}" % (_series_head(key), ",".join(map(str, t_ms)), text))
+    return ('{"series":[%s]}' % ",".join(parts)).encode("utf-8")
 
 
 class Sender:
@@ -71,6 +90,8 @@ class Sender:
         self._dropped_said_at = float("-inf")
         self.refused = 0      # points in batches the endpoint refused (4xx)
         self.given_up = 0     # points not delivered before the close deadline
+        self.bytes_sent = 0   # request bodies the endpoint accepted (2xx), in bytes
+        self.requests_sent = 0
         self._deadline = None
         self._unreachable = False
         self._thread = threading.Thread(target=self._loop, name="trainwatch-sender", daemon=True)
@@ -202,6 +223,8 @@ class Sender:
             except (OSError, http.client.HTTPException) as e:
                 status, answer, error = None, b"", e
             if status is not None and 200 <= status < 300:
+                self.bytes_sent += len(body)
+                self.requests_sent += 1
                 if self._unreachable:
                     self._unreachable = False
                     _env.say("%s answers again" % self._describe)

@@ -8,9 +8,10 @@
         optimizer.step()          # a step ends here
         optimizer.zero_grad()
 
-Statistics are computed with torch operations on each tensor's own device; at
-the end of a step the step's statistics are concatenated into one vector and
-fetched to the host in one transfer, then queued for the run's sender thread
+Statistics are computed with torch operations on each tensor's own device, as
+a few raw reductions per tensor (the statistics are derived from them on the
+host); at the end of a step they are concatenated into one vector and fetched
+to the host in one transfer, then queued for the run's sender thread
 (docs/python.md, "The PyTorch hook", says what is computed when, and its cost).
 """
 
@@ -23,6 +24,7 @@ import time
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from . import _env
 from ._run import TENSORS, Run
@@ -57,36 +59,130 @@ def _to_host(vector):
     return vector.cpu().tolist()
 
 
-def _device_stats(tensor):
-    """DEVICE_STATS of `tensor` as one float64 vector on its device, without
-    waiting for the device. Non-finite elements are counted, and left out of
-    min, max, mean, abs_mean, variance, l1 and l2. Computed in the tensor's
-    own precision (at least float32; integers in float64): a float64 reduction
-    of a float32 tensor costs several times as much, on the CPU about ten."""
+def _as_float(tensor):
+    """`tensor` flattened, in the precision its statistics are computed in: its
+    own (at least float32; integers in float64). A float64 reduction of a
+    float32 tensor costs several times as much, on the CPU about ten."""
     x = tensor.detach().reshape(-1)
     if not x.is_floating_point():
-        x = x.double()
-    elif x.dtype in (torch.float16, torch.bfloat16):
-        x = x.float()
-    # Counting a mask in int32 skips its conversion to int64 (several times the
-    # cost of the count on the CPU); int64 only where int32 could overflow.
-    count_type = torch.int32 if x.numel() < 2 ** 31 else torch.int64
-    finite = torch.isfinite(x)
-    finite_count = finite.sum(dtype=count_type)
-    zero = torch.zeros((), dtype=x.dtype, device=x.device)
-    inf = torch.full((), math.inf, dtype=x.dtype, device=x.device)
-    xf = torch.where(finite, x, zero)
-    l1 = torch.linalg.vector_norm(xf, ord=1)
-    mean = xf.sum() / finite_count
-    deviation = torch.where(finite, x - mean, zero)
-    parts = [
-        (x == 0).sum(dtype=count_type), torch.isnan(x).sum(dtype=count_type),
-        (x == inf).sum(dtype=count_type), (x == -inf).sum(dtype=count_type),
-        torch.where(finite, x, inf).min(), torch.where(finite, x, -inf).max(),
-        mean, l1 / finite_count, torch.linalg.vector_norm(deviation).square() / finite_count,
-        l1, torch.linalg.vector_norm(xf),
-    ]
-    return torch.stack([p.to(torch.float64) for p in parts])
+        return x.double()
+    if x.dtype in (torch.float16, torch.bfloat16):
+        return x.float()
+    return x
+
+
+def _count_type(x):
+    # Counting in int32 skips a conversion to int64 (several times the cost of
+    # the count on the CPU); int64 only where int32 could overflow.
+    return torch.int32 if x.numel() < 2 ** 31 else torch.int64
+
+
+# The raw reductions of _fast_raw, decoded by _decode_fast.
+FAST_RAW = 6          # nonzero, sum, min, max, l1, sum((x - mean)^2)
+FAST_RAW_COUNTED = 9  # and the non-finite count, (+Inf) - (-Inf), (+Inf) + (-Inf)
+
+
+def _non_finite_counts(x, count_type):
+    """[non-finite elements] and [(+Inf) - (-Inf), (+Inf) + (-Inf)] of a flat
+    floating-point tensor, in three passes of cheap operations: x scaled into
+    [-0.5, 0.5] and truncated is 0 where x is finite, +-Inf or NaN where it is
+    not; clamped to [-1, 1], its nonzero elements are the non-finite ones and
+    its NaN-skipping sums count the infinities. (Comparisons and isnan make
+    masks, several times slower on the CPU.)"""
+    edge = torch.mul(x, 0.5 / torch.finfo(x.dtype).max).trunc_().clamp_(-1, 1)
+    return [edge.bool().sum(dtype=count_type)], [torch.nansum(edge), torch.nansum(edge.abs_())]
+
+
+def _fast_raw(x, count_non_finite=False):
+    """The raw reductions DEVICE_STATS come from, of a flat floating-point
+    tensor with at least one element, as one float64 vector on its device:
+    each one pass (zeros as nonzero elements through .bool(), min and max in
+    one, the variance's second pass around the first pass's mean, without a
+    temporary tensor). They are
+    right when every element is finite, which min and max show (they propagate
+    NaN and hold any infinity); otherwise the caller measures the tensor again
+    with _exact_raw, or, for a tensor that is gone by the end of the step,
+    asks for the counts of NaN, +Inf and -Inf (count_non_finite: three more
+    passes) and does without the moments."""
+    count_type = _count_type(x)
+    total = x.sum()
+    low, high = torch.aminmax(x)
+    # sum((x - mean)^2) in one pass: mse_loss against the mean, expanded.
+    floats = [total, low, high, x.abs().sum(),
+              F.mse_loss(x, (total / x.numel()).expand(x.shape), reduction="sum")]
+    ints = [x.bool().sum(dtype=count_type)]
+    if count_non_finite:
+        more_ints, more_floats = _non_finite_counts(x, count_type)
+        ints += more_ints
+        floats += more_floats
+    return torch.cat([torch.stack(ints).to(torch.float64), torch.stack(floats).to(torch.float64)])
+
+
+def _decode_fast(raw, n):
+    """(DEVICE_STATS values, every element finite) from _fast_raw's `raw` of a
+    tensor of `n` elements. With a non-finite element the moments are NaN (left
+    out) and the counts known only when _fast_raw counted them (else NaN)."""
+    if len(raw) == FAST_RAW:
+        nonzero, total, low, high, l1, square = raw
+        non_finite = None
+    else:
+        nonzero, non_finite, total, low, high, l1, square, inf_difference, infinities = raw
+    zeros = n - nonzero
+    if math.isfinite(low) and math.isfinite(high):
+        mean = total / n
+        return (zeros, 0.0, 0.0, 0.0, low, high, mean, l1 / n, square / n, l1,
+                math.sqrt(square + total * total / n)), True
+    nan = math.nan
+    if non_finite is None:
+        return (zeros,) + (nan,) * 10, False
+    return (zeros, non_finite - infinities, (infinities + inf_difference) / 2,
+            (infinities - inf_difference) / 2) + (nan,) * 7, False
+
+
+def _exact_raw(x):
+    """The raw reductions DEVICE_STATS come from, of a flat floating-point
+    tensor with at least one element that may hold NaN and infinities: they
+    are counted and left out of min, max, mean, abs_mean, variance, l1 and l2
+    (replaced by 0, by the largest finite value for min and its negative for
+    max, and by 0 in the deviations from the mean of the finite elements).
+    About twelve passes: for a tensor known to hold a NaN or an infinity, and
+    a loss of many elements."""
+    count_type = _count_type(x)
+    largest = torch.finfo(x.dtype).max
+    ints, floats = _non_finite_counts(x, count_type)
+    finite = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
+    total = finite.sum()
+    mean = total / (x.numel() - ints[0])
+    deviation = torch.nan_to_num(x - mean, nan=0.0, posinf=0.0, neginf=0.0)
+    ints.append(finite.bool().sum(dtype=count_type))
+    floats += [total,
+               torch.nan_to_num(x, nan=largest, posinf=largest, neginf=largest).amin(),
+               torch.nan_to_num(x, nan=-largest, posinf=-largest, neginf=-largest).amax(),
+               finite.abs().sum(), torch.linalg.vector_norm(deviation)]
+    return torch.cat([torch.stack(ints).to(torch.float64), torch.stack(floats).to(torch.float64)])
+
+
+def _decode_exact(raw, n):
+    """DEVICE_STATS values from _exact_raw's `raw` of a tensor of `n` elements."""
+    non_finite, nonzero, inf_difference, infinities, total, low, high, l1, deviation = raw
+    finite = n - non_finite
+    counts = (finite - nonzero, non_finite - infinities, (infinities + inf_difference) / 2,
+              (infinities - inf_difference) / 2)
+    if finite <= 0:
+        return counts + (math.nan,) * 7
+    mean = total / finite
+    square = deviation * deviation
+    return counts + (low, high, mean, l1 / finite, square / finite, l1,
+                     math.sqrt(square + finite * mean * mean))
+
+
+def _statistics(tensor):
+    """DEVICE_STATS of `tensor` as a dict, fetched at once (for tests and
+    interactive use; the hook fetches a step's statistics in one transfer)."""
+    x = _as_float(tensor)
+    if not x.numel():
+        return {}
+    return dict(zip(DEVICE_STATS, _decode_exact(_to_host(_exact_raw(x)), x.numel())))
 
 
 def _units(tensor):
@@ -111,6 +207,117 @@ def _tensors_of(value, name):
 
 def _parameter_kind(name):
     return "biases" if name.rsplit(".", 1)[-1].startswith("bias") else "weights"
+
+
+# Losses of at most this many elements are fetched as they are; their
+# statistics are computed on the host.
+RAW_LOSS_ELEMENTS = 256
+
+
+def _norms(tensors):
+    """The L2 norm of each tensor (a list of 0-dim tensors on their devices):
+    one multi-tensor operation for float32 and float64 (one kernel launch per
+    device on a GPU); float16 and bfloat16 in float32, one by one."""
+    if tensors and tensors[0].dtype in (torch.float32, torch.float64):
+        return list(torch._foreach_norm(tensors))
+    return [torch.linalg.vector_norm(t, dtype=torch.float32) for t in tensors]
+
+
+def _joined(blocks):
+    """The blocks' vectors as one float64 vector on the first one's device."""
+    vectors = [vector for _, _, vector in blocks if vector is not None]
+    device = vectors[0].device
+    return torch.cat([v if v.device == device else v.to(device, non_blocking=True)
+                      for v in vectors])
+
+
+def _append_stats(stats, tensor, collection, names, values, count):
+    stats.extend((tensor, collection, name, value) for name, value in zip(names, values))
+    stats.append((tensor, collection, "count", float(count)))
+
+
+def _loss_stats(values):
+    """LOSS_STATS of a loss's values, on the host: counts of NaN and
+    infinities; min, max and mean of the finite ones."""
+    finite = [v for v in values if math.isfinite(v)]
+    nan = sum(1 for v in values if v != v)
+    pos_inf = sum(1 for v in values if v == math.inf)
+    neg_inf = sum(1 for v in values if v == -math.inf)
+    if not finite:
+        return (float(nan), float(pos_inf), float(neg_inf), math.nan, math.nan, math.nan)
+    return (float(nan), float(pos_inf), float(neg_inf), min(finite), max(finite),
+            math.fsum(finite) / len(finite))
+
+
+class _NormGroup:
+    """norm, update_norm and update_ratio of the watched parameters of one
+    device and dtype, with one flat copy of their values at the last norm
+    step. A norm step: ||W|| of each (one multi-tensor norm), the copy minus W
+    in place (one multi-tensor subtraction), the norm of each difference, and
+    W copied into the copy (one torch.cat into it): four passes over the
+    parameters in four operations, however many there are. update_ratio is
+    computed on the host from the norm the previous step fetched."""
+
+    def __init__(self, pairs, moved=False):
+        self.names = [(name, _parameter_kind(name)) for name, _ in pairs]
+        self.parameters = [p for _, p in pairs]
+        self._moved = moved  # made after a parameter moved: no update at the first step
+        self._snapshot()
+
+    def _flat(self):
+        return [p.detach().view(-1) if p.is_contiguous() else p.detach().reshape(-1)
+                for p in self.parameters]
+
+    def _snapshot(self):
+        self._pointers = [p.data_ptr() for p in self.parameters]
+        self._flats = self._flat() if all(p.is_contiguous() for p in self.parameters) else None
+        flats = self._flats if self._flats is not None else self._flat()
+        self._copy = torch.cat(flats) if flats else None
+        self._copy_views = list(torch.split(self._copy, [f.numel() for f in flats])) \
+            if flats else []
+        # The norms at the snapshot, fetched with the first norm step's values.
+        self._pending = torch.stack(_norms(flats)).to(torch.float64) if flats else None
+        self._previous = None  # the norms fetched at the last norm step (host floats)
+
+    def moved(self):
+        """True when a parameter is no longer where it was (model.to(...), or
+        its .data replaced)."""
+        return [p.data_ptr() for p in self.parameters] != self._pointers
+
+    def block(self, blocks):
+        if not self.parameters:
+            return
+        updates = not self._moved
+        self._moved = False
+        flats = self._flats if self._flats is not None else self._flat()
+        parts = _norms(flats)
+        if updates:
+            torch._foreach_sub_(self._copy_views, flats)
+            parts += _norms(self._copy_views)
+            torch.cat(flats, out=self._copy)
+        vector = torch.stack(parts).to(torch.float64)
+        pending = self._pending is not None
+        if pending:
+            vector = torch.cat([vector, self._pending])
+            self._pending = None
+        blocks.append(("norms", (self, updates, pending), vector))
+
+    def decode(self, raw, updates, pending, stats, remeasure):
+        count = len(self.names)
+        norms = raw[:count]
+        previous = raw[-count:] if pending else self._previous
+        for i, (name, kind) in enumerate(self.names):
+            norm = norms[i]
+            stats.append((name, kind, "norm", norm))
+            if not math.isfinite(norm):
+                remeasure.append((name, kind, self.parameters[i], False))
+            if updates:
+                update = raw[count + i]
+                stats.append((name, kind, "update_norm", update))
+                before = previous[i] if previous is not None else math.nan
+                stats.append((name, kind, "update_ratio",
+                              update / before if before != 0 else math.nan))
+        self._previous = norms
 
 
 class Hook:
@@ -155,8 +362,8 @@ class Hook:
         self._keys = {}
         self._rank = None      # (rank, world size) once torch.distributed is initialised
         self._parameters = [(name, p) for name, p in model.named_parameters()]
-        self._previous = {}    # parameter name -> its value at the last norm step
-        self._previous_norm = {}
+        self._watch_gradients = "gradients" in self.collections
+        self._norm_groups = None  # the weights' _NormGroups, one per device and dtype
         self._begin_step_state()
         self._last_end = None  # perf_counter() when the previous step ended
         self._device_timing = _DeviceTiming(self._parameters)
@@ -172,7 +379,15 @@ class Hook:
             signal.signal(dump_signal, lambda signo, frame: self.dump())
         if self.run.active:
             self._install()
-            self._snapshot_weights()
+            self._norm_groups = self._new_norm_groups()
+
+    def _new_norm_groups(self, moved=False):
+        groups = {}
+        with torch.no_grad():
+            for name, p in self._parameters:
+                if _parameter_kind(name) in self.collections:
+                    groups.setdefault((p.device, p.dtype), []).append((name, p))
+            return [_NormGroup(pairs, moved) for pairs in groups.values()]
 
     # --- public ---------------------------------------------------------------------
 
@@ -269,8 +484,8 @@ class Hook:
         self._norms = self.current_step % self.norm_interval == 0
         self._forward_start = None
         self._losses = {}
-        self._captured = {}      # (tensor name, collection) -> statistics vector
-        self._alive = {}         # ReLU output name -> units positive at least once
+        self._captured = {}      # (tensor name, collection) -> (element count, _fast_raw vector)
+        self._alive = {}         # ReLU output name -> each unit's largest value in the step
         self._unsaturated = {}   # tanh/sigmoid input name -> units inside the bounds at least once
 
     def _recording(self):
@@ -280,6 +495,15 @@ class Hook:
         if self._forward_start is None and self._recording():
             self._forward_start = time.perf_counter()
             self._device_timing.forward_started()
+
+    def _capture(self, tensor, collection, x):
+        """The statistics of an activation, input or output, taken when the
+        forward passes it (it may be gone, or changed in place, by the end of
+        the step): with the counts of non-finite elements, as it cannot be
+        measured again."""
+        n = x.numel()
+        self._captured[(tensor, collection)] = (
+            n, _fast_raw(_as_float(x), count_non_finite=True) if n else None)
 
     def _activation_input_hook(self, name, module):
         bounds = next((b for kind, b in SATURATION_BOUNDS if isinstance(module, kind)), None)
@@ -291,7 +515,7 @@ class Hook:
             x = inputs[0]
             tensor = name + ":input"
             with torch.no_grad():
-                self._captured[(tensor, "activations")] = (x.numel(), _device_stats(x))
+                self._capture(tensor, "activations", x)
                 if bounds is not None and x.numel():
                     units = _units(x)
                     inside = ((units > bounds[0]) & (units < bounds[1])).any(0)
@@ -307,11 +531,15 @@ class Hook:
                 return
             tensor = name + ":output"
             with torch.no_grad():
-                self._captured[(tensor, "activations")] = (output.numel(), _device_stats(output))
+                self._capture(tensor, "activations", output)
                 if dead_units and output.numel():
-                    alive = (_units(output) > 0).any(0)
+                    # A unit is alive when its largest value over the batch is
+                    # positive: one reduction, where (x > 0).any() makes a mask
+                    # first (ten times the cost on the CPU). A unit with a NaN
+                    # in the batch counts as dead (the maximum propagates NaN).
+                    largest = _units(output).amax(0)
                     seen = self._alive.get(tensor)
-                    self._alive[tensor] = alive if seen is None else seen | alive
+                    self._alive[tensor] = largest if seen is None else torch.maximum(seen, largest)
         return hook
 
     def _io_hook(self, name):
@@ -324,27 +552,30 @@ class Hook:
                     if collection not in self.collections:
                         continue
                     for tensor, x in _tensors_of(value, name + suffix):
-                        self._captured[(tensor, collection)] = (x.numel(), _device_stats(x))
+                        self._capture(tensor, collection, x)
         return hook
 
     # --- the end of a step ------------------------------------------------------------
+    #
+    # Each part of the step's statistics is a block (kind, what, vector on the
+    # device); the vectors are concatenated and fetched in one transfer, and
+    # each block's values decoded into (tensor, collection, stat, value).
 
     def _end_step(self):
         boundary = time.perf_counter()
         self._device_timing.step_ended()
-        entries = []   # (tensor, collection, stat names, vector on the device)
-        counts = []    # (tensor, collection, element count) known on the host
+        blocks = []
         with torch.no_grad():
-            self._parameter_statistics(entries, counts)
-            self._activity_statistics(entries, counts)
-            self._loss_statistics(entries, counts)
+            self._parameter_blocks(blocks)
+            self._activity_blocks(blocks)
+            self._loss_blocks(blocks)
         if self._recorder is not None:
             self._recorder.record(self.current_step, self._parameters, self._losses)
-        values = []
-        if entries:
-            device = entries[0][3].device
-            values = _to_host(torch.cat([e[3].to(device, non_blocking=True) for e in entries]))
-            self._recount_non_finite_gradients(entries, values, counts)
+        stats = []     # (tensor, collection, stat, value)
+        if blocks:
+            remeasure = self._decode(blocks, _to_host(_joined(blocks)), stats)
+            if remeasure:
+                self._remeasure(remeasure, stats)
         rank, world = self._distributed()
         if self.report_steps and rank == 0:
             t_ms, points = self.run.stamp(self.current_step)
@@ -354,123 +585,139 @@ class Hook:
             # Each rank's own step numbers: its statistics' times are its own,
             # which the job's step metric (rank 0's) does not number.
             points.append((self._rank_step_key(rank), t_ms, float(self.current_step)))
-        points.extend(self._points(entries, values, counts, t_ms, rank if world > 1 else None))
+        urgent = self._points(points, stats, t_ms, rank if world > 1 else None)
         self._timing_points(points, boundary, t_ms, rank if world > 1 else None)
         # A NaN or an infinity goes out at once: ExplodingTensor may stop the job.
-        urgent = any(stat in NON_FINITE_STATS and value > 0
-                     for stat, value in self._stat_values(entries, values))
         self.run.put_points(points, urgent=urgent)
         self.current_step += 1
         self._begin_step_state()
         self._last_end = time.perf_counter()
 
-    def _recount_non_finite_gradients(self, entries, values, counts):
-        """On a step that sends only the gradients' l2, a gradient whose l2 is
-        not finite holds a NaN or an infinity: its full statistics are taken
-        too (a second transfer, only then), so ExplodingTensor sees the counts
-        at this step rather than at the next full one."""
-        offset = 0
-        extra = []
-        for tensor, collection, stats, _ in entries:
-            if collection == "gradients" and stats == ("l2",) and not math.isfinite(values[offset]):
-                grad = dict(self._parameters)[tensor].grad
-                if grad is not None:
-                    extra.append((tensor, "gradients", DEVICE_STATS, _device_stats(grad)))
-                    counts.append((tensor, "gradients", grad.numel()))
-            offset += len(stats)
-        if extra:
-            device = extra[0][3].device
-            values.extend(_to_host(torch.cat([e[3].to(device) for e in extra])))
-            entries.extend(extra)
-
-    @staticmethod
-    def _stat_values(entries, values):
-        offset = 0
-        for _, _, stats, _ in entries:
-            yield from zip(stats, values[offset:offset + len(stats)])
-            offset += len(stats)
-
-    def _parameter_statistics(self, entries, counts):
+    def _parameter_blocks(self, blocks):
+        if self._norms and self._norm_groups is not None:
+            if any(group.moved() for group in self._norm_groups):
+                # Measured anew from here, grouped by their new devices.
+                self._norm_groups = self._new_norm_groups(moved=True)
+            for group in self._norm_groups:
+                group.block(blocks)
+            if not self._full and self._watch_gradients:
+                gradients = {}
+                for name, p in self._parameters:
+                    if p.grad is not None:
+                        gradients.setdefault((p.grad.device, p.grad.dtype), []).append((name, p))
+                for pairs in gradients.values():
+                    vector = torch.stack(_norms([p.grad.detach().reshape(-1) for _, p in pairs]))
+                    blocks.append(("l2", pairs, vector.to(torch.float64)))
+        if not self._full:
+            return
         for name, p in self._parameters:
             kind = _parameter_kind(name)
-            if kind in self.collections:
-                if self._full:
-                    entries.append((name, kind, DEVICE_STATS, _device_stats(p)))
-                    counts.append((name, kind, p.numel()))
-                if self._norms:
-                    entries.append((name, kind, WEIGHT_NORM_STATS, self._weight_norms(name, p)))
-            if "gradients" in self.collections and p.grad is not None:
-                if self._full:
-                    entries.append((name, "gradients", DEVICE_STATS, _device_stats(p.grad)))
-                    counts.append((name, "gradients", p.grad.numel()))
-                elif self._norms:
-                    entries.append((name, "gradients", ("l2",), torch.linalg.vector_norm(
-                        p.grad.detach()).to(torch.float64).reshape(1)))
+            if kind in self.collections and p.numel():
+                blocks.append(("fast", (name, kind, p, False), _fast_raw(_as_float(p))))
+            if self._watch_gradients and p.grad is not None and p.grad.numel():
+                blocks.append(("fast", (name, "gradients", p, True), _fast_raw(_as_float(p.grad))))
 
-    def _weight_norms(self, name, p):
-        """[norm, update_norm, update_ratio] of a parameter: its L2 norm now,
-        the norm of its change since the last norm step, and that change over
-        the norm it had then."""
-        w = p.detach()
-        norm = torch.linalg.vector_norm(w).to(torch.float64)
-        previous = self._previous.get(name)
-        if previous is None or previous.device != w.device:  # new, or moved since
-            update = torch.full((), math.nan, dtype=torch.float64, device=w.device)
-            ratio = update
-            self._previous[name] = w.clone()
-        else:
-            update = torch.linalg.vector_norm(w - previous).to(torch.float64)
-            ratio = update / self._previous_norm[name]
-            previous.copy_(w)
-        self._previous_norm[name] = norm
-        return torch.stack([norm, update, ratio])
-
-    def _snapshot_weights(self):
-        with torch.no_grad():
-            for name, p in self._parameters:
-                if _parameter_kind(name) not in self.collections:
-                    continue
-                self._previous[name] = p.detach().clone()
-                self._previous_norm[name] = torch.linalg.vector_norm(p.detach()).to(
-                    torch.float64)
-
-    def _activity_statistics(self, entries, counts):
+    def _activity_blocks(self, blocks):
         for (tensor, collection), (count, vector) in self._captured.items():
-            entries.append((tensor, collection, DEVICE_STATS, vector))
-            counts.append((tensor, collection, count))
-        for tensor, alive in self._alive.items():
-            entries.append((tensor, "activations", ("dead_fraction",),
-                            (1.0 - alive.to(torch.float64).mean()).reshape(1)))
-        for tensor, inside in self._unsaturated.items():
-            entries.append((tensor, "activations", ("saturated_fraction",),
-                            (1.0 - inside.to(torch.float64).mean()).reshape(1)))
+            blocks.append(("captured", (tensor, collection, count), vector))
+        for stat, masks in (("dead_fraction", self._alive), ("saturated_fraction", self._unsaturated)):
+            for tensor, units in masks.items():
+                active = units.sum(dtype=torch.float64) if stat == "saturated_fraction" else \
+                    (units > 0).sum(dtype=torch.float64)
+                blocks.append(("fraction", (tensor, stat, units.numel()), active.reshape(1)))
 
-    def _loss_statistics(self, entries, counts):
+    def _loss_blocks(self, blocks):
         if "losses" not in self.collections and self.loss_metric is None:
             return
         for name, recorded in self._losses.items():
-            losses = torch.cat([r.to(recorded[0].device) for r in recorded])
-            stats = _device_stats(losses)
-            entries.append((name, "losses", LOSS_STATS,
-                            stats[[DEVICE_STATS.index(s) for s in LOSS_STATS]]))
-            counts.append((name, "losses", losses.numel()))
+            losses = recorded[0] if len(recorded) == 1 else \
+                torch.cat([r.to(recorded[0].device) for r in recorded])
+            if losses.numel() <= RAW_LOSS_ELEMENTS:  # the values themselves: fewer operations
+                blocks.append(("loss", name, losses.to(torch.float64)))
+            elif losses.numel():
+                blocks.append(("loss_exact", (name, losses.numel()), _exact_raw(_as_float(losses))))
 
-    def _points(self, entries, values, counts, t_ms, rank):
-        """The step's points: each finite statistic of each entry (`values` is
-        the entries' vectors, concatenated), and the element counts."""
-        points = []
+    def _decode(self, blocks, values, stats):
+        """Appends the blocks' statistics to `stats`; returns the parameters
+        and gradients to measure again, element by element: those whose values
+        hold a NaN or an infinity."""
+        remeasure = []
         offset = 0
-        for tensor, collection, stats, _ in entries:
-            for stat, value in zip(stats, values[offset:offset + len(stats)]):
-                if collection == "losses" and stat == "mean" and self.loss_metric:
-                    points.append(self.run.metric_point(self.loss_metric, value, t_ms))
-                if collection in self.collections and math.isfinite(value):
-                    points.append((self._key(tensor, collection, stat, rank), t_ms, value))
-            offset += len(stats)
-        for tensor, collection, count in counts:
-            if collection in self.collections:
-                points.append((self._key(tensor, collection, "count", rank), t_ms, float(count)))
-        return points
+        for kind, what, vector in blocks:
+            size = 0 if vector is None else vector.numel()
+            raw = values[offset:offset + size]
+            offset += size
+            if kind == "norms":
+                group, updates, pending = what
+                group.decode(raw, updates, pending, stats, remeasure)
+            elif kind == "l2":
+                for (name, p), l2 in zip(what, raw):
+                    if math.isfinite(l2):
+                        stats.append((name, "gradients", "l2", l2))
+                    else:  # a NaN or an infinity between full steps: counted at this step
+                        remeasure.append((name, "gradients", p, True))
+            elif kind == "fast":
+                name, collection, p, gradient = what
+                decoded, finite = _decode_fast(raw, p.numel())
+                if finite:
+                    _append_stats(stats, name, collection, DEVICE_STATS, decoded, p.numel())
+                else:
+                    remeasure.append(what)
+            elif kind == "captured":
+                tensor, collection, count = what
+                if size:
+                    decoded, _ = _decode_fast(raw, count)
+                    _append_stats(stats, tensor, collection, DEVICE_STATS, decoded, count)
+                else:
+                    stats.append((tensor, collection, "count", 0.0))
+            elif kind == "fraction":
+                tensor, stat, units = what
+                if units:
+                    stats.append((tensor, "activations", stat, 1.0 - raw[0] / units))
+            elif kind == "loss":
+                _append_stats(stats, what, "losses", LOSS_STATS, _loss_stats(raw), len(raw))
+            else:  # loss_exact
+                name, count = what
+                every = dict(zip(DEVICE_STATS, _decode_exact(raw, count)))
+                _append_stats(stats, name, "losses", LOSS_STATS,
+                              [every[stat] for stat in LOSS_STATS], count)
+        return remeasure
+
+    def _remeasure(self, remeasure, stats):
+        """Every statistic of the parameters and gradients that hold a NaN or
+        an infinity (a second transfer, only then), so that ExplodingTensor
+        sees their counts at this step, also between full steps."""
+        seen = set()
+        blocks = []
+        for name, collection, p, gradient in remeasure:
+            tensor = p.grad if gradient else p
+            if (name, collection) in seen or tensor is None or not tensor.numel():
+                continue
+            seen.add((name, collection))
+            blocks.append(((name, collection, tensor.numel()), _exact_raw(_as_float(tensor))))
+        if not blocks:
+            return
+        values = _to_host(_joined([(None, None, vector) for _, vector in blocks]))
+        offset = 0
+        for (name, collection, count), vector in blocks:
+            raw = values[offset:offset + vector.numel()]
+            offset += vector.numel()
+            _append_stats(stats, name, collection, DEVICE_STATS, _decode_exact(raw, count), count)
+
+    def _points(self, points, stats, t_ms, rank):
+        """Appends the step's points: each finite statistic of a collection
+        being recorded. True when one counts a NaN or an infinity."""
+        urgent = False
+        collections = self.collections
+        key = self._key
+        for tensor, collection, stat, value in stats:
+            if stat in NON_FINITE_STATS and value > 0:
+                urgent = True
+            if collection == "losses" and stat == "mean" and self.loss_metric:
+                points.append(self.run.metric_point(self.loss_metric, value, t_ms))
+            if collection in collections and math.isfinite(value):
+                points.append((key(tensor, collection, stat, rank), t_ms, value))
+        return urgent
 
     def _timing_points(self, points, boundary, t_ms, rank):
         start = self._forward_start if self._forward_start is not None else self._last_end
