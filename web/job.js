@@ -490,6 +490,8 @@ export async function renderJob(root, name, params, ctx) {
   });
   const widths = new Map(charts.map((c, i) => [c, Math.max(300, Math.round(rects[i].width) - 2)]));  // less the border
   await Promise.all(inView.map((c) => load(c, widths.get(c))));
+  // The first screen is painted before the next one down is built.
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
   booting = false;
   for (const c of charts) {
     if (c.chart) measure(c);
