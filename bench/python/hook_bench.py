@@ -22,7 +22,10 @@ the figures are the median of the pairs' ratios with their min and max, of
   quiet     hook_loop.py's quiet(): the mean over the ten classes of steps
             (by number modulo 10) of each class's lower quartile, the mean
             step with most of the other work of a shared machine left out;
-  cpu_mean  the process's CPU time a step (every thread), mean.
+  cpu_mean  the process's CPU time a step (every thread), mean;
+and, per pair, the quiet time the hook added to each part of a step: the
+forward (its forward hooks, on full steps), the backward, optimizer.step()
+(its statistics, computed at the end of it).
 Bytes per step: request bodies the hook's client posted (run.bytes_sent)
 over every step of the job, median of the pairs [min-max].
 
@@ -59,6 +62,7 @@ LOOP = os.path.join(HERE, "hook_loop.py")
 PYTHON = "/usr/bin/python3"
 # Step-time figures of hook_loop.py, each a ratio hooked / plain per pair.
 FIGURES = ("mean", "median", "quiet", "cpu_mean")
+PHASES = ("forward", "backward", "optimizer")
 NAN_STEP = 55  # a step with norms only, as 9 in 10 are by default
 
 
@@ -104,6 +108,10 @@ def step_pairs(args, config):
                   for figure in FIGURES), hooked["bytes_per_step"]), flush=True)
     result = {"config": config, "pairs": pairs,
               "bytes_per_step": summary([p["hooked"]["bytes_per_step"] for p in pairs])}
+    for phase in PHASES:  # where the time goes: hooked - plain, ms
+        result["added_%s_ms" % phase] = summary(
+            [p["hooked"]["quiet_%s_ms" % phase] - p["plain"]["quiet_%s_ms" % phase]
+             for p in pairs])
     for figure in FIGURES:
         result[figure + "_ratio"] = summary([p[figure + "_ratio"] for p in pairs])
         result["plain_%s_ms" % figure] = summary([p["plain"][figure + "_ms"] for p in pairs])
@@ -195,6 +203,9 @@ def main():
             print("  %-8s x%.3f [%.3f-%.3f]  (plain %.2f ms, hooked %.2f ms: medians)"
                   % (figure, r["median"], r["min"], r["max"],
                      c["plain_%s_ms" % figure]["median"], c["hooked_%s_ms" % figure]["median"]))
+        print("  added by the hook, quiet ms a step (median [min-max]): " + "; ".join(
+            "%s %+.2f [%+.2f, %+.2f]" % (phase, a["median"], a["min"], a["max"])
+            for phase in PHASES for a in [c["added_%s_ms" % phase]]))
     if "latency" in report:
         lat = report["latency"]["latency_ms"]
         print("NaN -> ExplodingTensor action: %.1f ms [%.1f-%.1f]"

@@ -16,7 +16,8 @@ step and computes its statistics -- and zero_grad()), after --warmup steps.
 The last line on stdout is JSON: the median and mean step time in ms over
 the timed steps, wall-clock and the process's CPU time (every thread: the
 client's sender too), a "quiet" step time (quiet(): the mean of lower
-quartiles, for a machine shared with other work), and, with a hook, the bytes the client posted to the run's
+quartiles, for a machine shared with other work) and that of each of PHASES,
+and, with a hook, the bytes the client posted to the run's
 endpoint per step (request bodies, after a final flush, over every step).
 
 --nan-at STEP makes that step's loss NaN (the batch's inputs are NaN) and
@@ -47,6 +48,10 @@ def cnn():
                          nn.Flatten(), nn.Linear(32 * 8 * 8, 10)), (32, 3, 32, 32)
 
 
+# Parts of a step, timed apart: the forward and the loss (the hook's forward
+# hooks measure activations there on its full steps), the backward, and
+# optimizer.step() (the hook's statistics are computed at its end).
+PHASES = ("forward", "backward", "optimizer")
 CLASSES = 10  # the default save_interval: step s is a full-statistics step when s % 10 == 0
 
 
@@ -89,6 +94,7 @@ def main():
 
     times = []     # wall time of each timed step, ms
     cpu_times = []  # CPU time of the process (every thread) in each timed step, ms
+    phases = {name: [] for name in PHASES}  # wall time of each part of each timed step, ms
     total = args.warmup + args.steps
     step = 0
     deadline = None
@@ -105,14 +111,20 @@ def main():
             deadline = time.monotonic() + 10.0
         if hook is not None:
             hook.record_loss(loss)
+        t_forward = time.perf_counter()
         loss.backward()
+        t_backward = time.perf_counter()
         optimizer.step()
+        t_optimizer = time.perf_counter()
         optimizer.zero_grad()
         t1 = time.perf_counter()
         c1 = time.process_time()
         if args.warmup <= step < total:
             times.append((t1 - t0) * 1000.0)
             cpu_times.append((c1 - c0) * 1000.0)
+            for name, start, end in (("forward", t0, t_forward), ("backward", t_forward, t_backward),
+                                     ("optimizer", t_backward, t_optimizer)):
+                phases[name].append((end - start) * 1000.0)
         step += 1
         if deadline is not None and (time.monotonic() > deadline or any(
                 name.endswith(".time") for name in os.listdir(args.action_dir))):
@@ -124,6 +136,9 @@ def main():
               "quiet_ms": quiet(times, args.warmup) if len(times) >= 4 * CLASSES else None,
               "cpu_median_ms": statistics.median(cpu_times) if times else None,
               "cpu_mean_ms": statistics.fmean(cpu_times) if times else None}
+    if len(times) >= 4 * CLASSES:
+        for name, values in phases.items():
+            result["quiet_%s_ms" % name] = quiet(values, args.warmup)
     if hook is not None:
         run = hook.run
         run.flush(30)

@@ -87,7 +87,8 @@ class StatisticsTest(HookTestCase):
                                      ((3, 5, 4), 1e-3, -2.0)):
             x = torch.randn(*shape, dtype=torch.float64) * scale + offset
             x.view(-1)[::5] = 0.0
-            raw = tw_torch._fast_raw(x.reshape(-1)).tolist()
+            flat = x.reshape(-1)
+            raw = tw_torch._fast_raw(flat, torch.empty_like(flat)).tolist()
             got, finite = tw_torch._decode_fast(raw, x.numel())
             self.assertTrue(finite)
             want = reference_stats(x.numpy())
@@ -95,12 +96,39 @@ class StatisticsTest(HookTestCase):
                 self.assertAlmostEqual(value / (abs(want[name]) or 1.0),
                                        want[name] / (abs(want[name]) or 1.0), places=9, msg=name)
 
+    def test_the_cpu_statistics_match_numpy_whatever_the_signs(self):
+        torch.manual_seed(1)
+        base = torch.randn(1000, dtype=torch.float64)
+        cases = {"mixed": base, "mixed with zeros": base * (base.abs() > 0.5),
+                 "positive": base.abs() + 0.1, "relu": base.clamp(min=0),
+                 "negative": -base.abs() - 0.1, "non-positive": base.clamp(max=0),
+                 "mean dominates": base * 1e-3 + 100.0, "constant": torch.full((7,), 2.5,
+                                                                               dtype=torch.float64),
+                 "zeros": torch.zeros(5, dtype=torch.float64),
+                 "non-finite": torch.tensor([1.0, float("nan"), -float("inf"), 0.0, 3.0],
+                                            dtype=torch.float64)}
+        for name, x in cases.items():
+            with self.subTest(name):
+                got = dict(zip(tw_torch.DEVICE_STATS,
+                               tw_torch._host_stats(x, torch.empty_like(x))))
+                want = reference_stats(x.numpy())
+                for stat, value in got.items():
+                    scale = abs(want[stat]) or 1.0
+                    self.assertAlmostEqual(value / scale, want[stat] / scale, places=9,
+                                           msg=stat)
+        # float32: the one-pass variance within float32's rounding
+        x = torch.randn(100_000) * 0.05
+        got = dict(zip(tw_torch.DEVICE_STATS, tw_torch._host_stats(x, torch.empty_like(x))))
+        self.assertAlmostEqual(got["variance"] / x.double().var(unbiased=False).item(), 1.0,
+                               places=5)
+
     def test_the_fast_statistics_say_when_an_element_is_not_finite(self):
         x = torch.tensor([1.0, float("nan"), -float("inf"), float("inf"), float("inf"), 0.0])
-        got, finite = tw_torch._decode_fast(tw_torch._fast_raw(x).tolist(), 6)
+        got, finite = tw_torch._decode_fast(tw_torch._fast_raw(x, torch.empty(8)[:6]).tolist(), 6)
         self.assertFalse(finite)
         # Counted (a tensor gone by the end of the step): the counts, no moments.
-        got, finite = tw_torch._decode_fast(tw_torch._fast_raw(x, True).tolist(), 6)
+        got, finite = tw_torch._decode_fast(
+            tw_torch._fast_raw(x, torch.empty_like(x), count_non_finite=True).tolist(), 6)
         got = dict(zip(tw_torch.DEVICE_STATS, got))
         self.assertEqual([got[s] for s in ("zeros", "nan", "pos_inf", "neg_inf")],
                          [1.0, 1.0, 2.0, 1.0])
@@ -131,6 +159,28 @@ class StatisticsTest(HookTestCase):
         self.assertEqual(len(self.stat("0.weight", "gradients", "abs_mean")), 1)
         # A statistic that is not finite is left out (min of an empty set).
         self.assertEqual(self.fake.find("update_norm", TENSORS, Tensor="missing"), [])
+
+    def test_the_device_path_sends_the_same_statistics(self):
+        # CPU_READS=False computes as on a GPU (no value read before the
+        # step's one transfer): the same figures.
+        sent = {}
+        for cpu_reads in (True, False):
+            with mock.patch.object(tw_torch, "CPU_READS", cpu_reads):
+                torch.manual_seed(0)
+                model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                run = trainwatch.Run(job="path-%s" % cpu_reads, endpoint=self.fake.url)
+                hook = tw_torch.watch(model, optimizer, run=run)
+                self.train(model, optimizer, hook, 1, batch=torch.randn(5, 3))
+                run.close(5)
+                sent[cpu_reads] = {
+                    (dict(key[2])["Tensor"], dict(key[2])["Collection"], key[1]): values[0]
+                    for key, (_, values) in self.fake.series().items()
+                    if key[0] == TENSORS and dict(key[2])["TrainingJobName"] == run.job}
+        self.assertEqual(sent[True].keys(), sent[False].keys())
+        self.assertGreater(len(sent[True]), 100)
+        for key, value in sent[True].items():
+            self.assertAlmostEqual(value, sent[False][key], places=5, msg=key)
 
     def test_non_finite_gradients_are_counted_and_left_out_of_the_moments(self):
         model = nn.Sequential(nn.Linear(2, 1, bias=False))
@@ -242,20 +292,29 @@ class ActivityTest(HookTestCase):
         self.assertEqual(self.stat("1:input", "activations", "min"), [-1.0])
         self.assertEqual(self.stat("1:output", "activations", "max"), [0.0])
 
-    def test_non_finite_activations_are_counted_without_moments(self):
-        model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
-        with torch.no_grad():
-            model[0].weight.fill_(1.0)
-            model[0].bias.zero_()
-        hook = tw_torch.watch(model, run=self.run, collections=["activations"])
-        model(torch.tensor([[float("nan"), 1.0], [float("inf"), 1.0], [2.0, -2.0]]))
-        hook.step()
-        self.run.flush(10)
-        self.assertEqual(self.stat("1:input", "activations", "nan"), [3.0])
-        self.assertEqual(self.stat("1:input", "activations", "pos_inf"), [3.0])
-        self.assertEqual(self.stat("1:input", "activations", "zeros"), [3.0])
-        self.assertEqual(self.stat("1:input", "activations", "count"), [9.0])
-        self.assertEqual(self.fake.find("mean", TENSORS, Tensor="1:input"), [])
+    def test_non_finite_activations_are_counted(self):
+        # On the CPU the statistics are exact (the tensor is measured again
+        # while the forward has it); on a device the counts come without the
+        # moments (CPU_READS=False: as on a GPU).
+        for cpu_reads, mean in ((True, [0.0]), (False, [])):
+            with self.subTest(cpu_reads=cpu_reads), \
+                    mock.patch.object(tw_torch, "CPU_READS", cpu_reads):
+                self.fake.accepted.clear()
+                model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+                with torch.no_grad():
+                    model[0].weight.fill_(1.0)
+                    model[0].bias.zero_()
+                hook = tw_torch.watch(model, run=self.run, collections=["activations"])
+                model(torch.tensor([[float("nan"), 1.0], [float("inf"), 1.0], [2.0, -2.0]]))
+                hook.step()
+                hook.close()
+                self.run.flush(10)
+                self.assertEqual(self.stat("1:input", "activations", "nan"), [3.0])
+                self.assertEqual(self.stat("1:input", "activations", "pos_inf"), [3.0])
+                self.assertEqual(self.stat("1:input", "activations", "zeros"), [3.0])
+                self.assertEqual(self.stat("1:input", "activations", "count"), [9.0])
+                self.assertEqual([v for _, _, values in self.fake.find(
+                    "mean", TENSORS, Tensor="1:input") for v in values], mean)
 
     def test_model_inputs_and_outputs_and_regex_selected_layers(self):
         model = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1))
@@ -479,7 +538,9 @@ class OneTransferTest(HookTestCase):
             return call
 
         x = torch.randn(4, 4)
-        with mock.patch.object(tw_torch, "_to_host", counted):
+        # As on a GPU: on the CPU the hook reads values where that spares passes.
+        with mock.patch.object(tw_torch, "_to_host", counted), \
+                mock.patch.object(tw_torch, "CPU_READS", False):
             for name in originals:
                 setattr(torch.Tensor, name, counting(name))
             try:

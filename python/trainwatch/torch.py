@@ -24,7 +24,6 @@ import time
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from . import _env
 from ._run import TENSORS, Run
@@ -78,95 +77,155 @@ def _count_type(x):
 
 
 # The raw reductions of _fast_raw, decoded by _decode_fast.
-FAST_RAW = 6          # nonzero, sum, min, max, l1, sum((x - mean)^2)
-FAST_RAW_COUNTED = 9  # and the non-finite count, (+Inf) - (-Inf), (+Inf) + (-Inf)
+FAST_RAW = 6          # sum, min, max, l1, nonzero, ||x - mean||
+# with count_non_finite, then (+Inf) - (-Inf), (+Inf) + (-Inf), n - NaN + (+Inf) + (-Inf)
 
 
-def _non_finite_counts(x, count_type):
-    """[non-finite elements] and [(+Inf) - (-Inf), (+Inf) + (-Inf)] of a flat
-    floating-point tensor, in three passes of cheap operations: x scaled into
-    [-0.5, 0.5] and truncated is 0 where x is finite, +-Inf or NaN where it is
-    not; clamped to [-1, 1], its nonzero elements are the non-finite ones and
-    its NaN-skipping sums count the infinities. (Comparisons and isnan make
-    masks, several times slower on the CPU.)"""
-    edge = torch.mul(x, 0.5 / torch.finfo(x.dtype).max).trunc_().clamp_(-1, 1)
-    return [edge.bool().sum(dtype=count_type)], [torch.nansum(edge), torch.nansum(edge.abs_())]
+def _count_sum(x, n):
+    """The NaN-skipping sum of small integers in x, exact: in x's own type up
+    to 2^24 elements (float32 counts exactly to there), else in float64."""
+    return torch.nansum(x) if n < 2 ** 24 else torch.nansum(x, dtype=torch.float64)
 
 
-def _fast_raw(x, count_non_finite=False):
+def _fast_raw(x, work, count_non_finite=False):
     """The raw reductions DEVICE_STATS come from, of a flat floating-point
-    tensor with at least one element, as one float64 vector on its device:
-    each one pass (zeros as nonzero elements through .bool(), min and max in
-    one, the variance's second pass around the first pass's mean, without a
-    temporary tensor). They are
-    right when every element is finite, which min and max show (they propagate
-    NaN and hold any infinity); otherwise the caller measures the tensor again
-    with _exact_raw, or, for a tensor that is gone by the end of the step,
-    asks for the counts of NaN, +Inf and -Inf (count_non_finite: three more
-    passes) and does without the moments."""
-    count_type = _count_type(x)
+    tensor x with at least one element, as one float64 vector on its device.
+    `work` is a tensor like x that the passes that need one write into (the
+    hook keeps one on the CPU: a temporary as large as a weight costs more in
+    page faults than the pass itself, and its time varies tenfold). One pass
+    each: the sum; min and max; |x| into work, its sum (l1), its signs in
+    place and their sum (the nonzero elements); x - mean into work and its
+    norm.
+
+    They are right when every element is finite, which min and max show (they
+    propagate NaN and hold any infinity). Otherwise the caller measures the
+    tensor again with _exact_raw, or, for a tensor that is gone by the end of
+    the step, asks for the counts of NaN, +Inf and -Inf (count_non_finite:
+    x scaled into [-0.5, 0.5] and truncated is 0 where x is finite, +-Inf or
+    NaN where not; clamped to [-1, 1], NaN-skipping sums of it, of its
+    absolute value, and of that plus one count them: five more passes, no
+    mask (comparisons and isnan make masks, several times slower on the CPU))
+    and does without the moments."""
+    n = x.numel()
     total = x.sum()
     low, high = torch.aminmax(x)
-    # sum((x - mean)^2) in one pass: mse_loss against the mean, expanded.
-    floats = [total, low, high, x.abs().sum(),
-              F.mse_loss(x, (total / x.numel()).expand(x.shape), reduction="sum")]
-    ints = [x.bool().sum(dtype=count_type)]
+    magnitude = torch.abs(x, out=work)
+    floats = [total, low, high, magnitude.sum(), _count_sum(magnitude.sign_(), n),
+              torch.linalg.vector_norm(torch.sub(x, total, alpha=1.0 / n, out=work))]
     if count_non_finite:
-        more_ints, more_floats = _non_finite_counts(x, count_type)
-        ints += more_ints
-        floats += more_floats
-    return torch.cat([torch.stack(ints).to(torch.float64), torch.stack(floats).to(torch.float64)])
+        edge = torch.mul(x, 0.5 / torch.finfo(x.dtype).max, out=work).trunc_().clamp_(-1, 1)
+        floats += [_count_sum(edge, n), _count_sum(edge.abs_(), n), _count_sum(edge.add_(1), n)]
+    return _stacked(floats, n)
+
+
+def _stacked(floats, n):
+    """0-dim results as one float64 vector: stacked in their type, then
+    converted (two operations), unless _count_sum counted in float64."""
+    if n < 2 ** 24:
+        return torch.stack(floats).to(torch.float64)
+    return torch.stack([f.to(torch.float64) for f in floats])
 
 
 def _decode_fast(raw, n):
     """(DEVICE_STATS values, every element finite) from _fast_raw's `raw` of a
     tensor of `n` elements. With a non-finite element the moments are NaN (left
     out) and the counts known only when _fast_raw counted them (else NaN)."""
-    if len(raw) == FAST_RAW:
-        nonzero, total, low, high, l1, square = raw
-        non_finite = None
-    else:
-        nonzero, non_finite, total, low, high, l1, square, inf_difference, infinities = raw
-    zeros = n - nonzero
+    total, low, high, l1, nonzero, deviation = raw[:FAST_RAW]
     if math.isfinite(low) and math.isfinite(high):
         mean = total / n
-        return (zeros, 0.0, 0.0, 0.0, low, high, mean, l1 / n, square / n, l1,
+        square = deviation * deviation
+        return (n - nonzero, 0.0, 0.0, 0.0, low, high, mean, l1 / n, square / n, l1,
                 math.sqrt(square + total * total / n)), True
     nan = math.nan
-    if non_finite is None:
-        return (zeros,) + (nan,) * 10, False
-    return (zeros, non_finite - infinities, (infinities + inf_difference) / 2,
+    if len(raw) == FAST_RAW:
+        return (nan,) * 11, False
+    inf_difference, infinities, shifted = raw[FAST_RAW:]
+    nans = n + infinities - shifted
+    return (n - nonzero - nans, nans, (infinities + inf_difference) / 2,
             (infinities - inf_difference) / 2) + (nan,) * 7, False
+
+
+# On the CPU, reading a value waits for no device: the statistics of a CPU
+# tensor are computed with a look at its first reductions (_host_stats), which
+# spares passes that do not apply to it. False: as on a GPU (the tests use it).
+CPU_READS = True
+# The variance as mean(x^2) - mean^2 where that is at least this share of
+# mean(x^2) (the rounding of mean(x^2) is then at most ten times the
+# variance's); below, a second pass around the mean.
+ONE_PASS_VARIANCE = 0.1
+
+
+def _host_stats(x, work):
+    """DEVICE_STATS of a flat floating-point CPU tensor with at least one
+    element, as host floats. The sum, min and max, and the L2 norm first (three
+    passes), read; then only what they leave open: a tensor with a NaN or an
+    infinity is measured by _exact_raw; l1 is the sum when no element is
+    negative (ReLU outputs); the zeros need counting only when min <= 0 <=
+    max; the variance is mean(x^2) - mean^2 unless the mean dominates
+    (ONE_PASS_VARIANCE). A weight: seven passes, a ReLU output five (on a
+    device: eight, and eight more to count the non-finite elements of an
+    activation)."""
+    n = x.numel()
+    total, low, high, l2 = torch.stack(
+        [x.sum(), *torch.aminmax(x), torch.linalg.vector_norm(x)]).tolist()
+    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(l2)):
+        return _decode_exact(_exact_raw(x).tolist(), n)
+    mean = total / n
+    square_mean = l2 * l2 / n
+    variance = square_mean - mean * mean
+    pending = []  # (name, 0-dim tensor) still to read
+    l1 = abs(total)
+    if low > 0 or high < 0:
+        pass  # no zeros, one sign
+    elif low >= 0 or high <= 0:  # one sign, and zeros: the signs' sum counts the others
+        pending.append(("signs", _count_sum(torch.sign(x, out=work), n)))
+    else:
+        magnitude = torch.abs(x, out=work)
+        pending.append(("l1", magnitude.sum()))
+        pending.append(("nonzero", _count_sum(magnitude.sign_(), n)))
+    values = dict(zip([name for name, _ in pending],
+                      torch.stack([t for _, t in pending]).tolist() if pending else []))
+    if variance < ONE_PASS_VARIANCE * square_mean:
+        deviation = torch.linalg.vector_norm(torch.sub(x, total, alpha=1.0 / n, out=work)).item()
+        variance = deviation * deviation / n
+    nonzero = abs(values["signs"]) if "signs" in values else values.get("nonzero", n)
+    l1 = values.get("l1", l1)
+    return (n - nonzero, 0.0, 0.0, 0.0, low, high, mean, l1 / n, variance, l1, l2)
 
 
 def _exact_raw(x):
     """The raw reductions DEVICE_STATS come from, of a flat floating-point
     tensor with at least one element that may hold NaN and infinities: they
-    are counted and left out of min, max, mean, abs_mean, variance, l1 and l2
-    (replaced by 0, by the largest finite value for min and its negative for
-    max, and by 0 in the deviations from the mean of the finite elements).
-    About twelve passes: for a tensor known to hold a NaN or an infinity, and
-    a loss of many elements."""
-    count_type = _count_type(x)
+    are counted as in _fast_raw, and left out of min, max, mean, abs_mean,
+    variance, l1 and l2 (replaced by 0, by the largest finite value for min
+    and its negative for max, and by 0 in the deviations from the mean of
+    the finite elements). About fifteen passes, with temporaries: for a
+    tensor known to hold a NaN or an infinity, and a loss of many elements."""
+    n = x.numel()
     largest = torch.finfo(x.dtype).max
-    ints, floats = _non_finite_counts(x, count_type)
+    edge = torch.mul(x, 0.5 / largest).trunc_().clamp_(-1, 1)
+    inf_difference = _count_sum(edge, n)
+    infinities = _count_sum(edge.abs_(), n)
+    shifted = _count_sum(edge.add_(1), n)
     finite = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
     total = finite.sum()
-    mean = total / (x.numel() - ints[0])
+    mean = total / (shifted - 2 * infinities)  # / the finite elements
     deviation = torch.nan_to_num(x - mean, nan=0.0, posinf=0.0, neginf=0.0)
-    ints.append(finite.bool().sum(dtype=count_type))
-    floats += [total,
-               torch.nan_to_num(x, nan=largest, posinf=largest, neginf=largest).amin(),
-               torch.nan_to_num(x, nan=-largest, posinf=-largest, neginf=-largest).amax(),
-               finite.abs().sum(), torch.linalg.vector_norm(deviation)]
-    return torch.cat([torch.stack(ints).to(torch.float64), torch.stack(floats).to(torch.float64)])
+    magnitude = finite.abs()
+    floats = [inf_difference, infinities, shifted, total,
+              torch.nan_to_num(x, nan=largest, posinf=largest, neginf=largest).amin(),
+              torch.nan_to_num(x, nan=-largest, posinf=-largest, neginf=-largest).amax(),
+              magnitude.sum(), _count_sum(magnitude.sign_(), n),
+              torch.linalg.vector_norm(deviation)]
+    return _stacked(floats, n)
 
 
 def _decode_exact(raw, n):
     """DEVICE_STATS values from _exact_raw's `raw` of a tensor of `n` elements."""
-    non_finite, nonzero, inf_difference, infinities, total, low, high, l1, deviation = raw
-    finite = n - non_finite
-    counts = (finite - nonzero, non_finite - infinities, (infinities + inf_difference) / 2,
+    inf_difference, infinities, shifted, total, low, high, l1, nonzero, deviation = raw
+    nans = n + infinities - shifted
+    finite = n - nans - infinities
+    counts = (finite - nonzero, nans, (infinities + inf_difference) / 2,
               (infinities - inf_difference) / 2)
     if finite <= 0:
         return counts + (math.nan,) * 7
@@ -224,8 +283,11 @@ def _norms(tensors):
 
 
 def _joined(blocks):
-    """The blocks' vectors as one float64 vector on the first one's device."""
+    """The blocks' vectors as one float64 vector on the first one's device
+    (None when every block's values are on the host already)."""
     vectors = [vector for _, _, vector in blocks if vector is not None]
+    if not vectors:
+        return None
     device = vectors[0].device
     return torch.cat([v if v.device == device else v.to(device, non_blocking=True)
                       for v in vectors])
@@ -364,6 +426,7 @@ class Hook:
         self._parameters = [(name, p) for name, p in model.named_parameters()]
         self._watch_gradients = "gradients" in self.collections
         self._norm_groups = None  # the weights' _NormGroups, one per device and dtype
+        self._scratch = {}        # dtype -> the CPU work tensor of _fast_raw (_work)
         self._begin_step_state()
         self._last_end = None  # perf_counter() when the previous step ended
         self._device_timing = _DeviceTiming(self._parameters)
@@ -496,14 +559,33 @@ class Hook:
             self._forward_start = time.perf_counter()
             self._device_timing.forward_started()
 
+    def _work(self, x):
+        """A tensor like flat x for _fast_raw to write into: on the CPU one kept
+        per dtype, as large as the largest tensor measured (torch has no
+        caching allocator there: a fresh one costs page faults at each use);
+        elsewhere a new one (a GPU's caching allocator reuses its memory)."""
+        n = x.numel()
+        if x.device.type != "cpu":
+            return torch.empty_like(x)
+        work = self._scratch.get(x.dtype)
+        if work is None or work.numel() < n:
+            work = self._scratch[x.dtype] = torch.empty(n, dtype=x.dtype)
+        return work[:n]
+
     def _capture(self, tensor, collection, x):
         """The statistics of an activation, input or output, taken when the
         forward passes it (it may be gone, or changed in place, by the end of
         the step): with the counts of non-finite elements, as it cannot be
         measured again."""
+        x = _as_float(x)
         n = x.numel()
-        self._captured[(tensor, collection)] = (
-            n, _fast_raw(_as_float(x), count_non_finite=True) if n else None)
+        if not n:
+            self._captured[(tensor, collection)] = (0, None)
+        elif CPU_READS and x.device.type == "cpu":
+            self._captured[(tensor, collection)] = (n, _host_stats(x, self._work(x)))
+        else:
+            self._captured[(tensor, collection)] = (
+                n, _fast_raw(x, self._work(x), count_non_finite=True))
 
     def _activation_input_hook(self, name, module):
         bounds = next((b for kind, b in SATURATION_BOUNDS if isinstance(module, kind)), None)
@@ -573,7 +655,8 @@ class Hook:
             self._recorder.record(self.current_step, self._parameters, self._losses)
         stats = []     # (tensor, collection, stat, value)
         if blocks:
-            remeasure = self._decode(blocks, _to_host(_joined(blocks)), stats)
+            joined = _joined(blocks)
+            remeasure = self._decode(blocks, [] if joined is None else _to_host(joined), stats)
             if remeasure:
                 self._remeasure(remeasure, stats)
         rank, world = self._distributed()
@@ -613,13 +696,23 @@ class Hook:
         for name, p in self._parameters:
             kind = _parameter_kind(name)
             if kind in self.collections and p.numel():
-                blocks.append(("fast", (name, kind, p, False), _fast_raw(_as_float(p))))
+                self._full_block(blocks, name, kind, p, False)
             if self._watch_gradients and p.grad is not None and p.grad.numel():
-                blocks.append(("fast", (name, "gradients", p, True), _fast_raw(_as_float(p.grad))))
+                self._full_block(blocks, name, "gradients", p, True)
+
+    def _full_block(self, blocks, name, collection, p, gradient):
+        x = _as_float(p.grad if gradient else p)
+        if CPU_READS and x.device.type == "cpu":
+            blocks.append(("host", (name, collection, x.numel(), _host_stats(x, self._work(x))),
+                           None))
+        else:
+            blocks.append(("fast", (name, collection, p, gradient), _fast_raw(x, self._work(x))))
 
     def _activity_blocks(self, blocks):
-        for (tensor, collection), (count, vector) in self._captured.items():
-            blocks.append(("captured", (tensor, collection, count), vector))
+        for (tensor, collection), (count, measured) in self._captured.items():
+            device = isinstance(measured, torch.Tensor)
+            blocks.append(("captured", (tensor, collection, count, measured),
+                           measured if device else None))
         for stat, masks in (("dead_fraction", self._alive), ("saturated_fraction", self._unsaturated)):
             for tensor, units in masks.items():
                 active = units.sum(dtype=torch.float64) if stat == "saturated_fraction" else \
@@ -663,9 +756,14 @@ class Hook:
                     _append_stats(stats, name, collection, DEVICE_STATS, decoded, p.numel())
                 else:
                     remeasure.append(what)
+            elif kind == "host":
+                name, collection, count, decoded = what
+                _append_stats(stats, name, collection, DEVICE_STATS, decoded, count)
             elif kind == "captured":
-                tensor, collection, count = what
-                if size:
+                tensor, collection, count, measured = what
+                if isinstance(measured, tuple):  # _host_stats
+                    _append_stats(stats, tensor, collection, DEVICE_STATS, measured, count)
+                elif size:
                     decoded, _ = _decode_fast(raw, count)
                     _append_stats(stats, tensor, collection, DEVICE_STATS, decoded, count)
                 else:
