@@ -131,8 +131,9 @@ class LogMetricTest(RunTestCase):
         run = self.new_run(batch_size=1000, batch_interval=0.1)
         run.log_metric("m", 1.0)
         run.log_metric("m", 2.0)
-        self.assertTrue(wait_until(lambda: self.fake.sample_count() == 2, timeout=3))
-        self.assertEqual(len(self.fake.accepted), 1)
+        # Well short of a batch, they still go (how many requests it takes
+        # depends on the machine's load: not asserted).
+        self.assertTrue(wait_until(lambda: self.fake.sample_count() == 2, timeout=10))
 
     def test_non_finite_values_are_counted_not_sent(self):
         run = self.new_run()
