@@ -15,6 +15,7 @@ const std::vector<RuleInfo>& BuiltinRules() {
     auto* all = new std::vector<RuleInfo>(ProfilerRuleInfos());
     for (RuleInfo& info : LogRuleInfos()) all->push_back(std::move(info));
     for (RuleInfo& info : TensorRuleInfos()) all->push_back(std::move(info));
+    for (RuleInfo& info : PredictionRuleInfos()) all->push_back(std::move(info));
     return all;
   }();
   return *rules;

@@ -8,7 +8,8 @@
 //
 // Each family's file registers its rules: profiler_rules.cc (spec/rules.md §6)
 // log_rules.cc (§5.2, §5.8-§5.12 and the rules beyond Debugger) and
-// tensor_rules.cc (the model rules over tensor statistics).
+// tensor_rules.cc and prediction_rules.cc (the model rules over what the
+// Python client sends: tensor statistics, a classifier's predictions).
 
 #include <functional>
 #include <map>
@@ -62,5 +63,6 @@ absl::StatusOr<std::unique_ptr<Rule>> MakeRule(std::string_view name,
 std::vector<RuleInfo> ProfilerRuleInfos();
 std::vector<RuleInfo> LogRuleInfos();
 std::vector<RuleInfo> TensorRuleInfos();
+std::vector<RuleInfo> PredictionRuleInfos();
 
 }  // namespace trainwatch::rules
