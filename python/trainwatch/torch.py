@@ -312,74 +312,95 @@ def _loss_stats(values):
 
 
 class _NormGroup:
-    """norm, update_norm and update_ratio of the watched parameters of one
-    device and dtype, with one flat copy of their values at the last norm
-    step. A norm step: ||W|| of each (one multi-tensor norm), the copy minus W
-    in place (one multi-tensor subtraction), the norm of each difference, and
-    W copied into the copy (one torch.cat into it): four passes over the
-    parameters in four operations, however many there are. update_ratio is
-    computed on the host from the norm the previous step fetched."""
+    """The watched parameters of one device and dtype: norm (||W||) at norm
+    steps, and at full steps update_norm (||W - W_before||, the change that
+    step made) and update_ratio (that over ||W_before||), from one flat copy
+    of their values taken at the end of the step before a full step (and by
+    watch(), for step 0); with the L2 norms of gradients of that device and
+    dtype. Each is one multi-tensor operation, however many parameters there
+    are: the norms of each W, difference and gradient together, the copy
+    minus W in place, W copied into the copy (one torch.cat into it). A norm
+    step passes twice over the parameters (W, gradients); a full step three
+    more times, and so does the step before it (the copy). update_ratio is
+    computed on the host from the norms fetched with the copy."""
 
     def __init__(self, pairs, moved=False):
         self.names = [(name, _parameter_kind(name)) for name, _ in pairs]
         self.parameters = [p for _, p in pairs]
-        self._moved = moved  # made after a parameter moved: no update at the first step
-        self._snapshot()
+        self.key = (self.parameters[0].device, self.parameters[0].dtype)
+        self._pointers = [p.data_ptr() for p in self.parameters]
+        self._flats = self._flat() if all(p.is_contiguous() for p in self.parameters) else None
+        flats = self._flats if self._flats is not None else self._flat()
+        self._copy = torch.cat(flats)
+        self._copy_views = list(torch.split(self._copy, [f.numel() for f in flats]))
+        # The copy holds the values the next update is measured from (none
+        # after a move: the parameters' values then are of no step).
+        self._copied = not moved
+        # ||W|| at the copy: on the device until fetched with a step's values.
+        self._pending = torch.stack(_norms(flats)).to(torch.float64)
+        self._copied_norms = None  # host floats
 
     def _flat(self):
         return [p.detach().view(-1) if p.is_contiguous() else p.detach().reshape(-1)
                 for p in self.parameters]
-
-    def _snapshot(self):
-        self._pointers = [p.data_ptr() for p in self.parameters]
-        self._flats = self._flat() if all(p.is_contiguous() for p in self.parameters) else None
-        flats = self._flats if self._flats is not None else self._flat()
-        self._copy = torch.cat(flats) if flats else None
-        self._copy_views = list(torch.split(self._copy, [f.numel() for f in flats])) \
-            if flats else []
-        # The norms at the snapshot, fetched with the first norm step's values.
-        self._pending = torch.stack(_norms(flats)).to(torch.float64) if flats else None
-        self._previous = None  # the norms fetched at the last norm step (host floats)
 
     def moved(self):
         """True when a parameter is no longer where it was (model.to(...), or
         its .data replaced)."""
         return [p.data_ptr() for p in self.parameters] != self._pointers
 
-    def block(self, blocks):
-        if not self.parameters:
-            return
-        updates = not self._moved
-        self._moved = False
+    def block(self, blocks, norms, update, copy, gradients=()):
+        """Appends the step's block: these parameters' norms (sent when
+        `norms`), their updates since the copy (`update`), the copy taken
+        anew (`copy`: the next step is a full one), and the L2 norm of each of
+        `gradients` ((name, parameter) whose .grad is of this device and
+        dtype)."""
         flats = self._flats if self._flats is not None else self._flat()
-        parts = _norms(flats)
-        if updates:
+        update = update and self._copied
+        if update:
             torch._foreach_sub_(self._copy_views, flats)
-            parts += _norms(self._copy_views)
+            measured = flats + self._copy_views
+        else:
+            measured = list(flats)
+        measured += [p.grad for _, p in gradients]
+        vector = torch.stack(_norms(measured)).to(torch.float64)
+        if copy:
             torch.cat(flats, out=self._copy)
-        vector = torch.stack(parts).to(torch.float64)
+        self._copied = copy
         pending = self._pending is not None
         if pending:
             vector = torch.cat([vector, self._pending])
             self._pending = None
-        blocks.append(("norms", (self, updates, pending), vector))
+        blocks.append(("norms", (self, norms, update, copy, gradients, pending), vector))
 
-    def decode(self, raw, updates, pending, stats, remeasure):
+    def decode(self, raw, norms, update, copy, gradients, pending, stats, remeasure):
         count = len(self.names)
-        norms = raw[:count]
-        previous = raw[-count:] if pending else self._previous
+        values = raw[:count]
+        if pending:
+            self._copied_norms = raw[-count:]
         for i, (name, kind) in enumerate(self.names):
-            norm = norms[i]
-            stats.append((name, kind, "norm", norm))
-            if not math.isfinite(norm):
-                remeasure.append((name, kind, self.parameters[i], False))
-            if updates:
-                update = raw[count + i]
-                stats.append((name, kind, "update_norm", update))
-                before = previous[i] if previous is not None else math.nan
+            norm = values[i]
+            if norms:
+                stats.append((name, kind, "norm", norm))
+                if not math.isfinite(norm):
+                    remeasure.append((name, kind, self.parameters[i], False))
+            if update:
+                change = raw[count + i]
+                before = self._copied_norms[i] if self._copied_norms is not None else math.nan
+                stats.append((name, kind, "update_norm", change))
                 stats.append((name, kind, "update_ratio",
-                              update / before if before != 0 else math.nan))
-        self._previous = norms
+                              change / before if before != 0 else math.nan))
+        if copy:
+            self._copied_norms = values
+        _decode_l2(gradients, raw[(2 if update else 1) * count:], stats, remeasure)
+
+
+def _decode_l2(gradients, values, stats, remeasure):
+    for (name, p), l2 in zip(gradients, values):
+        if math.isfinite(l2):
+            stats.append((name, "gradients", "l2", l2))
+        else:  # a NaN or an infinity between full steps: counted at this step
+            remeasure.append((name, "gradients", p, True))
 
 
 class Hook:
@@ -677,20 +698,22 @@ class Hook:
         self._last_end = time.perf_counter()
 
     def _parameter_blocks(self, blocks):
-        if self._norms and self._norm_groups is not None:
+        copy = (self.current_step + 1) % self.save_interval == 0  # the next step is full
+        if self._norm_groups is not None and (self._norms or self._full or copy):
             if any(group.moved() for group in self._norm_groups):
                 # Measured anew from here, grouped by their new devices.
                 self._norm_groups = self._new_norm_groups(moved=True)
-            for group in self._norm_groups:
-                group.block(blocks)
-            if not self._full and self._watch_gradients:
-                gradients = {}
+            gradients = {}  # (device, dtype) -> [(name, parameter)]: l2 between full steps
+            if self._norms and not self._full and self._watch_gradients:
                 for name, p in self._parameters:
-                    if p.grad is not None:
-                        gradients.setdefault((p.grad.device, p.grad.dtype), []).append((name, p))
-                for pairs in gradients.values():
-                    vector = torch.stack(_norms([p.grad.detach().reshape(-1) for _, p in pairs]))
-                    blocks.append(("l2", pairs, vector.to(torch.float64)))
+                    grad = p.grad
+                    if grad is not None:
+                        gradients.setdefault((grad.device, grad.dtype), []).append((name, p))
+            for group in self._norm_groups:
+                group.block(blocks, self._norms, self._full, copy, gradients.pop(group.key, ()))
+            for pairs in gradients.values():  # of a device or dtype without watched weights
+                vector = torch.stack(_norms([p.grad for _, p in pairs]))
+                blocks.append(("l2", pairs, vector.to(torch.float64)))
         if not self._full:
             return
         for name, p in self._parameters:
@@ -741,14 +764,10 @@ class Hook:
             raw = values[offset:offset + size]
             offset += size
             if kind == "norms":
-                group, updates, pending = what
-                group.decode(raw, updates, pending, stats, remeasure)
+                group = what[0]
+                group.decode(raw, *what[1:], stats, remeasure)
             elif kind == "l2":
-                for (name, p), l2 in zip(what, raw):
-                    if math.isfinite(l2):
-                        stats.append((name, "gradients", "l2", l2))
-                    else:  # a NaN or an infinity between full steps: counted at this step
-                        remeasure.append((name, "gradients", p, True))
+                _decode_l2(what, raw, stats, remeasure)
             elif kind == "fast":
                 name, collection, p, gradient = what
                 decoded, finite = _decode_fast(raw, p.numel())
