@@ -98,7 +98,7 @@ def summary(values):
 
 
 def step_pairs(args, config):
-    model, hook = config.split("-")
+    model, hook = config.split("-", 1)
     steps = ["--steps", str(args.steps), "--warmup", str(args.warmup)]
     pairs = []
     for i in range(args.pairs):

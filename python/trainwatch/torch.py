@@ -169,7 +169,7 @@ def _host_stats(x, work):
     total, low, high, l2 = torch.stack(
         [x.sum(), *torch.aminmax(x), torch.linalg.vector_norm(x)]).tolist()
     if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(l2)):
-        return _decode_exact(_exact_raw(x).tolist(), n)
+        return _decode_exact(_exact_raw(x, work).tolist(), n)
     mean = total / n
     square_mean = l2 * l2 / n
     variance = square_mean - mean * mean
@@ -193,31 +193,35 @@ def _host_stats(x, work):
     return (n - nonzero, 0.0, 0.0, 0.0, low, high, mean, l1 / n, variance, l1, l2)
 
 
-def _exact_raw(x):
+def _exact_raw(x, work=None):
     """The raw reductions DEVICE_STATS come from, of a flat floating-point
     tensor with at least one element that may hold NaN and infinities: they
     are counted as in _fast_raw, and left out of min, max, mean, abs_mean,
     variance, l1 and l2 (replaced by 0, by the largest finite value for min
     and its negative for max, and by 0 in the deviations from the mean of
-    the finite elements). About fifteen passes, with temporaries: for a
-    tensor known to hold a NaN or an infinity, and a loss of many elements."""
+    the finite elements). About fifteen passes, through `work` (a tensor like
+    x; a new one by default): for a tensor known to hold a NaN or an
+    infinity, and a loss of many elements."""
     n = x.numel()
+    if work is None:
+        work = torch.empty_like(x)
     largest = torch.finfo(x.dtype).max
-    edge = torch.mul(x, 0.5 / largest).trunc_().clamp_(-1, 1)
+    edge = torch.mul(x, 0.5 / largest, out=work).trunc_().clamp_(-1, 1)
     inf_difference = _count_sum(edge, n)
     infinities = _count_sum(edge.abs_(), n)
     shifted = _count_sum(edge.add_(1), n)
-    finite = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
+    finite = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0, out=work)
     total = finite.sum()
+    magnitude = finite.abs_()
+    l1 = magnitude.sum()
+    nonzero = _count_sum(magnitude.sign_(), n)
     mean = total / (shifted - 2 * infinities)  # / the finite elements
-    deviation = torch.nan_to_num(x - mean, nan=0.0, posinf=0.0, neginf=0.0)
-    magnitude = finite.abs()
-    floats = [inf_difference, infinities, shifted, total,
-              torch.nan_to_num(x, nan=largest, posinf=largest, neginf=largest).amin(),
-              torch.nan_to_num(x, nan=-largest, posinf=-largest, neginf=-largest).amax(),
-              magnitude.sum(), _count_sum(magnitude.sign_(), n),
-              torch.linalg.vector_norm(deviation)]
-    return _stacked(floats, n)
+    deviation = torch.sub(x, mean, out=work).nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)
+    deviation = torch.linalg.vector_norm(deviation)
+    low = torch.nan_to_num(x, nan=largest, posinf=largest, neginf=largest, out=work).amin()
+    high = torch.nan_to_num(x, nan=-largest, posinf=-largest, neginf=-largest, out=work).amax()
+    return _stacked([inf_difference, infinities, shifted, total, low, high, l1, nonzero,
+                     deviation], n)
 
 
 def _decode_exact(raw, n):
@@ -811,7 +815,8 @@ class Hook:
             if (name, collection) in seen or tensor is None or not tensor.numel():
                 continue
             seen.add((name, collection))
-            blocks.append(((name, collection, tensor.numel()), _exact_raw(_as_float(tensor))))
+            x = _as_float(tensor)
+            blocks.append(((name, collection, x.numel()), _exact_raw(x, self._work(x))))
         if not blocks:
             return
         values = _to_host(_joined([(None, None, vector) for _, vector in blocks]))
