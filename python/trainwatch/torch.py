@@ -51,6 +51,11 @@ ACTIVATION_MODULES = (
     nn.SiLU, nn.Mish, nn.Softplus, nn.Tanh, nn.Sigmoid, nn.Hardtanh, nn.Hardsigmoid,
     nn.Hardswish, nn.LogSigmoid, nn.Softsign)
 MODEL_NAME = "model"  # the module path of the watched model itself
+# Every statistic every 20 steps by default: with every 10, the reference
+# machine's CPU models' mean step was 5.0 % (MLP) and 6.6 % (CNN) slower
+# than without the hook, with every 20 by -1.9 % and 2.4 % (BENCHMARKS.md,
+# C20): a full step costs 15-35 % of a step there (docs/python.md, Cost).
+SAVE_INTERVAL = 20
 
 
 def _to_host(vector):
@@ -411,7 +416,7 @@ class Hook:
     """Statistics of a model's tensors, step by step (made by watch())."""
 
     def __init__(self, model, optimizer=None, *, run=None, collections=COLLECTIONS,
-                 include_regex=None, save_interval=10, norm_interval=1, report_steps=True,
+                 include_regex=None, save_interval=SAVE_INTERVAL, norm_interval=1, report_steps=True,
                  loss_metric=None, flight_recorder_steps=0, flight_recorder_regex=None,
                  dump_signal=None):
         if not isinstance(model, nn.Module):
@@ -946,7 +951,7 @@ class _FlightRecorder:
 
 
 def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_regex=None,
-          save_interval=10, norm_interval=1, report_steps=True, loss_metric=None,
+          save_interval=SAVE_INTERVAL, norm_interval=1, report_steps=True, loss_metric=None,
           flight_recorder_steps=0, flight_recorder_regex=None, dump_signal=None):
     """Watches `model`: per step, statistics of its tensors go to the job
     (trainwatch/Tensors, one series per tensor and statistic). Returns the Hook.
@@ -958,10 +963,11 @@ def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_r
                     outputs (default all).
     include_regex   module paths (regex, or a list) whose inputs and outputs
                     are recorded; default the model's own.
-    save_interval   every how many steps every statistic is computed (default 10;
-                    step 0 first).
-    norm_interval   every how many steps the weights' norm/update_norm/update_ratio
-                    and the gradients' l2 are (default 1: every step).
+    save_interval   every how many steps every statistic, and the weights'
+                    update_norm/update_ratio, are computed (default 20; step 0
+                    first).
+    norm_interval   every how many steps the weights' norm and the gradients'
+                    l2 are (default 1: every step).
     report_steps    send the step number as the job's step metric (rank 0).
     loss_metric     also send the mean recorded loss as this metric (e.g. "train:loss").
     flight_recorder_steps, flight_recorder_regex
