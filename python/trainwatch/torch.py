@@ -94,7 +94,7 @@ def _count_sum(x, n):
 
 def _fast_raw(x, work, count_non_finite=False):
     """The raw reductions DEVICE_STATS come from, of a flat floating-point
-    tensor x with at least one element, as one float64 vector on its device.
+    tensor x with at least one element, as one vector on its device.
     `work` is a tensor like x that the passes that need one write into (the
     hook keeps one on the CPU: a temporary as large as a weight costs more in
     page faults than the pass itself, and its time varies tenfold). One pass
@@ -124,10 +124,11 @@ def _fast_raw(x, work, count_non_finite=False):
 
 
 def _stacked(floats, n):
-    """0-dim results as one float64 vector: stacked in their type, then
-    converted (two operations), unless _count_sum counted in float64."""
+    """0-dim results as one vector, in their type (torch.cat of the step's
+    vectors promotes them all to the widest), or in float64 where _count_sum
+    counted in float64."""
     if n < 2 ** 24:
-        return torch.stack(floats).to(torch.float64)
+        return torch.stack(floats)
     return torch.stack([f.to(torch.float64) for f in floats])
 
 
@@ -292,8 +293,9 @@ def _norms(tensors):
 
 
 def _joined(blocks):
-    """The blocks' vectors as one float64 vector on the first one's device
-    (None when every block's values are on the host already)."""
+    """The blocks' vectors as one vector on the first one's device, of the
+    widest of their types (None when every block's values are on the host
+    already). A float32 value is exactly a Python float."""
     vectors = [vector for _, _, vector in blocks if vector is not None]
     if not vectors:
         return None
@@ -346,7 +348,7 @@ class _NormGroup:
         # after a move: the parameters' values then are of no step).
         self._copied = not moved
         # ||W|| at the copy: on the device until fetched with a step's values.
-        self._pending = torch.stack(_norms(flats)).to(torch.float64)
+        self._pending = torch.stack(_norms(flats))
         self._copied_norms = None  # host floats
 
     def _flat(self):
@@ -372,7 +374,7 @@ class _NormGroup:
         else:
             measured = list(flats)
         measured += [p.grad for _, p in gradients]
-        vector = torch.stack(_norms(measured)).to(torch.float64)
+        vector = torch.stack(_norms(measured))
         if copy:
             torch.cat(flats, out=self._copy)
         self._copied = copy
@@ -722,7 +724,7 @@ class Hook:
                 group.block(blocks, self._norms, self._full, copy, gradients.pop(group.key, ()))
             for pairs in gradients.values():  # of a device or dtype without watched weights
                 vector = torch.stack(_norms([p.grad for _, p in pairs]))
-                blocks.append(("l2", pairs, vector.to(torch.float64)))
+                blocks.append(("l2", pairs, vector))
         if not self._full:
             return
         for name, p in self._parameters:
@@ -758,7 +760,7 @@ class Hook:
             losses = recorded[0] if len(recorded) == 1 else \
                 torch.cat([r.to(recorded[0].device) for r in recorded])
             if losses.numel() <= RAW_LOSS_ELEMENTS:  # the values themselves: fewer operations
-                blocks.append(("loss", name, losses.to(torch.float64)))
+                blocks.append(("loss", name, losses))
             elif losses.numel():
                 blocks.append(("loss_exact", (name, losses.numel()), _exact_raw(_as_float(losses))))
 
