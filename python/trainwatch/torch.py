@@ -51,10 +51,10 @@ ACTIVATION_MODULES = (
     nn.SiLU, nn.Mish, nn.Softplus, nn.Tanh, nn.Sigmoid, nn.Hardtanh, nn.Hardsigmoid,
     nn.Hardswish, nn.LogSigmoid, nn.Softsign)
 MODEL_NAME = "model"  # the module path of the watched model itself
-# Every statistic every 20 steps by default: with every 10, the reference
-# machine's CPU models' mean step was 5.0 % (MLP) and 6.6 % (CNN) slower
-# than without the hook, with every 20 by -1.9 % and 2.4 % (BENCHMARKS.md,
-# C20): a full step costs 15-35 % of a step there (docs/python.md, Cost).
+# Every statistic every 20 steps by default: on the reference machine's CPU
+# models a full step added about 2.3 ms (MLP, 30 ms steps) and 2.6 ms (CNN,
+# 7 ms steps), 0.4 % and 1.8 % of the mean step every 20 steps, twice that
+# every 10 (BENCHMARKS.md, P1; docs/python.md, Cost).
 SAVE_INTERVAL = 20
 
 
