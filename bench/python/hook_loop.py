@@ -6,8 +6,8 @@ step by step, with or without trainwatch.torch.watch.
 
 MODEL is mlp (784-512-256-10, ReLU, batch 64) or cnn (two 3x3 convolutions
 with ReLU and max-pooling, a linear layer: 3x32x32 images, batch 32); HOOK is
-none, default (watch(model, optimizer) as documented) or all (every
-collection every step: save_interval=1). Both use SGD with momentum and
+none, default (watch(model, optimizer) as documented), all (every
+collection every step: save_interval=1) or everyN (save_interval=N). Both use SGD with momentum and
 cross-entropy, one torch thread, and the same random batches.
 
 Each step is timed with time.perf_counter() around the whole iteration
@@ -69,7 +69,7 @@ def quiet(times, first_step):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("model", choices=("mlp", "cnn"))
-    parser.add_argument("hook", choices=("none", "default", "all"))
+    parser.add_argument("hook", help="none, default, all, or everyN (save_interval=N)")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--nan-at", type=int)
@@ -87,7 +87,14 @@ def main():
     hook = None
     if args.hook != "none":
         import trainwatch.torch
-        options = {"save_interval": 1} if args.hook == "all" else {}
+        if args.hook == "all":
+            options = {"save_interval": 1}
+        elif args.hook.startswith("every"):
+            options = {"save_interval": int(args.hook[len("every"):])}
+        elif args.hook == "default":
+            options = {}
+        else:
+            sys.exit("hook_loop.py: HOOK is none, default, all or everyN, not %r" % args.hook)
         hook = trainwatch.torch.watch(model, optimizer, **options)
         if not hook.run.active:
             sys.exit("hook_loop.py: not inside a trainwatch job (no TRAINWATCH_RUNNER_URL)")

@@ -374,7 +374,8 @@ class WeightUpdatesTest(HookTestCase):
         model[1].weight = nn.Parameter(torch.randn(2, 4).t().contiguous().t())
         self.assertFalse(model[1].weight.is_contiguous())
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        tw_torch.watch(model, optimizer, run=self.run, collections=["weights", "biases"])
+        tw_torch.watch(model, optimizer, run=self.run, collections=["weights", "biases"],
+                       save_interval=1)
         x = torch.randn(5, 3)
         want = {name: [] for name, _ in model.named_parameters()}
         for step in range(4):
@@ -403,9 +404,21 @@ class WeightUpdatesTest(HookTestCase):
         model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
         hook = tw_torch.watch(model, optimizer, run=self.run, save_interval=5)
-        self.train(model, optimizer, hook, 12)
-        self.assertEqual(len(self.stat("0.weight", "weights", "update_norm")), 12)
+        batch = torch.randn(4, 2)
+        changes = []  # ||W_s - W_(s-1)|| and ||W_(s-1)|| of each step
+        for _ in range(12):
+            before = model[0].weight.detach().clone()
+            self.train(model, optimizer, hook, 1, batch=batch)
+            changes.append(((model[0].weight - before).norm().item(), before.norm().item()))
+        self.assertEqual(len(self.stat("0.weight", "weights", "norm")), 12)
         self.assertEqual(len(self.stat("0.weight", "gradients", "l2")), 12)
+        # The updates at the full steps, each the change that step made.
+        for stat, want in (("update_norm", [changes[s][0] for s in (0, 5, 10)]),
+                           ("update_ratio", [changes[s][0] / changes[s][1] for s in (0, 5, 10)])):
+            got = self.stat("0.weight", "weights", stat)
+            self.assertEqual(len(got), 3)
+            for g, w in zip(got, want):
+                self.assertAlmostEqual(g / w, 1.0, places=5, msg=stat)
         self.assertEqual(len(self.stat("0.weight", "weights", "variance")), 3)  # 0, 5, 10
         self.assertEqual(len(self.stat("0.weight", "gradients", "abs_mean")), 3)
         self.assertEqual(len(self.stat("1:output", "activations", "dead_fraction")), 3)
@@ -416,6 +429,28 @@ class WeightUpdatesTest(HookTestCase):
                          [0, 5, 10])
         self.assertEqual(sorted(trial.tensor("0.weight", "gradients").values("l2")),
                          list(range(12)))
+
+
+    def test_norm_and_save_intervals_of_their_own(self):
+        model = nn.Sequential(nn.Linear(2, 2))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        hook = tw_torch.watch(model, optimizer, run=self.run, save_interval=3, norm_interval=2)
+        batch = torch.randn(4, 2)
+        changes = []
+        for _ in range(7):
+            before = model[0].weight.detach().clone()
+            self.train(model, optimizer, hook, 1, batch=batch)
+            changes.append(((model[0].weight - before).norm().item(), before.norm().item()))
+        trial = trainwatch.Trial("hooked", endpoint=self.fake.url)
+        self.addCleanup(trial.close)
+        weights = trial.tensor("0.weight", "weights")
+        self.assertEqual(sorted(weights.values("norm")), [0, 2, 4, 6])
+        self.assertEqual(sorted(trial.tensor("0.weight", "gradients").values("l2")),
+                         [0, 2, 3, 4, 6])
+        ratios = weights.values("update_ratio")
+        self.assertEqual(sorted(ratios), [0, 3, 6])
+        for step, ratio in ratios.items():
+            self.assertAlmostEqual(ratio / (changes[step][0] / changes[step][1]), 1.0, places=5)
 
 
 class StepsTest(HookTestCase):
@@ -644,7 +679,7 @@ class UnderTheRunnerTest(unittest.TestCase):
             with trainwatch.Trial("under-runner", endpoint=runner.url) as trial:
                 self.assertEqual(trial.steps(), list(range(25)))
                 norms = trial.tensor("0.weight", "weights").values("update_ratio")
-                self.assertEqual(sorted(norms), list(range(25)))
+                self.assertEqual(sorted(norms), [0, 20])  # at the full steps
                 self.assertTrue(all(0 < r < 1 for r in norms.values()), norms)
                 self.assertEqual(sorted(trial.tensor("1:output").values("dead_fraction")),
-                                 [0, 10, 20])
+                                 [0, 20])

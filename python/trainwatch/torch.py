@@ -51,6 +51,11 @@ ACTIVATION_MODULES = (
     nn.SiLU, nn.Mish, nn.Softplus, nn.Tanh, nn.Sigmoid, nn.Hardtanh, nn.Hardsigmoid,
     nn.Hardswish, nn.LogSigmoid, nn.Softsign)
 MODEL_NAME = "model"  # the module path of the watched model itself
+# Every statistic every 20 steps by default: on the reference machine's CPU
+# models a full step added about 2.3 ms (MLP, 30 ms steps) and 2.6 ms (CNN,
+# 7 ms steps), 0.4 % and 1.8 % of the mean step every 20 steps, twice that
+# every 10 (BENCHMARKS.md, P1; docs/python.md, Cost).
+SAVE_INTERVAL = 20
 
 
 def _to_host(vector):
@@ -89,7 +94,7 @@ def _count_sum(x, n):
 
 def _fast_raw(x, work, count_non_finite=False):
     """The raw reductions DEVICE_STATS come from, of a flat floating-point
-    tensor x with at least one element, as one float64 vector on its device.
+    tensor x with at least one element, as one vector on its device.
     `work` is a tensor like x that the passes that need one write into (the
     hook keeps one on the CPU: a temporary as large as a weight costs more in
     page faults than the pass itself, and its time varies tenfold). One pass
@@ -119,10 +124,11 @@ def _fast_raw(x, work, count_non_finite=False):
 
 
 def _stacked(floats, n):
-    """0-dim results as one float64 vector: stacked in their type, then
-    converted (two operations), unless _count_sum counted in float64."""
+    """0-dim results as one vector, in their type (torch.cat of the step's
+    vectors promotes them all to the widest), or in float64 where _count_sum
+    counted in float64."""
     if n < 2 ** 24:
-        return torch.stack(floats).to(torch.float64)
+        return torch.stack(floats)
     return torch.stack([f.to(torch.float64) for f in floats])
 
 
@@ -169,7 +175,7 @@ def _host_stats(x, work):
     total, low, high, l2 = torch.stack(
         [x.sum(), *torch.aminmax(x), torch.linalg.vector_norm(x)]).tolist()
     if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(l2)):
-        return _decode_exact(_exact_raw(x).tolist(), n)
+        return _decode_exact(_exact_raw(x, work).tolist(), n)
     mean = total / n
     square_mean = l2 * l2 / n
     variance = square_mean - mean * mean
@@ -193,31 +199,35 @@ def _host_stats(x, work):
     return (n - nonzero, 0.0, 0.0, 0.0, low, high, mean, l1 / n, variance, l1, l2)
 
 
-def _exact_raw(x):
+def _exact_raw(x, work=None):
     """The raw reductions DEVICE_STATS come from, of a flat floating-point
     tensor with at least one element that may hold NaN and infinities: they
     are counted as in _fast_raw, and left out of min, max, mean, abs_mean,
     variance, l1 and l2 (replaced by 0, by the largest finite value for min
     and its negative for max, and by 0 in the deviations from the mean of
-    the finite elements). About fifteen passes, with temporaries: for a
-    tensor known to hold a NaN or an infinity, and a loss of many elements."""
+    the finite elements). About fifteen passes, through `work` (a tensor like
+    x; a new one by default): for a tensor known to hold a NaN or an
+    infinity, and a loss of many elements."""
     n = x.numel()
+    if work is None:
+        work = torch.empty_like(x)
     largest = torch.finfo(x.dtype).max
-    edge = torch.mul(x, 0.5 / largest).trunc_().clamp_(-1, 1)
+    edge = torch.mul(x, 0.5 / largest, out=work).trunc_().clamp_(-1, 1)
     inf_difference = _count_sum(edge, n)
     infinities = _count_sum(edge.abs_(), n)
     shifted = _count_sum(edge.add_(1), n)
-    finite = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0)
+    finite = torch.nan_to_num(x, nan=0.0, posinf=0.0, neginf=0.0, out=work)
     total = finite.sum()
+    magnitude = finite.abs_()
+    l1 = magnitude.sum()
+    nonzero = _count_sum(magnitude.sign_(), n)
     mean = total / (shifted - 2 * infinities)  # / the finite elements
-    deviation = torch.nan_to_num(x - mean, nan=0.0, posinf=0.0, neginf=0.0)
-    magnitude = finite.abs()
-    floats = [inf_difference, infinities, shifted, total,
-              torch.nan_to_num(x, nan=largest, posinf=largest, neginf=largest).amin(),
-              torch.nan_to_num(x, nan=-largest, posinf=-largest, neginf=-largest).amax(),
-              magnitude.sum(), _count_sum(magnitude.sign_(), n),
-              torch.linalg.vector_norm(deviation)]
-    return _stacked(floats, n)
+    deviation = torch.sub(x, mean, out=work).nan_to_num_(nan=0.0, posinf=0.0, neginf=0.0)
+    deviation = torch.linalg.vector_norm(deviation)
+    low = torch.nan_to_num(x, nan=largest, posinf=largest, neginf=largest, out=work).amin()
+    high = torch.nan_to_num(x, nan=-largest, posinf=-largest, neginf=-largest, out=work).amax()
+    return _stacked([inf_difference, infinities, shifted, total, low, high, l1, nonzero,
+                     deviation], n)
 
 
 def _decode_exact(raw, n):
@@ -283,8 +293,9 @@ def _norms(tensors):
 
 
 def _joined(blocks):
-    """The blocks' vectors as one float64 vector on the first one's device
-    (None when every block's values are on the host already)."""
+    """The blocks' vectors as one vector on the first one's device, of the
+    widest of their types (None when every block's values are on the host
+    already). A float32 value is exactly a Python float."""
     vectors = [vector for _, _, vector in blocks if vector is not None]
     if not vectors:
         return None
@@ -312,81 +323,102 @@ def _loss_stats(values):
 
 
 class _NormGroup:
-    """norm, update_norm and update_ratio of the watched parameters of one
-    device and dtype, with one flat copy of their values at the last norm
-    step. A norm step: ||W|| of each (one multi-tensor norm), the copy minus W
-    in place (one multi-tensor subtraction), the norm of each difference, and
-    W copied into the copy (one torch.cat into it): four passes over the
-    parameters in four operations, however many there are. update_ratio is
-    computed on the host from the norm the previous step fetched."""
+    """The watched parameters of one device and dtype: norm (||W||) at norm
+    steps, and at full steps update_norm (||W - W_before||, the change that
+    step made) and update_ratio (that over ||W_before||), from one flat copy
+    of their values taken at the end of the step before a full step (and by
+    watch(), for step 0); with the L2 norms of gradients of that device and
+    dtype. Each is one multi-tensor operation, however many parameters there
+    are: the norms of each W, difference and gradient together, the copy
+    minus W in place, W copied into the copy (one torch.cat into it). A norm
+    step passes twice over the parameters (W, gradients); a full step three
+    more times, and so does the step before it (the copy). update_ratio is
+    computed on the host from the norms fetched with the copy."""
 
     def __init__(self, pairs, moved=False):
         self.names = [(name, _parameter_kind(name)) for name, _ in pairs]
         self.parameters = [p for _, p in pairs]
-        self._moved = moved  # made after a parameter moved: no update at the first step
-        self._snapshot()
+        self.key = (self.parameters[0].device, self.parameters[0].dtype)
+        self._pointers = [p.data_ptr() for p in self.parameters]
+        self._flats = self._flat() if all(p.is_contiguous() for p in self.parameters) else None
+        flats = self._flats if self._flats is not None else self._flat()
+        self._copy = torch.cat(flats)
+        self._copy_views = list(torch.split(self._copy, [f.numel() for f in flats]))
+        # The copy holds the values the next update is measured from (none
+        # after a move: the parameters' values then are of no step).
+        self._copied = not moved
+        # ||W|| at the copy: on the device until fetched with a step's values.
+        self._pending = torch.stack(_norms(flats))
+        self._copied_norms = None  # host floats
 
     def _flat(self):
         return [p.detach().view(-1) if p.is_contiguous() else p.detach().reshape(-1)
                 for p in self.parameters]
-
-    def _snapshot(self):
-        self._pointers = [p.data_ptr() for p in self.parameters]
-        self._flats = self._flat() if all(p.is_contiguous() for p in self.parameters) else None
-        flats = self._flats if self._flats is not None else self._flat()
-        self._copy = torch.cat(flats) if flats else None
-        self._copy_views = list(torch.split(self._copy, [f.numel() for f in flats])) \
-            if flats else []
-        # The norms at the snapshot, fetched with the first norm step's values.
-        self._pending = torch.stack(_norms(flats)).to(torch.float64) if flats else None
-        self._previous = None  # the norms fetched at the last norm step (host floats)
 
     def moved(self):
         """True when a parameter is no longer where it was (model.to(...), or
         its .data replaced)."""
         return [p.data_ptr() for p in self.parameters] != self._pointers
 
-    def block(self, blocks):
-        if not self.parameters:
-            return
-        updates = not self._moved
-        self._moved = False
+    def block(self, blocks, norms, update, copy, gradients=()):
+        """Appends the step's block: these parameters' norms (sent when
+        `norms`), their updates since the copy (`update`), the copy taken
+        anew (`copy`: the next step is a full one), and the L2 norm of each of
+        `gradients` ((name, parameter) whose .grad is of this device and
+        dtype)."""
         flats = self._flats if self._flats is not None else self._flat()
-        parts = _norms(flats)
-        if updates:
+        update = update and self._copied
+        if update:
             torch._foreach_sub_(self._copy_views, flats)
-            parts += _norms(self._copy_views)
+            measured = flats + self._copy_views
+        else:
+            measured = list(flats)
+        measured += [p.grad for _, p in gradients]
+        vector = torch.stack(_norms(measured))
+        if copy:
             torch.cat(flats, out=self._copy)
-        vector = torch.stack(parts).to(torch.float64)
+        self._copied = copy
         pending = self._pending is not None
         if pending:
             vector = torch.cat([vector, self._pending])
             self._pending = None
-        blocks.append(("norms", (self, updates, pending), vector))
+        blocks.append(("norms", (self, norms, update, copy, gradients, pending), vector))
 
-    def decode(self, raw, updates, pending, stats, remeasure):
+    def decode(self, raw, norms, update, copy, gradients, pending, stats, remeasure):
         count = len(self.names)
-        norms = raw[:count]
-        previous = raw[-count:] if pending else self._previous
+        values = raw[:count]
+        if pending:
+            self._copied_norms = raw[-count:]
         for i, (name, kind) in enumerate(self.names):
-            norm = norms[i]
-            stats.append((name, kind, "norm", norm))
-            if not math.isfinite(norm):
-                remeasure.append((name, kind, self.parameters[i], False))
-            if updates:
-                update = raw[count + i]
-                stats.append((name, kind, "update_norm", update))
-                before = previous[i] if previous is not None else math.nan
+            norm = values[i]
+            if norms:
+                stats.append((name, kind, "norm", norm))
+                if not math.isfinite(norm):
+                    remeasure.append((name, kind, self.parameters[i], False))
+            if update:
+                change = raw[count + i]
+                before = self._copied_norms[i] if self._copied_norms is not None else math.nan
+                stats.append((name, kind, "update_norm", change))
                 stats.append((name, kind, "update_ratio",
-                              update / before if before != 0 else math.nan))
-        self._previous = norms
+                              change / before if before != 0 else math.nan))
+        if copy:
+            self._copied_norms = values
+        _decode_l2(gradients, raw[(2 if update else 1) * count:], stats, remeasure)
+
+
+def _decode_l2(gradients, values, stats, remeasure):
+    for (name, p), l2 in zip(gradients, values):
+        if math.isfinite(l2):
+            stats.append((name, "gradients", "l2", l2))
+        else:  # a NaN or an infinity between full steps: counted at this step
+            remeasure.append((name, "gradients", p, True))
 
 
 class Hook:
     """Statistics of a model's tensors, step by step (made by watch())."""
 
     def __init__(self, model, optimizer=None, *, run=None, collections=COLLECTIONS,
-                 include_regex=None, save_interval=10, norm_interval=1, report_steps=True,
+                 include_regex=None, save_interval=SAVE_INTERVAL, norm_interval=1, report_steps=True,
                  loss_metric=None, flight_recorder_steps=0, flight_recorder_regex=None,
                  dump_signal=None):
         if not isinstance(model, nn.Module):
@@ -677,20 +709,22 @@ class Hook:
         self._last_end = time.perf_counter()
 
     def _parameter_blocks(self, blocks):
-        if self._norms and self._norm_groups is not None:
+        copy = (self.current_step + 1) % self.save_interval == 0  # the next step is full
+        if self._norm_groups is not None and (self._norms or self._full or copy):
             if any(group.moved() for group in self._norm_groups):
                 # Measured anew from here, grouped by their new devices.
                 self._norm_groups = self._new_norm_groups(moved=True)
-            for group in self._norm_groups:
-                group.block(blocks)
-            if not self._full and self._watch_gradients:
-                gradients = {}
+            gradients = {}  # (device, dtype) -> [(name, parameter)]: l2 between full steps
+            if self._norms and not self._full and self._watch_gradients:
                 for name, p in self._parameters:
-                    if p.grad is not None:
-                        gradients.setdefault((p.grad.device, p.grad.dtype), []).append((name, p))
-                for pairs in gradients.values():
-                    vector = torch.stack(_norms([p.grad.detach().reshape(-1) for _, p in pairs]))
-                    blocks.append(("l2", pairs, vector.to(torch.float64)))
+                    grad = p.grad
+                    if grad is not None:
+                        gradients.setdefault((grad.device, grad.dtype), []).append((name, p))
+            for group in self._norm_groups:
+                group.block(blocks, self._norms, self._full, copy, gradients.pop(group.key, ()))
+            for pairs in gradients.values():  # of a device or dtype without watched weights
+                vector = torch.stack(_norms([p.grad for _, p in pairs]))
+                blocks.append(("l2", pairs, vector))
         if not self._full:
             return
         for name, p in self._parameters:
@@ -726,7 +760,7 @@ class Hook:
             losses = recorded[0] if len(recorded) == 1 else \
                 torch.cat([r.to(recorded[0].device) for r in recorded])
             if losses.numel() <= RAW_LOSS_ELEMENTS:  # the values themselves: fewer operations
-                blocks.append(("loss", name, losses.to(torch.float64)))
+                blocks.append(("loss", name, losses))
             elif losses.numel():
                 blocks.append(("loss_exact", (name, losses.numel()), _exact_raw(_as_float(losses))))
 
@@ -741,14 +775,10 @@ class Hook:
             raw = values[offset:offset + size]
             offset += size
             if kind == "norms":
-                group, updates, pending = what
-                group.decode(raw, updates, pending, stats, remeasure)
+                group = what[0]
+                group.decode(raw, *what[1:], stats, remeasure)
             elif kind == "l2":
-                for (name, p), l2 in zip(what, raw):
-                    if math.isfinite(l2):
-                        stats.append((name, "gradients", "l2", l2))
-                    else:  # a NaN or an infinity between full steps: counted at this step
-                        remeasure.append((name, "gradients", p, True))
+                _decode_l2(what, raw, stats, remeasure)
             elif kind == "fast":
                 name, collection, p, gradient = what
                 decoded, finite = _decode_fast(raw, p.numel())
@@ -792,7 +822,8 @@ class Hook:
             if (name, collection) in seen or tensor is None or not tensor.numel():
                 continue
             seen.add((name, collection))
-            blocks.append(((name, collection, tensor.numel()), _exact_raw(_as_float(tensor))))
+            x = _as_float(tensor)
+            blocks.append(((name, collection, x.numel()), _exact_raw(x, self._work(x))))
         if not blocks:
             return
         values = _to_host(_joined([(None, None, vector) for _, vector in blocks]))
@@ -922,7 +953,7 @@ class _FlightRecorder:
 
 
 def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_regex=None,
-          save_interval=10, norm_interval=1, report_steps=True, loss_metric=None,
+          save_interval=SAVE_INTERVAL, norm_interval=1, report_steps=True, loss_metric=None,
           flight_recorder_steps=0, flight_recorder_regex=None, dump_signal=None):
     """Watches `model`: per step, statistics of its tensors go to the job
     (trainwatch/Tensors, one series per tensor and statistic). Returns the Hook.
@@ -934,10 +965,11 @@ def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_r
                     outputs (default all).
     include_regex   module paths (regex, or a list) whose inputs and outputs
                     are recorded; default the model's own.
-    save_interval   every how many steps every statistic is computed (default 10;
-                    step 0 first).
-    norm_interval   every how many steps the weights' norm/update_norm/update_ratio
-                    and the gradients' l2 are (default 1: every step).
+    save_interval   every how many steps every statistic, and the weights'
+                    update_norm/update_ratio, are computed (default 20; step 0
+                    first).
+    norm_interval   every how many steps the weights' norm and the gradients'
+                    l2 are (default 1: every step).
     report_steps    send the step number as the job's step metric (rank 0).
     loss_metric     also send the mean recorded loss as this metric (e.g. "train:loss").
     flight_recorder_steps, flight_recorder_regex

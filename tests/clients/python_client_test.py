@@ -234,7 +234,7 @@ model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
 model[0].weight.requires_grad_(False)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 hook = trainwatch.torch.watch(model, optimizer)
-for step in range(4):
+for step in range(22):  # updates at the full steps, 0 and 20: two unchanged
     nn.functional.mse_loss(model(x), y).backward()
     optimizer.step()
     optimizer.zero_grad()
