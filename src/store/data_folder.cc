@@ -73,18 +73,21 @@ absl::StatusOr<std::optional<int>> ReadDataFormat(const DataFolderPaths& paths) 
   return version;
 }
 
-absl::StatusOr<bool> CheckDataFormat(const DataFolderPaths& paths) {
+absl::StatusOr<std::optional<int>> CheckDataFormat(const DataFolderPaths& paths) {
   TW_ASSIGN_OR_RETURN(std::optional<int> version, ReadDataFormat(paths));
-  if (!version) return false;
-  if (*version == kDataFormatVersion) return true;
+  if (!version || (*version >= kOldestDataFormatVersion && *version <= kDataFormatVersion)) {
+    return version;
+  }
+  static_assert(kDataFormatVersion == kOldestDataFormatVersion + 1,
+                "say which formats this build reads in the message below");
   return absl::FailedPreconditionError(absl::StrFormat(
       "the data folder \"%s\" is in trainwatch data format %d (%s), and this build of "
-      "trainwatch reads data format %d only; open it with a trainwatch build that reads data "
-      "format %d, or pass another --data folder (this one was left as it is)",
+      "trainwatch reads data formats %d and %d only; open it with a trainwatch build that reads "
+      "data format %d, or pass another --data folder (this one was left as it is)",
       paths.root, *version,
       *version > kDataFormatVersion ? "written by a newer trainwatch"
                                     : "written by an older trainwatch",
-      kDataFormatVersion, *version));
+      kOldestDataFormatVersion, kDataFormatVersion, *version));
 }
 
 absl::Status WriteDataFormat(const DataFolderPaths& paths) {

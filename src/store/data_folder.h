@@ -31,12 +31,20 @@
 
 namespace trainwatch::store {
 
-// The data format this build reads and writes: the layout of the data folder
-// and of the records in db/ (docs/format/store.md). Change it when folders
-// written by this build would be misread by builds of the previous number, or
-// the other way round; keep tests/testdata/format_v<N> for every number this
+// The data format this build writes: the layout of the data folder and of
+// the records in db/ (docs/format/store.md). Change it when folders written
+// by this build would be misread by builds of the previous number, or the
+// other way round; keep tests/testdata/format_v<N> for every number this
 // build still reads (the test that opens it fails when a change breaks them).
-inline constexpr int kDataFormatVersion = 1;
+//   1: the first.
+//   2: head records may hold decimal lane sections (store/head.cc); format 1
+//      records read the same.
+inline constexpr int kDataFormatVersion = 2;
+// The oldest format this build still reads. A writer opening a folder of an
+// older format than kDataFormatVersion marks it kDataFormatVersion before
+// writing (builds that read only the older format then refuse it, rather
+// than misread what it writes).
+inline constexpr int kOldestDataFormatVersion = 1;
 
 struct DataFolderPaths {
   std::string root;
@@ -80,11 +88,12 @@ class WriterLock {
 // "trainwatch-data-format <N>".
 absl::StatusOr<std::optional<int>> ReadDataFormat(const DataFolderPaths& paths);
 
-// Whether this build can open the folder: true when its format file says
-// kDataFormatVersion, false when there is none (a new folder, or one from
-// before the file). FailedPrecondition for any other format, older or newer,
-// naming the folder's format, this build's and what to do. Reads only.
-absl::StatusOr<bool> CheckDataFormat(const DataFolderPaths& paths);
+// The folder's format when this build can open it (kOldestDataFormatVersion
+// to kDataFormatVersion), nullopt when there is none (a new folder, or one
+// from before the file: format 1). FailedPrecondition for any other format,
+// naming the folder's format, the ones this build reads and what to do.
+// Reads only.
+absl::StatusOr<std::optional<int>> CheckDataFormat(const DataFolderPaths& paths);
 
 // Writes the format file ("trainwatch-data-format <kDataFormatVersion>"),
 // atomically (a temporary file renamed over it) and durably. Writers only,

@@ -71,9 +71,10 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(DbOptions options) {
   if (writer) {
     // Checked again under the lock. A new folder gets its format file before
     // RocksDB creates db/; a folder written before the file existed (its db/
-    // is format 1) gets it now.
-    TW_ASSIGN_OR_RETURN(const bool has_format, CheckDataFormat(paths));
-    if (!has_format) TW_RETURN_IF_ERROR(WriteDataFormat(paths));
+    // is format 1) or in an older format this build reads is marked as this
+    // build's format now, before anything is written (data_folder.h).
+    TW_ASSIGN_OR_RETURN(const std::optional<int> format, CheckDataFormat(paths));
+    if (format != kDataFormatVersion) TW_RETURN_IF_ERROR(WriteDataFormat(paths));
   }
   TW_RETURN_IF_ERROR(db->OpenKv(writer));
   if (writer) {

@@ -1,6 +1,6 @@
 // The data format: the format file of a data folder (data_folder.h), and a
-// folder written by format 1 (tests/testdata/format_v1) that every later
-// build must still open, query and append to.
+// folder written by each format this build reads (tests/testdata/format_v<N>)
+// that it must still open, query and append to.
 //
 // The fixture is written by FormatFixture.Write, skipped unless
 // TW_WRITE_FORMAT_FIXTURE names the folder to write
@@ -74,7 +74,7 @@ class DataFormatTest : public ::testing::Test {
 TEST_F(DataFormatTest, ANewFolderGetsTheFormatFile) {
   MakeFolder();
   DataFolderPaths paths(data());
-  EXPECT_EQ(ReadText(paths.format), "trainwatch-data-format 1\n");
+  EXPECT_EQ(ReadText(paths.format), "trainwatch-data-format 2\n");
   EXPECT_FALSE(fs::exists(paths.format + ".tmp"));
   auto format = ReadDataFormat(paths);
   ASSERT_TRUE(format.ok()) << format.status();
@@ -84,13 +84,13 @@ TEST_F(DataFormatTest, ANewFolderGetsTheFormatFile) {
     auto db = Open(mode);
     EXPECT_TRUE(db.ok()) << db.status();
   }
-  EXPECT_EQ(ReadText(paths.format), "trainwatch-data-format 1\n");
+  EXPECT_EQ(ReadText(paths.format), "trainwatch-data-format 2\n");
 }
 
 TEST_F(DataFormatTest, AFolderOfAnotherFormatIsRefusedNamingBothFormatsAndLeftAlone) {
   MakeFolder();
   DataFolderPaths paths(data());
-  for (int version : {2, 0, 17}) {
+  for (int version : {3, 0, 17}) {
     const std::string text = absl::StrFormat("trainwatch-data-format %d\n", version);
     WriteText(paths.format, text);
     for (OpenMode mode : {OpenMode::kWriter, OpenMode::kReader, OpenMode::kWriterIfFree}) {
@@ -100,25 +100,25 @@ TEST_F(DataFormatTest, AFolderOfAnotherFormatIsRefusedNamingBothFormatsAndLeftAl
       const std::string m(db.status().message());
       EXPECT_THAT(
           m, HasSubstr(absl::StrFormat("\"%s\" is in trainwatch data format %d", data(), version)));
-      EXPECT_THAT(m, HasSubstr("this build of trainwatch reads data format 1 only"));
+      EXPECT_THAT(m, HasSubstr("this build of trainwatch reads data formats 1 and 2 only"));
       EXPECT_THAT(
           m, HasSubstr(absl::StrFormat("a trainwatch build that reads data format %d", version)));
-      EXPECT_THAT(m, HasSubstr(version > 1 ? "newer" : "older"));
+      EXPECT_THAT(m, HasSubstr(version > 2 ? "newer" : "older"));
       EXPECT_THAT(m, HasSubstr("--data"));
       EXPECT_EQ(ReadText(paths.format), text);
     }
   }
   // The exact words, once.
-  WriteText(paths.format, "trainwatch-data-format 2\n");
+  WriteText(paths.format, "trainwatch-data-format 3\n");
   EXPECT_EQ(Open(OpenMode::kWriter).status().message(),
             absl::StrFormat(
-                "the data folder \"%s\" is in trainwatch data format 2 (written by a newer "
-                "trainwatch), and this build of trainwatch reads data format 1 only; open it "
-                "with a trainwatch build that reads data format 2, or pass another --data folder "
-                "(this one was left as it is)",
+                "the data folder \"%s\" is in trainwatch data format 3 (written by a newer "
+                "trainwatch), and this build of trainwatch reads data formats 1 and 2 only; open "
+                "it with a trainwatch build that reads data format 3, or pass another --data "
+                "folder (this one was left as it is)",
                 data()));
   // Back to this build's format: it opens again, with its data.
-  WriteText(paths.format, "trainwatch-data-format 1\n");
+  WriteText(paths.format, "trainwatch-data-format 2\n");
   auto db = Open(OpenMode::kWriter);
   ASSERT_TRUE(db.ok()) << db.status();
   auto view = (*db)->View();
@@ -132,7 +132,7 @@ TEST_F(DataFormatTest, ANewerFolderWithoutADatabaseIsRefusedNotCreated) {
   // A later format may lay the folder out otherwise: no db/ to find.
   fs::create_directories(data());
   DataFolderPaths paths(data());
-  WriteText(paths.format, "trainwatch-data-format 2\n");
+  WriteText(paths.format, "trainwatch-data-format 3\n");
   for (OpenMode mode : {OpenMode::kWriter, OpenMode::kReader, OpenMode::kWriterIfFree}) {
     auto db = Open(mode);
     ASSERT_FALSE(db.ok());
@@ -159,7 +159,7 @@ TEST_F(DataFormatTest, AFolderFromBeforeTheFormatFileOpensAndItsNextWriterMarksI
   {
     auto writer = Open(OpenMode::kWriter);
     ASSERT_TRUE(writer.ok()) << writer.status();
-    EXPECT_EQ(ReadText(paths.format), "trainwatch-data-format 1\n");
+    EXPECT_EQ(ReadText(paths.format), "trainwatch-data-format 2\n");
     ASSERT_TRUE((*writer)->PutLogs({{"g", "s"}, {{2, "two"}}}).ok());
   }
   auto db = Open(OpenMode::kReader);
@@ -180,15 +180,15 @@ TEST_F(DataFormatTest, ADamagedFormatFileIsReportedWithTheLineItShouldHold) {
     ASSERT_FALSE(db.ok()) << text;
     EXPECT_TRUE(absl::IsDataLoss(db.status())) << db.status();
     EXPECT_THAT(db.status().message(), HasSubstr(paths.format));
-    EXPECT_THAT(db.status().message(), HasSubstr("\"trainwatch-data-format 1\""));
+    EXPECT_THAT(db.status().message(), HasSubstr("\"trainwatch-data-format 2\""));
   }
   // Lines after the first, and a CR LF ending, are fine.
-  WriteText(paths.format, "trainwatch-data-format 1\r\nsomething a later build adds\n");
+  WriteText(paths.format, "trainwatch-data-format 2\r\nsomething a later build adds\n");
   EXPECT_TRUE(Open(OpenMode::kReader).ok());
 }
 
 // ---------------------------------------------------------------------------
-// tests/testdata/format_v1: what it holds (FormatFixture.Write writes it).
+// tests/testdata/format_v<N>: what each holds (FormatFixture.Write writes it).
 
 // The fixture's "now": 2025-06-01T00:00:00Z. Opening it with another clock
 // would apply retention as of then.
@@ -599,21 +599,33 @@ void ExpectFixtureContents(Db& db, bool appended = false, bool sealed = false) {
   EXPECT_THAT(listed, ElementsAre("GPUUtilization", "batch_size", "train:loss"));
 }
 
-fs::path FixtureDir() { return fs::path(TW_SOURCE_DIR) / "tests" / "testdata" / "format_v1"; }
-
-// A copy of the fixture (the checked-in one is never opened: a writer changes it).
-std::string CopyFixture(const testing::TempDir& dir) {
-  const std::string copy = dir.Sub("format_v1");
-  fs::copy(FixtureDir(), copy, fs::copy_options::recursive);
-  for (const auto& entry : fs::recursive_directory_iterator(copy)) {
-    fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::add);
+// tests/testdata/format_v<N>, one for every format this build reads.
+class FormatFixtures : public ::testing::TestWithParam<int> {
+ protected:
+  fs::path FixtureDir() const {
+    return fs::path(TW_SOURCE_DIR) / "tests" / "testdata" / absl::StrFormat("format_v%d", GetParam());
   }
-  return copy;
-}
+  // A copy of the fixture (the checked-in one is never opened: a writer changes it).
+  std::string CopyFixture(const testing::TempDir& dir) const {
+    const std::string copy = dir.Sub("fixture");
+    fs::copy(FixtureDir(), copy, fs::copy_options::recursive);
+    for (const auto& entry : fs::recursive_directory_iterator(copy)) {
+      fs::permissions(entry.path(), fs::perms::owner_write, fs::perm_options::add);
+    }
+    return copy;
+  }
+};
 
-TEST(FormatV1, TheFixtureIsSmallAndHoldsTheFormatFile) {
+INSTANTIATE_TEST_SUITE_P(EveryFormatThisBuildReads, FormatFixtures,
+                         ::testing::Range(kOldestDataFormatVersion, kDataFormatVersion + 1),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           return absl::StrFormat("V%d", info.param);
+                         });
+
+TEST_P(FormatFixtures, TheFixtureIsSmallAndHoldsTheFormatFile) {
   ASSERT_TRUE(fs::exists(FixtureDir() / "db" / "CURRENT")) << FixtureDir();
-  EXPECT_EQ(ReadText((FixtureDir() / "format").string()), "trainwatch-data-format 1\n");
+  EXPECT_EQ(ReadText((FixtureDir() / "format").string()),
+            absl::StrFormat("trainwatch-data-format %d\n", GetParam()));
   uintmax_t bytes = 0;
   for (const auto& entry : fs::recursive_directory_iterator(FixtureDir())) {
     if (entry.is_regular_file()) bytes += entry.file_size();
@@ -621,7 +633,7 @@ TEST(FormatV1, TheFixtureIsSmallAndHoldsTheFormatFile) {
   EXPECT_LT(bytes, 1u << 20);
 }
 
-TEST(FormatV1, AReaderReadsEverything) {
+TEST_P(FormatFixtures, AReaderReadsEverythingAndLeavesTheFormat) {
   testing::TempDir dir;
   const std::string copy = CopyFixture(dir);
   util::FakeClock clock(kGen);
@@ -629,9 +641,11 @@ TEST(FormatV1, AReaderReadsEverything) {
   ASSERT_TRUE(db.ok()) << db.status();
   EXPECT_FALSE((*db)->writable());
   ExpectFixtureContents(**db);
+  EXPECT_EQ(ReadText(copy + "/format"), absl::StrFormat("trainwatch-data-format %d\n", GetParam()));
 }
 
-TEST(FormatV1, AWriterReadsEverythingAppendsAndReadsItBackAfterASealAndAReopen) {
+// A writer marks an older folder as this build's format before it writes.
+TEST_P(FormatFixtures, AWriterReadsEverythingAppendsAndReadsItBackAfterASealAndAReopen) {
   testing::TempDir dir;
   const std::string copy = CopyFixture(dir);
   util::FakeClock clock(kGen);
@@ -639,6 +653,8 @@ TEST(FormatV1, AWriterReadsEverythingAppendsAndReadsItBackAfterASealAndAReopen) 
   {
     auto db = Db::Open(o);
     ASSERT_TRUE(db.ok()) << db.status();
+    EXPECT_EQ(ReadText(o.data_dir + "/format"),
+              absl::StrFormat("trainwatch-data-format %d\n", kDataFormatVersion));
     ExpectFixtureContents(**db);
     ASSERT_TRUE((*db)->PutSamples(Appended()).ok());
     ASSERT_TRUE((*db)
@@ -650,7 +666,6 @@ TEST(FormatV1, AWriterReadsEverythingAppendsAndReadsItBackAfterASealAndAReopen) 
     ASSERT_TRUE((*db)->SealAll().ok());  // the head, the fixture's included, into chunks
     ExpectFixtureContents(**db, /*appended=*/true, /*sealed=*/true);
   }
-  EXPECT_EQ(ReadText(o.data_dir + "/format"), "trainwatch-data-format 1\n");
   auto db = Db::Open(o);
   ASSERT_TRUE(db.ok()) << db.status();
   ExpectFixtureContents(**db, /*appended=*/true, /*sealed=*/true);

@@ -1,8 +1,10 @@
 #include "store/head.h"
 
 #include <bit>
+#include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "codec/decimal.h"
 #include "store/coding.h"
 #include "store/rollup.h"
 #include "util/check.h"
@@ -25,11 +27,79 @@ LastValue LastValueOfRow(uint8_t lane, const Row& r) {
   return {r.t_ms, LaneKind(lane) == SampleKind::kStatSet ? r.c[1] / r.c[0] : r.c[0]};
 }
 
-// One lane section of a head record: n rows, row_at(i) giving each.
+// Set in a lane section's first byte (the lane) when its values are stored
+// as decimals: each column's values as integers d at one scale k (value =
+// d / 10^k exactly), as differences from the row before. Counters and values
+// with a few decimals (most of what jobs log) then take a byte or two a row
+// instead of eight, which is most of what the head writes to the disk.
+constexpr uint8_t kDecimalSection = 0x40;
+static_assert(kLaneCount <= kDecimalSection);
+// Scales above this are not tried: such values are written as they are.
+constexpr int kMaxSectionScale = 9;
+
+// `v` is d / 10^k bit for bit (ToDecimalInline takes -0.0 for 0: not here).
+bool DecimalAt(double v, int k, int64_t* d) {
+  return codec::ToDecimalInline(v, k, d) && !(v == 0 && std::signbit(v));
+}
+
+// The smallest scale at which column `col` of every row is decimal, or -1.
+// A value decimal at k is decimal at every larger k (below 2^52), so the
+// scale only grows as the rows go by.
+template <typename RowAt>
+int SectionScale(size_t n, int col, RowAt row_at) {
+  int k = 0;
+  int64_t d;
+  for (size_t i = 0; i < n; ++i) {
+    const double v = row_at(i).c[col];
+    while (!DecimalAt(v, k, &d)) {
+      if (++k > kMaxSectionScale) return -1;
+    }
+  }
+  return k;
+}
+
+// Adds b to a without undefined behaviour on damaged bytes (wraps).
+int64_t AddWrapping(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
+// One lane section of a head record: n rows, row_at(i) giving each. Layout
+// (docs/format/store.md): the lane byte, varint n, then either n rows of a
+// zigzag varint time difference and the columns' 8-byte doubles, or
+// (kDecimalSection set) a scale byte per column and n rows of a zigzag
+// varint time difference and a zigzag varint difference of d per column.
 template <typename RowAt>
 void AppendLaneSection(uint8_t lane, size_t n, RowAt row_at, std::string* out) {
   if (n == 0) return;
   const int cols = LaneColumns(lane);
+  const size_t start = out->size();
+  int scale[4] = {0, 0, 0, 0};
+  bool decimal = true;
+  for (int c = 0; c < cols && decimal; ++c) decimal = (scale[c] = SectionScale(n, c, row_at)) >= 0;
+  if (decimal) {
+    out->push_back(static_cast<char>(lane | kDecimalSection));
+    coding::PutVarint64(out, n);
+    for (int c = 0; c < cols; ++c) out->push_back(static_cast<char>(scale[c]));
+    int64_t prev_t = 0;
+    int64_t prev_d[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < n && decimal; ++i) {
+      const Row r = row_at(i);
+      coding::PutVarintSigned(out, r.t_ms - prev_t);
+      prev_t = r.t_ms;
+      for (int c = 0; c < cols; ++c) {
+        int64_t d;
+        // Near 2^52 a larger scale can fail where a smaller one held.
+        if (!DecimalAt(r.c[c], scale[c], &d)) {
+          decimal = false;
+          break;
+        }
+        coding::PutVarintSigned(out, d - prev_d[c]);
+        prev_d[c] = d;
+      }
+    }
+    if (decimal) return;
+    out->resize(start);
+  }
   out->push_back(static_cast<char>(lane));
   coding::PutVarint64(out, n);
   int64_t prev = 0;
@@ -238,20 +308,38 @@ absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lan
       if (last != nullptr) *last = lv;
       return absl::OkStatus();
     }
+    const bool decimal = (l.lane & kDecimalSection) != 0;
+    l.lane &= static_cast<uint8_t>(~kDecimalSection);
     uint64_t n;
     if (!IsValidLane(l.lane) || !coding::GetVarint64(&value, &n) || n > value.size()) {
       return absl::DataLossError("a head record is damaged");
     }
     const int cols = LaneColumns(l.lane);
+    int scale[4] = {0, 0, 0, 0};
+    if (decimal) {
+      if (value.size() < static_cast<size_t>(cols)) return absl::DataLossError("a head record is damaged");
+      for (int c = 0; c < cols; ++c) {
+        scale[c] = static_cast<uint8_t>(value[c]);
+        if (scale[c] > kMaxSectionScale) return absl::DataLossError("a head record is damaged");
+      }
+      value.remove_prefix(cols);
+    }
     l.rows.resize(n);
     int64_t prev = 0;
+    int64_t prev_d[4] = {0, 0, 0, 0};
     for (uint64_t i = 0; i < n; ++i) {
       int64_t delta;
       if (!coding::GetVarintSigned(&value, &delta)) return absl::DataLossError("a head record is damaged");
-      prev += delta;
+      prev = AddWrapping(prev, delta);
       l.rows[i].t_ms = prev;
       for (int c = 0; c < cols; ++c) {
-        if (!coding::GetDouble(&value, &l.rows[i].c[c])) {
+        if (decimal) {
+          if (!coding::GetVarintSigned(&value, &delta)) {
+            return absl::DataLossError("a head record is damaged");
+          }
+          prev_d[c] = AddWrapping(prev_d[c], delta);
+          l.rows[i].c[c] = codec::FromDecimal(prev_d[c], scale[c]);
+        } else if (!coding::GetDouble(&value, &l.rows[i].c[c])) {
           return absl::DataLossError("a head record is damaged");
         }
       }

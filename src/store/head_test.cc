@@ -1,6 +1,9 @@
 // Head records: what a writer of any version left behind must read back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 
 #include "store/head.h"
@@ -52,6 +55,89 @@ TEST(HeadRecordTest, RecordsWithoutALastValueStillRead) {
   ASSERT_TRUE(DecodeHeadRecord(EncodeHeadRecord(Lanes(), nullptr), &rows, &got).ok());
   ExpectSameRows(rows, Lanes());
   EXPECT_FALSE(got.has_value());
+}
+
+uint64_t Bits(double v) { return std::bit_cast<uint64_t>(v); }
+
+// Rows of one lane with the given values at t = 1000, 2000, ...; decoded
+// back and compared bit for bit. Returns the record's size.
+size_t RoundTripBitForBit(uint8_t lane, const std::vector<std::array<double, 4>>& values) {
+  LaneRows in{lane, {}};
+  for (size_t i = 0; i < values.size(); ++i) {
+    Row r{static_cast<int64_t>(1000 * (i + 1)), {}};
+    for (int c = 0; c < 4; ++c) r.c[c] = values[i][c];
+    in.rows.push_back(r);
+  }
+  const std::string record = EncodeHeadRecord({in}, nullptr);
+  std::vector<LaneRows> out;
+  const absl::Status s = DecodeHeadRecord(record, &out);
+  EXPECT_TRUE(s.ok()) << s;
+  if (!s.ok() || out.size() != 1) return record.size();
+  EXPECT_EQ(out[0].lane, lane);
+  EXPECT_EQ(out[0].rows.size(), in.rows.size());
+  for (size_t i = 0; i < std::min(in.rows.size(), out[0].rows.size()); ++i) {
+    EXPECT_EQ(out[0].rows[i].t_ms, in.rows[i].t_ms);
+    for (int c = 0; c < LaneColumns(lane); ++c) {
+      EXPECT_EQ(Bits(out[0].rows[i].c[c]), Bits(in.rows[i].c[c]))
+          << "row " << i << " column " << c << ": " << in.rows[i].c[c];
+    }
+  }
+  return record.size();
+}
+
+// Values that are decimals (counters, percentages, accuracies) are stored as
+// small integers: a couple of bytes a row instead of nine, and every value
+// comes back with its exact bits; anything else is stored as it is.
+TEST(HeadRecordTest, DecimalValuesTakeAFewBytesAndEveryValueReadsBackBitForBit) {
+  const uint8_t plain = MakeLane(SampleKind::kPlain, false);
+  std::vector<std::array<double, 4>> percent;
+  for (int i = 0; i < 100; ++i) percent.push_back({37.25 + 0.01 * (i % 7), 0, 0, 0});
+  const size_t decimal_bytes = RoundTripBitForBit(plain, percent);
+  EXPECT_LT(decimal_bytes, 100u * 4);  // their 8-byte doubles alone would be 800
+  std::vector<std::array<double, 4>> counter;
+  for (int i = 0; i < 100; ++i) counter.push_back({1e6 + 64.0 * i, 0, 0, 0});
+  EXPECT_LT(RoundTripBitForBit(plain, counter), 100u * 5);
+  // Nine decimals are the most a section tries; one value of more (or none
+  // at all) keeps the whole section's values as they are.
+  RoundTripBitForBit(plain, {{1e-9, 0, 0, 0}, {2.5, 0, 0, 0}});
+  for (double odd : {0.1 + 0.2, std::nan(""), -0.0, 1e-10, HUGE_VAL, -HUGE_VAL, 1e300,
+                     4503599627370497.0 /* 2^52 + 1 */, -4503599627370495.5, 5e-324}) {
+    RoundTripBitForBit(plain, {{odd, 0, 0, 0}});
+    RoundTripBitForBit(plain, {{2.5, 0, 0, 0}, {odd, 0, 0, 0}, {3, 0, 0, 0}});
+  }
+  // Every column of a statistic set, each at its own scale.
+  const uint8_t sets = MakeLane(SampleKind::kStatSet, true);
+  EXPECT_LT(RoundTripBitForBit(sets, {{60, 3012.5, 1.25, 99}, {60, 2999.75, 0.5, 98}}),
+            2u * 4 * 9);
+  RoundTripBitForBit(sets, {{60, 3012.5, 0.1 + 0.2, 99}, {60, -0.0, 0.5, 98}});
+}
+
+TEST(HeadRecordTest, RecordsOfDataFormatOneStillRead) {
+  // Bytes as format 1 wrote them: lane 0, one row, zigzag varint t = 1000,
+  // the value's 8 bytes; then the last value.
+  std::string record("\x00\x01\xd0\x0f", 4);
+  const double v = 37.25;
+  record.append(reinterpret_cast<const char*>(&v), 8);
+  std::vector<LaneRows> rows;
+  ASSERT_TRUE(DecodeHeadRecord(record, &rows).ok());
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(rows[0].rows.size(), 1u);
+  EXPECT_EQ(rows[0].rows[0].t_ms, 1000);
+  EXPECT_EQ(rows[0].rows[0].c[0], 37.25);
+}
+
+TEST(HeadRecordTest, DamagedDecimalSectionsAreDataLoss) {
+  LaneRows in{MakeLane(SampleKind::kPlain, false), {{1000, {2.5, 0, 0, 0}}, {2000, {3, 0, 0, 0}}}};
+  const std::string good = EncodeHeadRecord({in}, nullptr);
+  ASSERT_EQ(static_cast<uint8_t>(good[0]) & 0x40, 0x40) << "not a decimal section";
+  std::string big_scale = good;
+  big_scale[2] = 10;  // beyond the nine decimals a section may have
+  std::vector<LaneRows> rows;
+  for (const std::string& bad : {good.substr(0, good.size() - 1), good.substr(0, 3), big_scale}) {
+    rows.clear();
+    absl::Status s = DecodeHeadRecord(bad, &rows);
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  }
 }
 
 // A checkpoint writes each series' rows since the last one, read from its
