@@ -54,6 +54,9 @@ void Engine::Enqueue(Item item) {
 
 void Engine::Watch(const model::JobRecord& job, query::MetricsReader* metrics,
                    query::LogsReader* logs) {
+  if (!job.rule_configurations.empty() && !model::IsTerminal(job.status)) {
+    SetRuleJob(job.name, true);
+  }
   Item item;
   item.kind = Item::kWatch;
   item.job = job;
@@ -74,21 +77,47 @@ void Engine::Watch(const model::JobRecord& job, query::MetricsReader* metrics,
   Enqueue(std::move(item));
 }
 
+void Engine::SetRuleJob(const std::string& name, bool has_rules) {
+  util::MutexLock lock(rule_jobs_mu_);
+  if (rule_jobs_->count(name) == (has_rules ? 1u : 0u)) return;
+  auto next = std::make_shared<std::set<std::string>>(*rule_jobs_);
+  if (has_rules) {
+    next->insert(name);
+  } else {
+    next->erase(name);
+  }
+  rule_jobs_ = std::move(next);
+}
+
+std::shared_ptr<const std::set<std::string>> Engine::RuleJobs() const {
+  util::MutexLock lock(rule_jobs_mu_);
+  return rule_jobs_;
+}
+
 void Engine::OnSamples(const model::SampleBatch& batch) {
+  const std::shared_ptr<const std::set<std::string>> jobs = RuleJobs();
+  if (jobs->empty()) return;
   Item item;
-  AppendSampleInputs(batch, &item.inputs);
+  AppendSampleInputs(batch, &item.inputs,
+                     [&](const std::string& job) { return jobs->count(job) > 0; });
   if (item.inputs.empty()) return;
   Enqueue(std::move(item));
 }
 
 void Engine::OnLogs(const model::LogBatch& batch) {
+  const std::shared_ptr<const std::set<std::string>> jobs = RuleJobs();
   Item item;
   AppendLogInputs(batch, &item.inputs);
-  if (item.inputs.empty()) return;
+  if (item.inputs.empty() || jobs->count(item.inputs.front().job) == 0) return;
   Enqueue(std::move(item));
 }
 
 void Engine::OnJob(const model::JobRecord& job) {
+  // A job's last record (terminal) still comes after its last samples; the
+  // job leaves the set once the engine thread has seen it end.
+  if (!job.rule_configurations.empty() && !model::IsTerminal(job.status)) {
+    SetRuleJob(job.name, true);
+  }
   Item item;
   item.kind = Item::kJob;
   item.job = job;
@@ -218,6 +247,7 @@ void Engine::Write(std::map<std::string, Outcome>& outcomes) {
     }
     if (job.ended()) {
       ended_jobs_.insert(name);
+      SetRuleJob(name, false);
       jobs_.erase(it);
     }
   }

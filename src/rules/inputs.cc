@@ -123,10 +123,11 @@ std::optional<OwnedInput> SeriesInput(const model::SeriesKey& key) {
   return in;
 }
 
-void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>* out) {
+void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>* out,
+                        const std::function<bool(const std::string& job)>& wanted) {
   for (const model::SeriesSamples& series : batch.series) {
     const std::optional<OwnedInput> base = SeriesInput(series.key);
-    if (!base) continue;
+    if (!base || (wanted && !wanted(base->job))) continue;
     const bool non_finite = base->input.signal == Signal::kNonFinite;
     auto add = [&](int64_t t_ms, double value) {
       OwnedInput in = *base;

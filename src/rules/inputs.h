@@ -4,6 +4,7 @@
 // model/job_events.h) and the lines of its log streams. Pure functions, used
 // by the live engine and by replay alike, so both see the same inputs.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,7 +56,10 @@ std::optional<OwnedInput> SeriesInput(const model::SeriesKey& key);
 
 // Appends one input per sample of every series the rules read (statistic
 // sets count as their average), in batch order.
-void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>* out);
+// `wanted` (when given) picks the jobs whose series become inputs: the
+// others cost a look at each series' key, not a copy per sample.
+void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>* out,
+                        const std::function<bool(const std::string& job)>& wanted = nullptr);
 
 // The log stream the engine writes a job's findings to, in the job's log
 // group: "<job>/rules".
