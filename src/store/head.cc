@@ -27,88 +27,159 @@ LastValue LastValueOfRow(uint8_t lane, const Row& r) {
   return {r.t_ms, LaneKind(lane) == SampleKind::kStatSet ? r.c[1] / r.c[0] : r.c[0]};
 }
 
-// Set in a lane section's first byte (the lane) when its values are stored
-// as decimals: each column's values as integers d at one scale k (value =
-// d / 10^k exactly), as differences from the row before. Counters and values
-// with a few decimals (most of what jobs log) then take a byte or two a row
-// instead of eight, which is most of what the head writes to the disk.
-constexpr uint8_t kDecimalSection = 0x40;
-static_assert(kLaneCount <= kDecimalSection);
-// Scales above this are not tried: such values are written as they are.
+// Set in a lane section's first byte (the lane): a section of data format 2
+// (docs/format/store.md). Its times are delta-of-delta coded from a base
+// (0 in head records, the record's base in head log records), and each
+// column says how its values are kept: as decimals (integers d at a scale k,
+// value = d / 10^k exactly, as differences from the row before) or as their
+// 8 bytes. Counters and values with a few decimals (most of what jobs log),
+// at a steady interval, then take two or three bytes a row instead of nine
+// or more, which is most of what the head writes to the disk.
+constexpr uint8_t kFormat2Section = 0x40;
+static_assert(kLaneCount <= kFormat2Section);
+// A column's mode byte: a decimal scale 0..kMaxSectionScale, or raw.
 constexpr int kMaxSectionScale = 9;
+constexpr uint8_t kRawColumn = 0x80;
 
 // `v` is d / 10^k bit for bit (ToDecimalInline takes -0.0 for 0: not here).
 bool DecimalAt(double v, int k, int64_t* d) {
   return codec::ToDecimalInline(v, k, d) && !(v == 0 && std::signbit(v));
 }
 
-// The smallest scale at which column `col` of every row is decimal, or -1.
-// A value decimal at k is decimal at every larger k (below 2^52), so the
-// scale only grows as the rows go by.
+// The smallest scale at which column `col` of every row is decimal, or
+// kRawColumn. A value decimal at k is decimal at every larger k (below
+// 2^52), so the scale only grows as the rows go by.
 template <typename RowAt>
-int SectionScale(size_t n, int col, RowAt row_at) {
+uint8_t ColumnMode(size_t n, int col, RowAt row_at) {
   int k = 0;
   int64_t d;
   for (size_t i = 0; i < n; ++i) {
     const double v = row_at(i).c[col];
     while (!DecimalAt(v, k, &d)) {
-      if (++k > kMaxSectionScale) return -1;
+      if (++k > kMaxSectionScale) return kRawColumn;
     }
   }
-  return k;
+  return static_cast<uint8_t>(k);
 }
 
-// Adds b to a without undefined behaviour on damaged bytes (wraps).
+// a + b and a - b without undefined behaviour on damaged bytes or extreme
+// times (they wrap, and decoding wraps back).
 int64_t AddWrapping(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
+int64_t SubWrapping(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
 
-// One lane section of a head record: n rows, row_at(i) giving each. Layout
-// (docs/format/store.md): the lane byte, varint n, then either n rows of a
-// zigzag varint time difference and the columns' 8-byte doubles, or
-// (kDecimalSection set) a scale byte per column and n rows of a zigzag
-// varint time difference and a zigzag varint difference of d per column.
+// One lane section of a head record (format 2): n rows, row_at(i) giving
+// each; times from `t_base`. Layout: u8 40+lane | varint n | a mode byte per
+// column | n rows of (zigzag time difference: from the base, from the row
+// before, then of the differences) and, per column, a zigzag varint
+// difference of d (decimal) or the 8-byte double (raw).
 template <typename RowAt>
-void AppendLaneSection(uint8_t lane, size_t n, RowAt row_at, std::string* out) {
+void AppendLaneSection(uint8_t lane, size_t n, RowAt row_at, std::string* out,
+                       int64_t t_base = 0) {
   if (n == 0) return;
   const int cols = LaneColumns(lane);
   const size_t start = out->size();
-  int scale[4] = {0, 0, 0, 0};
-  bool decimal = true;
-  for (int c = 0; c < cols && decimal; ++c) decimal = (scale[c] = SectionScale(n, c, row_at)) >= 0;
-  if (decimal) {
-    out->push_back(static_cast<char>(lane | kDecimalSection));
+  uint8_t mode[4] = {kRawColumn, kRawColumn, kRawColumn, kRawColumn};
+  for (int c = 0; c < cols; ++c) mode[c] = ColumnMode(n, c, row_at);
+  for (;;) {
+    out->push_back(static_cast<char>(lane | kFormat2Section));
     coding::PutVarint64(out, n);
-    for (int c = 0; c < cols; ++c) out->push_back(static_cast<char>(scale[c]));
-    int64_t prev_t = 0;
+    for (int c = 0; c < cols; ++c) out->push_back(static_cast<char>(mode[c]));
+    int64_t prev_t = t_base, prev_delta = 0;
     int64_t prev_d[4] = {0, 0, 0, 0};
-    for (size_t i = 0; i < n && decimal; ++i) {
+    int failed = -1;  // a column that turned out not decimal at its scale
+    for (size_t i = 0; i < n && failed < 0; ++i) {
       const Row r = row_at(i);
-      coding::PutVarintSigned(out, r.t_ms - prev_t);
+      const int64_t delta = SubWrapping(r.t_ms, prev_t);
+      coding::PutVarintSigned(out, i < 2 ? delta : SubWrapping(delta, prev_delta));
       prev_t = r.t_ms;
+      prev_delta = delta;
       for (int c = 0; c < cols; ++c) {
+        if (mode[c] == kRawColumn) {
+          coding::PutDouble(out, r.c[c]);
+          continue;
+        }
         int64_t d;
         // Near 2^52 a larger scale can fail where a smaller one held.
-        if (!DecimalAt(r.c[c], scale[c], &d)) {
-          decimal = false;
+        if (!DecimalAt(r.c[c], mode[c], &d)) {
+          failed = c;
           break;
         }
         coding::PutVarintSigned(out, d - prev_d[c]);
         prev_d[c] = d;
       }
     }
-    if (decimal) return;
+    if (failed < 0) return;
+    mode[failed] = kRawColumn;
     out->resize(start);
   }
-  out->push_back(static_cast<char>(lane));
-  coding::PutVarint64(out, n);
-  int64_t prev = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const Row r = row_at(i);
-    coding::PutVarintSigned(out, r.t_ms - prev);
-    prev = r.t_ms;
-    for (int c = 0; c < cols; ++c) coding::PutDouble(out, r.c[c]);
+}
+
+// A format 1 section: the lane, varint n, n rows of a zigzag varint time
+// difference (from 0, then from the row before) and 8-byte doubles.
+absl::Status DecodeFormat1Section(std::string_view* value, LaneRows* l) {
+  uint64_t n;
+  if (!coding::GetVarint64(value, &n) || n > value->size()) {
+    return absl::DataLossError("a head record is damaged");
   }
+  const int cols = LaneColumns(l->lane);
+  l->rows.resize(n);
+  int64_t prev = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    int64_t delta;
+    if (!coding::GetVarintSigned(value, &delta)) return absl::DataLossError("a head record is damaged");
+    prev = AddWrapping(prev, delta);
+    l->rows[i].t_ms = prev;
+    for (int c = 0; c < cols; ++c) {
+      if (!coding::GetDouble(value, &l->rows[i].c[c])) {
+        return absl::DataLossError("a head record is damaged");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DecodeFormat2Section(std::string_view* value, int64_t t_base, LaneRows* l) {
+  uint64_t n;
+  const int cols = LaneColumns(l->lane);
+  if (!coding::GetVarint64(value, &n) || n > value->size() ||
+      value->size() < static_cast<size_t>(cols)) {
+    return absl::DataLossError("a head record is damaged");
+  }
+  uint8_t mode[4] = {kRawColumn, kRawColumn, kRawColumn, kRawColumn};
+  for (int c = 0; c < cols; ++c) {
+    mode[c] = static_cast<uint8_t>((*value)[c]);
+    if (mode[c] > kMaxSectionScale && mode[c] != kRawColumn) {
+      return absl::DataLossError("a head record is damaged");
+    }
+  }
+  value->remove_prefix(cols);
+  l->rows.resize(n);
+  int64_t prev_t = t_base, prev_delta = 0;
+  int64_t prev_d[4] = {0, 0, 0, 0};
+  for (uint64_t i = 0; i < n; ++i) {
+    int64_t v;
+    if (!coding::GetVarintSigned(value, &v)) return absl::DataLossError("a head record is damaged");
+    const int64_t delta = i < 2 ? v : AddWrapping(prev_delta, v);
+    prev_t = AddWrapping(prev_t, delta);
+    prev_delta = delta;
+    l->rows[i].t_ms = prev_t;
+    for (int c = 0; c < cols; ++c) {
+      if (mode[c] == kRawColumn) {
+        if (!coding::GetDouble(value, &l->rows[i].c[c])) {
+          return absl::DataLossError("a head record is damaged");
+        }
+        continue;
+      }
+      if (!coding::GetVarintSigned(value, &v)) return absl::DataLossError("a head record is damaged");
+      prev_d[c] = AddWrapping(prev_d[c], v);
+      l->rows[i].c[c] = codec::FromDecimal(prev_d[c], mode[c]);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -267,9 +338,9 @@ std::string LogEnd() { return std::string(9, '\xff'); }
 namespace {
 
 void AppendHeadRecord(const std::vector<LaneRows>& lanes, const LastValue* last,
-                      std::string* out) {
+                      std::string* out, int64_t t_base = 0) {
   for (const LaneRows& l : lanes) {
-    AppendLaneSection(l.lane, l.rows.size(), [&](size_t i) { return l.rows[i]; }, out);
+    AppendLaneSection(l.lane, l.rows.size(), [&](size_t i) { return l.rows[i]; }, out, t_base);
   }
   if (last != nullptr) AppendHeadRecordLast(*last, out);
 }
@@ -288,7 +359,7 @@ std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue
 }
 
 absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes,
-                              std::optional<LastValue>* last) {
+                              std::optional<LastValue>* last, int64_t t_base) {
   std::optional<LastValue> last_row;  // of this record
   while (!value.empty()) {
     LaneRows l;
@@ -308,50 +379,51 @@ absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lan
       if (last != nullptr) *last = lv;
       return absl::OkStatus();
     }
-    const bool decimal = (l.lane & kDecimalSection) != 0;
-    l.lane &= static_cast<uint8_t>(~kDecimalSection);
-    uint64_t n;
-    if (!IsValidLane(l.lane) || !coding::GetVarint64(&value, &n) || n > value.size()) {
-      return absl::DataLossError("a head record is damaged");
-    }
-    const int cols = LaneColumns(l.lane);
-    int scale[4] = {0, 0, 0, 0};
-    if (decimal) {
-      if (value.size() < static_cast<size_t>(cols)) return absl::DataLossError("a head record is damaged");
-      for (int c = 0; c < cols; ++c) {
-        scale[c] = static_cast<uint8_t>(value[c]);
-        if (scale[c] > kMaxSectionScale) return absl::DataLossError("a head record is damaged");
-      }
-      value.remove_prefix(cols);
-    }
-    l.rows.resize(n);
-    int64_t prev = 0;
-    int64_t prev_d[4] = {0, 0, 0, 0};
-    for (uint64_t i = 0; i < n; ++i) {
-      int64_t delta;
-      if (!coding::GetVarintSigned(&value, &delta)) return absl::DataLossError("a head record is damaged");
-      prev = AddWrapping(prev, delta);
-      l.rows[i].t_ms = prev;
-      for (int c = 0; c < cols; ++c) {
-        if (decimal) {
-          if (!coding::GetVarintSigned(&value, &delta)) {
-            return absl::DataLossError("a head record is damaged");
-          }
-          prev_d[c] = AddWrapping(prev_d[c], delta);
-          l.rows[i].c[c] = codec::FromDecimal(prev_d[c], scale[c]);
-        } else if (!coding::GetDouble(&value, &l.rows[i].c[c])) {
-          return absl::DataLossError("a head record is damaged");
-        }
-      }
-    }
+    const bool format2 = (l.lane & kFormat2Section) != 0;
+    l.lane &= static_cast<uint8_t>(~kFormat2Section);
+    if (!IsValidLane(l.lane)) return absl::DataLossError("a head record is damaged");
+    TW_RETURN_IF_ERROR(format2 ? DecodeFormat2Section(&value, t_base, &l)
+                               : DecodeFormat1Section(&value, &l));
+    const size_t n = l.rows.size();
     if (n > 0) last_row = LastValueOfRow(l.lane, l.rows.back());
     lanes->push_back(std::move(l));
   }
   return absl::OkStatus();
 }
 
+namespace {
+
+// A head log record of format 2 starts with this byte and its time base (a
+// zigzag varint); its entries' sections count time from the base. (An entry
+// starts with its series id, which is never 0.)
+constexpr char kLogRecordBase = '\0';
+
+// The record's base, after writing its header when it is empty.
+int64_t LogRecordBase(const std::vector<LaneRows>& lanes, std::string* record) {
+  if (record->empty()) {
+    int64_t base = 0;
+    for (const LaneRows& l : lanes) {
+      if (!l.rows.empty()) {
+        base = l.rows.front().t_ms;
+        break;
+      }
+    }
+    record->push_back(kLogRecordBase);
+    coding::PutVarintSigned(record, base);
+    return base;
+  }
+  std::string_view header(*record);
+  header.remove_prefix(1);
+  int64_t base = 0;
+  TW_CHECK(coding::GetVarintSigned(&header, &base));
+  return base;
+}
+
+}  // namespace
+
 void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
                         const LastValue* last, std::string* record) {
+  const int64_t base = LogRecordBase(lanes, record);
   // Encoded straight onto the record, then its id and length put in front
   // of it: no buffer of its own (this runs for every series of every write).
   const size_t start = record->size();
@@ -366,10 +438,10 @@ void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
                        std::bit_cast<uint64_t>(row.value) == std::bit_cast<uint64_t>(last->value);
   }
   if (last_is_last_row) {
-    AppendHeadRecord(lanes, nullptr, record);
+    AppendHeadRecord(lanes, nullptr, record, base);
     record->push_back(static_cast<char>(kLastIsLastRowMarker));
   } else {
-    AppendHeadRecord(lanes, last, record);
+    AppendHeadRecord(lanes, last, record, base);
   }
   std::string prefix;
   coding::PutVarint64(&prefix, series_id);
@@ -378,14 +450,22 @@ void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
 }
 
 absl::Status ForEachHeadLogEntry(
-    std::string_view value, const std::function<void(uint64_t series_id, std::string_view entry)>& fn) {
+    std::string_view value,
+    const std::function<void(uint64_t series_id, std::string_view entry, int64_t t_base)>& fn) {
+  int64_t base = 0;  // format 1 records have no header: their times count from 0
+  if (!value.empty() && value[0] == kLogRecordBase) {
+    value.remove_prefix(1);
+    if (!coding::GetVarintSigned(&value, &base)) {
+      return absl::DataLossError("a head log record is damaged");
+    }
+  }
   while (!value.empty()) {
     uint64_t id, size;
     if (!coding::GetVarint64(&value, &id) || !coding::GetVarint64(&value, &size) ||
-        size > value.size() || id == headkeys::kLogSeries) {
+        size > value.size() || id == headkeys::kLogSeries || id == 0) {
       return absl::DataLossError("a head log record is damaged");
     }
-    fn(id, value.substr(0, size));
+    fn(id, value.substr(0, size), base);
     value.remove_prefix(size);
   }
   return absl::OkStatus();
@@ -396,16 +476,17 @@ absl::Status DecodeHeadLogRecord(
     const std::function<void(uint64_t series_id, std::vector<LaneRows>&& lanes,
                              std::optional<LastValue> last)>& fn) {
   absl::Status damaged;
-  TW_RETURN_IF_ERROR(ForEachHeadLogEntry(value, [&](uint64_t id, std::string_view entry) {
-    if (!damaged.ok()) return;
-    std::vector<LaneRows> lanes;
-    std::optional<LastValue> last;
-    if (!DecodeHeadRecord(entry, &lanes, &last).ok()) {
-      damaged = absl::DataLossError("a head log record is damaged");
-      return;
-    }
-    fn(id, std::move(lanes), last);
-  }));
+  TW_RETURN_IF_ERROR(
+      ForEachHeadLogEntry(value, [&](uint64_t id, std::string_view entry, int64_t t_base) {
+        if (!damaged.ok()) return;
+        std::vector<LaneRows> lanes;
+        std::optional<LastValue> last;
+        if (!DecodeHeadRecord(entry, &lanes, &last, t_base).ok()) {
+          damaged = absl::DataLossError("a head log record is damaged");
+          return;
+        }
+        fn(id, std::move(lanes), last);
+      }));
   return damaged;
 }
 

@@ -182,20 +182,26 @@ std::string EncodeHeadRecord(const std::vector<LaneRows>& lanes, const LastValue
 void AppendHeadRecordLast(const LastValue& last, std::string* out);
 // DataLoss on damaged bytes. Appends to `lanes`; `last` (may be null) is set
 // when the record carries one (records written before it existed do not).
+// `t_base`: the time the record's sections count from (a head log entry's:
+// ForEachHeadLogEntry gives it; 0 in head records).
 absl::Status DecodeHeadRecord(std::string_view value, std::vector<LaneRows>* lanes,
-                              std::optional<LastValue>* last = nullptr);
+                              std::optional<LastValue>* last = nullptr, int64_t t_base = 0);
 
-// A head log record: one entry per series, each a varint series id, a varint
-// length and a head record (EncodeHeadRecord) of that length, except that a
-// last value that is the entry's last row is written as one byte saying so.
+// A head log record: in data format 2 a zero byte and a zigzag varint time
+// base (the time the record's first row), then one entry per series, each a
+// varint series id, a varint length and a head record (EncodeHeadRecord,
+// its times from the base) of that length, except that a last value that is
+// the entry's last row is written as one byte saying so. Format 1 records
+// have no base (their times count from 0).
 void AppendHeadLogEntry(uint64_t series_id, const std::vector<LaneRows>& lanes,
                         const LastValue* last, std::string* record);
-// Calls `fn` with each entry's series id and head record bytes, in order,
-// without decoding them; DataLoss on damaged framing (the entries' own bytes
-// are checked when DecodeHeadRecord reads them).
+// Calls `fn` with each entry's series id, head record bytes and time base
+// (for DecodeHeadRecord), in order, without decoding them; DataLoss on
+// damaged framing (the entries' own bytes are checked when DecodeHeadRecord
+// reads them).
 absl::Status ForEachHeadLogEntry(
     std::string_view value,
-    const std::function<void(uint64_t series_id, std::string_view entry)>& fn);
+    const std::function<void(uint64_t series_id, std::string_view entry, int64_t t_base)>& fn);
 // Calls `fn` for each entry in order, decoded; DataLoss on damaged bytes.
 absl::Status DecodeHeadLogRecord(
     std::string_view value,

@@ -5,6 +5,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <tuple>
 
 #include "store/head.h"
 
@@ -124,6 +125,20 @@ TEST(HeadRecordTest, RecordsOfDataFormatOneStillRead) {
   ASSERT_EQ(rows[0].rows.size(), 1u);
   EXPECT_EQ(rows[0].rows[0].t_ms, 1000);
   EXPECT_EQ(rows[0].rows[0].c[0], 37.25);
+
+  // A head log record of format 1: no base, entries framed the same.
+  std::string log_record("\x07", 1);
+  log_record.push_back(static_cast<char>(record.size()));
+  log_record += record;
+  std::vector<uint64_t> ids;
+  ASSERT_TRUE(DecodeHeadLogRecord(log_record, [&](uint64_t id, std::vector<LaneRows>&& lanes,
+                                                  std::optional<LastValue>) {
+                ids.push_back(id);
+                ASSERT_EQ(lanes.size(), 1u);
+                ASSERT_EQ(lanes[0].rows.size(), 1u);
+                EXPECT_EQ(lanes[0].rows[0].t_ms, 1000);
+              }).ok());
+  EXPECT_EQ(ids, (std::vector<uint64_t>{7}));
 }
 
 TEST(HeadRecordTest, DamagedDecimalSectionsAreDataLoss) {
@@ -293,26 +308,48 @@ TEST(HeadLogRecordTest, DamagedRecordsAreDataLoss) {
 }
 
 // Readers index the log by its framing and decode only the entries of the
-// series they read: each entry's bytes must be exactly one head record.
+// series they read: each entry's bytes must be exactly one head record, its
+// times counted from the record's base (its first row's time), so that the
+// rows of a commit, all near one time, do not each spell it out.
 TEST(HeadLogRecordTest, EntriesAreFramedWithoutDecodingThem) {
   const LastValue last{1000, 0.5};
   std::string record;
   AppendHeadLogEntry(7, Lanes(), &last, &record);
   AppendHeadLogEntry(3, {}, &last, &record);
-  std::vector<std::pair<uint64_t, std::string>> entries;
-  ASSERT_TRUE(ForEachHeadLogEntry(record, [&](uint64_t id, std::string_view entry) {
-                entries.emplace_back(id, entry);
+  std::vector<std::tuple<uint64_t, std::string, int64_t>> entries;
+  ASSERT_TRUE(ForEachHeadLogEntry(record, [&](uint64_t id, std::string_view entry, int64_t base) {
+                entries.emplace_back(id, entry, base);
               }).ok());
   ASSERT_EQ(entries.size(), 2u);
-  EXPECT_EQ(entries[0].first, 7u);
-  EXPECT_EQ(entries[0].second, EncodeHeadRecord(Lanes(), &last));
-  EXPECT_EQ(entries[1].first, 3u);
-  EXPECT_EQ(entries[1].second, EncodeHeadRecord({}, &last));
+  EXPECT_EQ(std::get<0>(entries[0]), 7u);
+  EXPECT_EQ(std::get<2>(entries[0]), 1000);  // Lanes()' first row
+  std::vector<LaneRows> rows;
+  std::optional<LastValue> got;
+  ASSERT_TRUE(DecodeHeadRecord(std::get<1>(entries[0]), &rows, &got, 1000).ok());
+  ExpectSameRows(rows, Lanes());
+  EXPECT_EQ(got, last);
+  EXPECT_EQ(std::get<0>(entries[1]), 3u);
+  EXPECT_EQ(std::get<1>(entries[1]), EncodeHeadRecord({}, &last));
   // Framing damage is DataLoss; an entry's own bytes are the decoder's to check.
-  for (const std::string& bad : {record.substr(0, record.size() - 1), record + "\x01"}) {
-    EXPECT_EQ(ForEachHeadLogEntry(bad, [](uint64_t, std::string_view) {}).code(),
+  for (const std::string& bad : {record.substr(0, record.size() - 1), record + "\x01",
+                                 record.substr(0, 1)}) {
+    EXPECT_EQ(ForEachHeadLogEntry(bad, [](uint64_t, std::string_view, int64_t) {}).code(),
               absl::StatusCode::kDataLoss);
   }
+  // A row at a real time: the entry spells its time in one byte.
+  const LaneRows now{MakeLane(SampleKind::kPlain, false), {{1'764'979'200'123, {97.5, 0, 0, 0}}}};
+  std::string one;
+  AppendHeadLogEntry(7, {now}, nullptr, &one);
+  AppendHeadLogEntry(8, {now}, nullptr, &one);
+  std::vector<size_t> sizes;
+  ASSERT_TRUE(ForEachHeadLogEntry(one, [&](uint64_t, std::string_view entry, int64_t base) {
+                sizes.push_back(entry.size());
+                std::vector<LaneRows> lanes;
+                ASSERT_TRUE(DecodeHeadRecord(entry, &lanes, nullptr, base).ok());
+                ExpectSameRows(lanes, {now});
+              }).ok());
+  EXPECT_EQ(sizes, (std::vector<size_t>{6, 6}));  // lane, n, mode, time, value (2)
+  EXPECT_EQ(EncodeHeadRecord({now}, nullptr).size(), sizes[0] + 5);  // the time from 0
 }
 
 TEST(HeadLogRecordTest, LogKeysSortAfterEverySeriesAndInsideTheLogRange) {

@@ -195,7 +195,11 @@ class ReadView {
     HeadLog(const HeadLog&) = delete;  // a copy's entries would point into this one
     HeadLog& operator=(const HeadLog&) = delete;
     std::deque<std::string> records;  // a deque: the entries point into them
-    absl::flat_hash_map<SeriesId, std::vector<std::string_view>> entries;
+    struct Entry {
+      std::string_view bytes;  // a head record, its times from t_base
+      int64_t t_base = 0;
+    };
+    absl::flat_hash_map<SeriesId, std::vector<Entry>> entries;
   };
   absl::StatusOr<const HeadLog*> IndexedHeadLog() const;
 

@@ -109,7 +109,7 @@ absl::StatusOr<std::optional<LastValue>> ReadView::GetLastValue(SeriesId id) con
     for (auto entry = found->second.rbegin(); entry != found->second.rend(); ++entry) {
       std::optional<LastValue> log_last;
       rows.clear();
-      if (!DecodeHeadRecord(*entry, &rows, &log_last).ok()) {
+      if (!DecodeHeadRecord(entry->bytes, &rows, &log_last, entry->t_base).ok()) {
         return absl::DataLossError(
             absl::StrFormat("the head log's entry of series %d is damaged", id));
       }
@@ -128,8 +128,8 @@ absl::StatusOr<const ReadView::HeadLog*> ReadView::IndexedHeadLog() const {
                            [&](std::string_view, std::string_view value) {
                              const std::string& record = log->records.emplace_back(value);
                              return ForEachHeadLogEntry(
-                                 record, [&](uint64_t id, std::string_view entry) {
-                                   log->entries[id].push_back(entry);
+                                 record, [&](uint64_t id, std::string_view entry, int64_t base) {
+                                   log->entries[id].push_back({entry, base});
                                  });
                            }));
   head_log_ = std::move(log);
@@ -155,9 +155,9 @@ absl::Status ReadView::ScanHeadRows(SeriesId id, int64_t start_ms, int64_t end_m
                            }));
   TW_ASSIGN_OR_RETURN(const HeadLog* log, IndexedHeadLog());
   if (auto found = log->entries.find(id); found != log->entries.end()) {
-    for (std::string_view entry : found->second) {
+    for (const HeadLog::Entry& entry : found->second) {
       lanes.clear();
-      if (!DecodeHeadRecord(entry, &lanes).ok()) {
+      if (!DecodeHeadRecord(entry.bytes, &lanes, nullptr, entry.t_base).ok()) {
         return absl::DataLossError(
             absl::StrFormat("the head log's entry of series %d is damaged", id));
       }
