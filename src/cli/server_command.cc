@@ -119,6 +119,14 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   app::StoreServices services(**db, ingest.get(), local_jobs.get(), &contacts, agents.get());
   query::StoreReader& reader = services.reader();
   app::StoreJobsBackend& jobs = services.jobs();
+  // Jobs that were running before this server started: the rules go on
+  // watching them, and the live stream holds their data.
+  std::vector<model::JobRecord> in_progress;
+  if (absl::StatusOr<std::vector<model::JobRecord>> all = reader.ListJobs(); all.ok()) {
+    for (model::JobRecord& job : *all) {
+      if (!model::IsTerminal(job.status)) in_progress.push_back(std::move(job));
+    }
+  }
   // The rules of every job whose data this server takes, live on its ingest.
   std::unique_ptr<app::LocalRules> rules;
   if (ingest != nullptr) {
@@ -132,13 +140,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
       return local_jobs->Signal(job, signo);
     };
     rules = std::make_unique<app::LocalRules>(ingest.get(), std::move(targets));
-    // Jobs that were running before this server started go on being watched
-    // from here on.
-    if (absl::StatusOr<std::vector<model::JobRecord>> all = reader.ListJobs(); all.ok()) {
-      for (const model::JobRecord& job : *all) {
-        if (!model::IsTerminal(job.status)) rules->engine().Watch(job, &reader, &reader);
-      }
-    }
+    for (const model::JobRecord& job : in_progress) rules->engine().Watch(job, &reader, &reader);
   }
   // Each job that ends gets its report in its folder (jobs/NAME/report.html).
   std::unique_ptr<app::JobReports> reports;
@@ -157,6 +159,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   if (!served.ok()) {
     return ReportError(served.status(), absl::IsUnavailable(served.status()) ? 1 : 2);
   }
+  for (const model::JobRecord& job : in_progress) (*served)->hub().KnowJob(job.name);
   server::Server* srv = &(*served)->server();
   const std::string url = (*served)->url();
   if (local_jobs != nullptr) {

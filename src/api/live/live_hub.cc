@@ -64,14 +64,35 @@ size_t LiveHub::HeldBytes() const {
   return total_bytes_;
 }
 
+std::shared_ptr<const std::set<std::string>> LiveHub::HeldJobs() const {
+  util::MutexLock lock(held_jobs_mu_);
+  return held_jobs_;
+}
+
+void LiveHub::HoldJob(const std::string& lower_job) {
+  util::MutexLock lock(held_jobs_mu_);
+  if (held_jobs_->count(lower_job) > 0) return;
+  auto next = std::make_shared<std::set<std::string>>(*held_jobs_);
+  next->insert(lower_job);
+  held_jobs_ = std::move(next);
+}
+
+void LiveHub::KnowJob(const std::string& job) {
+  if (!job.empty()) HoldJob(Lower(job));
+}
+
 void LiveHub::OnSamples(const model::SampleBatch& batch) {
+  const std::shared_ptr<const std::set<std::string>> held = HeldJobs();
+  if (held->empty()) return;
   // The job's part of the batch, copied before the lock is taken.
   std::map<std::string, std::shared_ptr<LiveEntry>> by_job;
   for (const model::SeriesSamples& series : batch.series) {
     if (series.size() == 0) continue;
     std::string job = JobOfSeries(series.key);
     if (job.empty()) continue;
-    std::shared_ptr<LiveEntry>& entry = by_job[Lower(job)];
+    std::string key = Lower(job);
+    if (held->count(key) == 0) continue;
+    std::shared_ptr<LiveEntry>& entry = by_job[std::move(key)];
     if (entry == nullptr) {
       entry = std::make_shared<LiveEntry>();
       entry->kind = LiveEntry::Kind::kSamples;
@@ -88,7 +109,7 @@ void LiveHub::OnSamples(const model::SampleBatch& batch) {
 void LiveHub::OnLogs(const model::LogBatch& batch) {
   if (batch.events.empty()) return;
   std::string job = JobOfLogStream(batch.stream);
-  if (job.empty()) return;
+  if (job.empty() || HeldJobs()->count(Lower(job)) == 0) return;
   auto entry = std::make_shared<LiveEntry>();
   entry->kind = LiveEntry::Kind::kLogs;
   entry->job = job;
@@ -108,6 +129,7 @@ void LiveHub::OnRuleStatuses(const std::string& job, int, const std::vector<mode
 
 void LiveHub::MarkJobChanged(const std::string& job) {
   if (job.empty()) return;
+  HoldJob(Lower(job));
   auto entry = std::make_shared<LiveEntry>();
   entry->kind = LiveEntry::Kind::kJob;
   entry->job = job;
@@ -260,7 +282,10 @@ LiveHub::Read LiveHub::ReadAfter(const Filter& filter, uint64_t after, size_t ma
 
 uint64_t LiveHub::AddWaiter(const Filter& filter, std::function<void()> wake) {
   Waiter waiter;
-  for (const std::string& job : filter.jobs) waiter.jobs.insert(Lower(job));
+  for (const std::string& job : filter.jobs) {
+    waiter.jobs.insert(Lower(job));
+    HoldJob(Lower(job));
+  }
   waiter.wake = std::move(wake);
   util::MutexLock lock(mu_);
   uint64_t id = next_waiter_++;

@@ -118,6 +118,13 @@ class LiveHub final : public model::IngestObserver {
   uint64_t AddWaiter(const Filter& filter, std::function<void()> wake);
   void RemoveWaiter(uint64_t id);
 
+  // Holds the samples and logs of `job` from now on. The hub holds those of
+  // the jobs it has seen a record of (OnJob, OnRuleStatuses) and of the jobs
+  // a reader follows or followed; the server names its jobs in progress at
+  // start. Other data is nobody's to stream (a new stream starts at the
+  // head), and copying all of it was a tenth of a server's ingest CPU.
+  void KnowJob(const std::string& job);
+
   const LiveOptions& options() const { return options_; }
   // Bytes held now (for tests and /metrics).
   size_t HeldBytes() const;
@@ -148,6 +155,13 @@ class LiveHub final : public model::IngestObserver {
   // Drops the oldest entry of jobs_[key]; the history itself once empty.
   void EvictOldest(const std::string& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MarkJobChanged(const std::string& job);
+  // The jobs whose data is held (lower-cased; see KnowJob). Replaced, never
+  // changed, so that ingest reads it without taking mu_.
+  std::shared_ptr<const std::set<std::string>> HeldJobs() const;
+  void HoldJob(const std::string& lower_job);
+  mutable util::Mutex held_jobs_mu_;
+  std::shared_ptr<const std::set<std::string>> held_jobs_ ABSL_GUARDED_BY(held_jobs_mu_) =
+      std::make_shared<const std::set<std::string>>();
 
   const LiveOptions options_;
   util::Clock* const clock_;

@@ -75,6 +75,7 @@ TEST(LiveHubTest, EntriesBelongToTheirJob) {
 
 TEST(LiveHubTest, ReadsInOrderAndResumesAfterAPosition) {
   LiveHub hub;
+  for (const char* job : {"a", "b", "unrelated-series"}) hub.KnowJob(job);
   LiveHub::Filter a{.jobs = {"a"}};
   EXPECT_EQ(hub.head(), 0u);
   hub.OnSamples(Samples("a", kNow, 1));                 // 1
@@ -117,6 +118,7 @@ TEST(LiveHubTest, ReadsInOrderAndResumesAfterAPosition) {
 
 TEST(LiveHubTest, APositionNoLongerHeldOrUnknownIsAReset) {
   LiveHub hub(LiveOptions{.history_bytes_per_job = 2000, .job_changes_held = 2});
+  hub.KnowJob("a");
   LiveHub::Filter a{.jobs = {"a"}};
   for (int i = 0; i < 100; ++i) hub.OnLogs(Logs("a", std::string(100, 'x')));
   EXPECT_LE(hub.HeldBytes(), 2000u);
@@ -144,6 +146,8 @@ TEST(LiveHubTest, APositionNoLongerHeldOrUnknownIsAReset) {
 
 TEST(LiveHubTest, TheTotalBoundEvictsTheOldestJobFirst) {
   LiveHub hub(LiveOptions{.history_bytes_per_job = 1 << 20, .history_bytes_total = 3000});
+  hub.KnowJob("old");
+  hub.KnowJob("new");
   for (int i = 0; i < 10; ++i) hub.OnLogs(Logs("old", std::string(200, 'o')));
   for (int i = 0; i < 10; ++i) hub.OnLogs(Logs("new", std::string(200, 'n')));
   EXPECT_LE(hub.HeldBytes(), 3000u);
@@ -157,6 +161,35 @@ TEST(LiveHubTest, TheTotalBoundEvictsTheOldestJobFirst) {
   EXPECT_TRUE(hub.ReadAfter({.jobs = {"old"}}, 5, 1 << 20, 1 << 20).reset);
   EXPECT_EQ(Seqs(hub.ReadAfter({.jobs = {"old"}}, 20, 1 << 20, 1 << 20)),
             (std::vector<uint64_t>{21}));
+}
+
+// A job's samples and logs are held once the hub has seen its record, or a
+// reader has followed it; before, nobody can stream them (a new stream
+// starts at the head), and nothing is copied.
+TEST(LiveHubTest, OnlyTheDataOfKnownOrFollowedJobsIsHeld) {
+  LiveHub hub;
+  hub.OnSamples(Samples("a", kNow, 1));
+  hub.OnLogs(Logs("a", "before its record"));
+  EXPECT_EQ(hub.head(), 0u);
+  EXPECT_EQ(hub.HeldBytes(), 0u);
+  hub.OnJob(Job("A"));                   // 1 (names compare case-insensitively)
+  hub.OnSamples(Samples("a", kNow, 2));  // 2
+  hub.OnSamples(Samples("b", kNow, 1));
+  EXPECT_EQ(Seqs(hub.ReadAfter({.jobs = {"a"}}, 0, 1 << 20, 1 << 20)),
+            (std::vector<uint64_t>{1, 2}));
+  // A reader of "b" holds it from then on, also after it went away (so that
+  // it resumes exactly when it reconnects).
+  hub.RemoveWaiter(hub.AddWaiter({.jobs = {"B"}}, [] {}));
+  hub.OnLogs(Logs("b", "now held"));  // 3
+  EXPECT_EQ(Seqs(hub.ReadAfter({.jobs = {"b"}}, 0, 1 << 20, 1 << 20)),
+            (std::vector<uint64_t>{3}));
+  // Rule statuses are a record too; KnowJob (the server's jobs in progress
+  // at start) holds a job's data without an entry of its own.
+  hub.OnRuleStatuses("c", 1, {});        // 4
+  hub.OnSamples(Samples("c", kNow, 1));  // 5
+  hub.KnowJob("d");
+  hub.OnSamples(Samples("d", kNow, 1));  // 6
+  EXPECT_EQ(hub.head(), 6u);
 }
 
 TEST(LiveHubTest, WaitersAreWokenForWhatTheyFollowUntilRemoved) {
