@@ -42,6 +42,27 @@ const SPIKE_METRIC = 'spike:loss';
 const N = 1000000;
 const SPIKE_AT = 654321;
 const SPIKE = 50;
+const TENSOR_JOB = 'tensors-1';
+const TENSOR_NAMES = ['0.weight', '2.weight', '10.weight'];
+// 20 steps of two statistics of three gradients; 10.weight's abs_mean falls
+// a thousandfold (a vanishing gradient), the others' slowly.
+// (It prints a line: the log panel of a job that printed nothing asks for a
+// stream the store does not hold yet, and Chromium logs that 404.)
+const TENSOR_SCRIPT = `
+import time, trainwatch
+print("sending tensor statistics", flush=True)
+run = trainwatch.Run()
+for step in range(20):
+    t, points = run.stamp(step)
+    for i, name in enumerate(${JSON.stringify(TENSOR_NAMES)}):
+        fall = 0.7 if name == "10.weight" else 0.98
+        for stat, v in (("abs_mean", 0.1 * fall ** step), ("l2", 1.0 + i + step / 10)):
+            key = run.series_key("trainwatch/Tensors", stat, {"Tensor": name, "Collection": "gradients"})
+            points.append((key, t, v))
+    run.put_points(points)
+    time.sleep(0.02)
+run.close()
+`;
 const data = tempDir('tw-browser-');
 const server = new Server(args.trainwatch, data, await freePort());
 const shots = args.artifacts;
@@ -64,9 +85,13 @@ async function main() {
                 '--metric', 'epoch=Train Epoch: (\\d+) ', '--step-metric', 'epoch',
                 '--profile-interval', '200ms'];
   const big = runJob(args.trainwatch, server, BIG, ['--no-rules'], ['python3', '-c', 'print("1M imported samples")']);
+  // Tensor statistics as the PyTorch hook sends them, through the Python
+  // client the runner puts on the job's PYTHONPATH (no torch needed).
+  const tensors = runJob(args.trainwatch, server, TENSOR_JOB, ['--no-rules', '--profile-interval', 'off'],
+                         ['python3', '-c', TENSOR_SCRIPT]);
   const seeds = [1, 2].map((seed) => runJob(args.trainwatch, server, `seed-${seed}`, defs,
                                               py(['--epochs', '3', '--seed', String(seed)])));
-  for (const j of [big, ...seeds]) {
+  for (const j of [big, tensors, ...seeds]) {
     const r = await j.done;
     if (r.code !== 0) throw new Error(`a job failed (${r.code}): ${r.out}`);
   }
@@ -91,6 +116,7 @@ async function main() {
     await checkPointLog(page, theme);
     await checkLazy(page, theme);
     await checkCompare(page, theme);
+    await checkTensors(page, theme);
     await page.context().close();
   }
 }
@@ -384,6 +410,49 @@ async function checkLazy(page, theme) {
   check(now.focus !== '', `the URL's moment is marked on it too (focus ${now.focus})`);
   page.off('request', onRequest);
   await shot(page, 'job-scrolled', theme);
+}
+
+// The tensor panel of a job the hook watched: one chart of the URL's
+// collection and statistic, a line per tensor, by step; the statistic picker
+// redraws it and keeps the choice in the URL.
+async function checkTensors(page, theme) {
+  await open(page, `/job/${TENSOR_JOB}`);
+  await page.waitForSelector('#tensor-panel');
+  await page.$eval('#tensor-panel', (p) => p.scrollIntoView({block: 'center'}));
+  const drawn = (metric) => page.waitForFunction((m) => {
+    const box = document.querySelector(`figure.chart[data-metric="${m}"]`);
+    return box && Number(box.dataset.points) > 0;
+  }, metric);
+  await drawn('tensors:gradients:abs_mean');
+  const first = await page.evaluate(() => {
+    const box = document.querySelector('figure.chart[data-metric="tensors:gradients:abs_mean"]');
+    const u = window.__tw.charts[box.id];
+    return {collection: document.getElementById('tensor-collection').value,
+            stat: document.getElementById('tensor-stat').value,
+            labels: u.series.slice(1).map((s) => s.label), xs: Array.from(u.data[0]),
+            last: u.data.slice(1).map((ys) => ys[ys.length - 1])};
+  });
+  check(first.collection === 'gradients' && first.stat === 'abs_mean',
+        `the tensor panel opens on the gradients' abs_mean (${first.collection} · ${first.stat}, ${theme})`);
+  check(JSON.stringify(first.labels) === JSON.stringify(['0.weight', '2.weight', '10.weight']),
+        `a line per tensor, in name order (${first.labels.join(', ')})`);
+  check(first.xs.length === 20 && first.xs[0] === 0 && first.xs[19] === 19,
+        `by step, 0 to 19 (${first.xs.length} steps: ${first.xs[0]} .. ${first.xs[first.xs.length - 1]})`);
+  const vanishing = first.last[2];
+  check(Math.abs(vanishing - 0.1 * 0.7 ** 19) < 1e-9 && first.last[0] > 100 * vanishing,
+        `the vanishing gradient stands out at the last step (${vanishing.toExponential(3)} vs ${first.last[0].toFixed(4)})`);
+  await page.selectOption('#tensor-stat', 'l2');
+  await drawn('tensors:gradients:l2');
+  const url = new URL(page.url().replace('#', ''));
+  check(url.searchParams.get('ts') === 'l2' && url.searchParams.get('tc') === 'gradients',
+        `the chosen statistic is in the URL (${page.url().split('#')[1]})`);
+  await axe(page, `the tensor panel (${theme})`);
+  await shot(page, 'job-tensors', theme);
+  // Opened from that URL, the panel shows that choice.
+  await open(page, `/job/${TENSOR_JOB}?tc=gradients&ts=l2`);
+  await page.$eval('#tensor-panel', (p) => p.scrollIntoView({block: 'center'}));
+  await drawn('tensors:gradients:l2');
+  check(await page.$eval('#tensor-stat', (s) => s.value) === 'l2', `a URL with ts=l2 opens on l2 (${theme})`);
 }
 
 async function checkCompare(page, theme) {
