@@ -87,8 +87,9 @@ export async function renderJob(root, name, params, ctx) {
   metricsSec.append(metricsGrid);
   systemSec.append(systemGrid);
   // The hook's tensor statistics: one chart, chosen by collection and statistic.
-  const tensors = tensorPanel(name, series, {params, logY, byStep: Boolean(record.step_metric), span,
-                                             report: (e) => ctx.report(e)});
+  const tensorOptions = {params, logY, byStep: Boolean(record.step_metric), span, report: (e) => ctx.report(e)};
+  let tensors = tensorPanel(name, series, tensorOptions);
+  const tensorKeys = new Set(series.filter((s) => s.group === 'tensors').map(api.seriesKey));
   root.append(...[rulesSec, metricsSec, tensors && tensors.section, systemSec, logSec].filter(Boolean));
 
   // x of a time (ms) on the page's axis; and back.
@@ -149,6 +150,18 @@ export async function renderJob(root, name, params, ctx) {
       if (old) old.last_ms = Math.max(old.last_ms || 0, s.last_ms || 0);
     }
     const fresh = now.filter((s) => !known.has(api.seriesKey(s)));
+    // Tensors: the panel takes them (made when the job's first ones come).
+    const freshTensors = fresh.filter((s) => s.group === 'tensors');
+    for (const s of freshTensors) tensorKeys.add(api.seriesKey(s));
+    if (freshTensors.length && tensors) {
+      tensors.adopt(freshTensors);
+    } else if (freshTensors.length) {
+      tensors = tensorPanel(name, freshTensors, tensorOptions);
+      if (tensors) {
+        systemSec.before(tensors.section);
+        tensors.drawWhenNear();
+      }
+    }
     for (const s of fresh) {
       series.push(s);
       if (s.group === 'tensors') continue;  // the tensor panel draws what it chose
@@ -408,6 +421,11 @@ export async function renderJob(root, name, params, ctx) {
     let newSeries = false;
     for (const s of event.series || []) {
       const hit = byKey.get(api.seriesKey(s));
+      if (!hit && s.namespace === 'trainwatch/Tensors') {
+        if (!tensorKeys.has(api.seriesKey(s))) newSeries = true;
+        else if (tensors) tensors.live(s);
+        continue;
+      }
       if (!hit) { newSeries = true; continue; }
       const {entry, index} = hit;
       // A chart not drawn yet, or away from the viewport: it asks for its data

@@ -7,26 +7,37 @@
 import * as api from './api.js';
 import {makeChart} from './charts.js';
 import {updateParams} from './state.js';
-import {el} from './util.js';
+import {el, throttle} from './util.js';
 
 // What each collection is first shown by: what its rules read.
 const FIRST_STAT = {gradients: 'abs_mean', weights: 'update_ratio', biases: 'update_ratio',
                     activations: 'dead_fraction', losses: 'mean', inputs: 'mean', outputs: 'mean'};
 const MAX_LINES = 24;  // more lines than a chart can tell apart
 
+// The series the panel shows: a tensor's statistics, of rank 0 (or no rank).
+function isPanelSeries(s) {
+  return s.group === 'tensors' && s.dimensions && s.dimensions.Tensor &&
+    (s.dimensions.Rank === undefined || s.dimensions.Rank === '0');
+}
+
 // A <section> for the job's tensor series (null when it has none). `span()`
 // gives the job's {start, end} in ms; `byStep`: the job has a step metric.
+// While the job runs, `adopt(series)` takes tensors that appear and
+// `live(series)` the samples the live stream brings: the chart is fetched
+// again (at most once a second) when they are of what it shows.
 export function tensorPanel(job, series, {params, logY, byStep, span, report}) {
-  const tensors = series.filter((s) => s.group === 'tensors' && s.dimensions && s.dimensions.Tensor &&
-                                       (s.dimensions.Rank === undefined || s.dimensions.Rank === '0'));
-  if (!tensors.length) return null;
+  if (!series.some(isPanelSeries)) return null;
   const byCollection = new Map();
-  for (const s of tensors) {
-    const c = s.dimensions.Collection || 'other';
-    if (!byCollection.has(c)) byCollection.set(c, []);
-    byCollection.get(c).push(s);
-  }
-  const collections = [...byCollection.keys()].sort();
+  let collections = [];
+  const addSeries = (list) => {
+    for (const s of list.filter(isPanelSeries)) {
+      const c = s.dimensions.Collection || 'other';
+      if (!byCollection.has(c)) byCollection.set(c, []);
+      byCollection.get(c).push(s);
+    }
+    collections = [...byCollection.keys()].sort();
+  };
+  addSeries(series);
   const statsOf = (c) => [...new Set(byCollection.get(c).map((s) => s.metric))].sort();
   let collection = collections.includes(params.get('tc')) ? params.get('tc')
     : (collections.includes('gradients') ? 'gradients' : collections[0]);
@@ -91,10 +102,17 @@ export function tensorPanel(job, series, {params, logY, byStep, span, report}) {
     });
     chart.setData(xs, ys, times, {raw: answers.every((a) => a.raw), tier: answers[0] ? answers[0].tier : ''});
   }
-  const redraw = () => draw().catch((e) => {
-    if (chart) chart.box.dataset.error = e.message;
-    report(e);
-  });
+  let drawn = false;  // asked to draw once: from then on it follows the job
+  const redraw = () => {
+    drawn = true;
+    return draw().catch((e) => {
+      if (chart) chart.box.dataset.error = e.message;
+      report(e);
+    });
+  };
+  const redrawSoon = throttle(redraw, 1000);
+  const shows = (s) => isPanelSeries(s) && (s.dimensions.Collection || 'other') === collection &&
+    s.metric === stat;
   colSel.addEventListener('change', () => {
     collection = colSel.value;
     stat = pickStat(stat);
@@ -118,5 +136,17 @@ export function tensorPanel(job, series, {params, logY, byStep, span, report}) {
     }, {rootMargin: '100% 0px'});
     observer.observe(section);
   };
-  return {section, draw: redraw, drawWhenNear};
+  // Tensors that appeared since the page opened (series of the job's series list).
+  const adopt = (list) => {
+    const fresh = list.filter(isPanelSeries);
+    if (!fresh.length) return;
+    addSeries(fresh);
+    fillSelects();
+    if (drawn && fresh.some(shows)) redrawSoon();
+  };
+  // Samples from the live stream (its series: namespace, metric, dimensions).
+  const live = (s) => {
+    if (drawn && s.namespace === 'trainwatch/Tensors' && shows({...s, group: 'tensors'})) redrawSoon();
+  };
+  return {section, draw: redraw, drawWhenNear, adopt, live};
 }

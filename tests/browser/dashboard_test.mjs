@@ -48,11 +48,11 @@ const TENSOR_NAMES = ['0.weight', '2.weight', '10.weight'];
 // a thousandfold (a vanishing gradient), the others' slowly.
 // (It prints a line: the log panel of a job that printed nothing asks for a
 // stream the store does not hold yet, and Chromium logs that 404.)
-const TENSOR_SCRIPT = `
+const tensorScript = (steps, delay) => `
 import time, trainwatch
 print("sending tensor statistics", flush=True)
 run = trainwatch.Run()
-for step in range(20):
+for step in range(${steps}):
     t, points = run.stamp(step)
     for i, name in enumerate(${JSON.stringify(TENSOR_NAMES)}):
         fall = 0.7 if name == "10.weight" else 0.98
@@ -60,7 +60,8 @@ for step in range(20):
             key = run.series_key("trainwatch/Tensors", stat, {"Tensor": name, "Collection": "gradients"})
             points.append((key, t, v))
     run.put_points(points)
-    time.sleep(0.02)
+    ${delay > 0.1 ? 'run.flush()' : 'pass'}
+    time.sleep(${delay})
 run.close()
 `;
 const data = tempDir('tw-browser-');
@@ -88,7 +89,7 @@ async function main() {
   // Tensor statistics as the PyTorch hook sends them, through the Python
   // client the runner puts on the job's PYTHONPATH (no torch needed).
   const tensors = runJob(args.trainwatch, server, TENSOR_JOB, ['--no-rules', '--profile-interval', 'off'],
-                         ['python3', '-c', TENSOR_SCRIPT]);
+                         ['python3', '-c', tensorScript(20, 0.02)]);
   const seeds = [1, 2].map((seed) => runJob(args.trainwatch, server, `seed-${seed}`, defs,
                                               py(['--epochs', '3', '--seed', String(seed)])));
   for (const j of [big, tensors, ...seeds]) {
@@ -107,6 +108,7 @@ async function main() {
   const r = await demo.done;
   if (r.code !== 0) throw new Error(`demo-live failed (${r.code}): ${r.out}`);
   if (live) await checkResume(defs, py);
+  if (live) await checkTensorsLive();
 
   for (const theme of ['light', 'dark']) {
     await checkReport('seed-1', theme);
@@ -453,6 +455,33 @@ async function checkTensors(page, theme) {
   await page.$eval('#tensor-panel', (p) => p.scrollIntoView({block: 'center'}));
   await drawn('tensors:gradients:l2');
   check(await page.$eval('#tensor-stat', (s) => s.value) === 'l2', `a URL with ts=l2 opens on l2 (${theme})`);
+}
+
+// The tensor panel of a running job: it appears with the job's first
+// tensors and follows the steps as they come, without a reload.
+async function checkTensorsLive() {
+  const job = runJob(args.trainwatch, server, 'tensors-live', ['--no-rules', '--profile-interval', 'off'],
+                     ['python3', '-c', tensorScript(60, 0.25)]);
+  await waitFor('tensors-live to be recorded', async () => (await fetch(`${server.base}/api/v1/jobs/tensors-live`)).ok);
+  const page = await newPage('light');
+  await open(page, '/job/tensors-live');
+  await page.waitForSelector('#tensor-panel', {timeout: 30000});
+  await page.$eval('#tensor-panel', (p) => p.scrollIntoView({block: 'center'}));
+  const lastStep = () => page.evaluate(() => {
+    const box = document.querySelector('figure.chart[data-metric="tensors:gradients:abs_mean"]');
+    if (!box || !window.__tw.charts[box.id]) return -1;
+    const xs = window.__tw.charts[box.id].data[0];
+    return xs.length ? xs[xs.length - 1] : -1;
+  });
+  await waitFor('the tensor chart to be drawn', async () => (await lastStep()) >= 0, 30000);
+  const first = await lastStep();
+  await waitFor('the tensor chart to follow the job', async () => (await lastStep()) >= first + 8, 30000)
+    .catch(() => {});
+  const later = await lastStep();
+  check(later >= first + 8, `the tensor panel follows a running job without a reload (step ${first}, then ${later})`);
+  await page.context().close();
+  const r = await job.done;
+  if (r.code !== 0) throw new Error(`tensors-live failed (${r.code}): ${r.out}`);
 }
 
 async function checkCompare(page, theme) {
