@@ -52,6 +52,9 @@ class NativeApi {
   HttpResponse LogGroups(const HttpRequest& request) const;
   HttpResponse LogStreams(const HttpRequest& request) const;
   HttpResponse LogEvents(const HttpRequest& request) const;
+  // A stream "JOB/..." of the training jobs' log group, JOB a job that
+  // exists: one that holds no event yet reads as empty, not as missing.
+  bool IsStreamOfAJob(const model::LogStreamId& stream) const;
   HttpResponse Jobs(const HttpRequest& request) const;
   HttpResponse Job(const std::string& name) const;
   HttpResponse StopJob(const std::string& name) const;

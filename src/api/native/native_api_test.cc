@@ -507,6 +507,18 @@ TEST_F(NativeApiTest, LogsAndJobs) {
   EXPECT_EQ(Call("POST", "/api/v1/jobs/mnist-7/stop", "", 409)["error"]["code"],
             "FailedPrecondition");
   EXPECT_EQ(Call("GET", "/api/v1/jobs/other", "", 404)["error"]["code"], "NotFound");
+  // A job's streams read as empty until it prints (or its rules find)
+  // something; the streams of a job that does not exist are missing.
+  j = Call("GET",
+           "/api/v1/logs/events?group=%2Faws%2Fsagemaker%2FTrainingJobs&stream=mnist-7%2Falgo-1-17");
+  EXPECT_TRUE(j["events"].empty());
+  EXPECT_TRUE(j["next"].is_string());
+  EXPECT_TRUE(Call("GET", "/api/v1/logs/events?group=%2Faws%2Fsagemaker%2FTrainingJobs&stream=mnist-7%2Frules")
+                  ["events"].empty());
+  EXPECT_THAT(Call("GET", "/api/v1/logs/events?group=%2Faws%2Fsagemaker%2FTrainingJobs&stream=other%2Frules",
+                   "", 404)["error"]["message"]
+                  .get<std::string>(),
+              HasSubstr("does not exist"));
 }
 
 }  // namespace

@@ -128,6 +128,15 @@ HttpResponse NativeApi::LogStreams(const HttpRequest& request) const {
   return Reply(200, Json{{"streams", items}});
 }
 
+bool NativeApi::IsStreamOfAJob(const model::LogStreamId& stream) const {
+  if (stream.group != model::kTrainingJobsLogGroup || backends_.jobs == nullptr) return false;
+  const size_t slash = stream.stream.find('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  absl::StatusOr<std::optional<model::JobRecord>> job =
+      backends_.jobs->GetJob(stream.stream.substr(0, slash));
+  return job.ok() && job->has_value();
+}
+
 HttpResponse NativeApi::LogEvents(const HttpRequest& request) const {
   if (backends_.logs == nullptr) return NoBackend("log store");
   absl::StatusOr<Params> params = DecodeFormPairs(request.Query());
@@ -168,6 +177,11 @@ HttpResponse NativeApi::LogEvents(const HttpRequest& request) const {
     query.from = position->second;
   }
   absl::StatusOr<std::vector<StoredLogEvent>> events = backends_.logs->ReadLogStream(query);
+  if (absl::IsNotFound(events.status()) && IsStreamOfAJob(query.stream)) {
+    // A job that has printed nothing yet (or whose rules found nothing):
+    // its page follows the stream from the start.
+    events = std::vector<StoredLogEvent>{};
+  }
   if (!events.ok()) return FromStatus(events.status());
   Json items = Json::array();
   for (const StoredLogEvent& e : *events) {
