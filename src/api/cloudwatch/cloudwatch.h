@@ -164,8 +164,11 @@ struct Problems {
   // One status: the first problem's code, every message joined with '\n' (AWS).
   absl::Status ToStatus() const;
 };
-// Validates and returns a Namespace (required unless `optional`).
-std::optional<std::string> ReadNamespace(const Node& node, bool required, Problems* problems);
+// Validates and returns a Namespace (required unless `optional`). Writes
+// (`for_write`) may not use the AWS/ namespaces, which AWS reserves for its
+// services; reads of them are answered as of any namespace (here: nothing).
+std::optional<std::string> ReadNamespace(const Node& node, bool required, Problems* problems,
+                                         bool for_write = false);
 std::optional<std::string> ReadMetricName(const Node& node, bool required, Problems* problems);
 // Dimensions {Name, Value}: validated, sorted by name; duplicates rejected.
 std::vector<model::Dimension> ReadDimensions(const Node& node, Problems* problems);

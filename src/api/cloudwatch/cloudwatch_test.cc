@@ -18,6 +18,7 @@ namespace trainwatch::api {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::CloudWatchJson;
 using testing::QueryRequest;
 
@@ -473,6 +474,30 @@ TEST_F(CloudWatchTest, ALargeGetMetricDataRunsOnSeveralThreadsAndAnswersAsInOrde
       token_b = b.value("NextToken", "");
     } while (!token_a.empty() && ++pages < 100);
   }
+}
+
+// AWS reserves the AWS/ namespaces for its services' writes; reads of them
+// are answered as of any namespace (as CloudWatch answers them: here, with
+// nothing, since no AWS service writes to this store).
+TEST_F(CloudWatchTest, OnlyWritesRefuseTheAwsNamespaces) {
+  HttpResponse r = Call(QueryRequest("GetMetricStatistics",
+                                     "Namespace=AWS/EC2&MetricName=CPUUtilization"
+                                     "&StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:05:00Z"
+                                     "&Period=60&Statistics.member.1=Average"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("<Datapoints/>"));
+  r = Call(QueryRequest("ListMetrics", "Namespace=AWS/EC2"));
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, Not(HasSubstr("<MetricName>")));
+  nlohmann::json j = Json(CloudWatchJson("GetMetricData", R"({"MetricDataQueries": [{"Id": "a",
+      "MetricStat": {"Metric": {"Namespace": "AWS/EC2", "MetricName": "CPUUtilization"},
+      "Period": 60, "Stat": "Average"}}], "StartTime": 1736942400, "EndTime": 1736942700})"));
+  ASSERT_EQ(j["MetricDataResults"].size(), 1u);
+  EXPECT_TRUE(j["MetricDataResults"][0]["Values"].empty());
+  r = Call(QueryRequest("PutMetricData",
+                        "Namespace=AWS/EC2&MetricData.member.1.MetricName=m&MetricData.member.1.Value=1"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("reserved for AWS services"));
 }
 
 TEST_F(CloudWatchTest, GetMetricDataValidation) {

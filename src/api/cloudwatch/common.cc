@@ -47,7 +47,8 @@ absl::Status Problems::ToStatus() const {
   return AwsStatus(items.front().first, absl::StrJoin(messages, "\n"));
 }
 
-std::optional<std::string> ReadNamespace(const Node& node, bool required, Problems* problems) {
+std::optional<std::string> ReadNamespace(const Node& node, bool required, Problems* problems,
+                                         bool for_write) {
   if (!node.present()) {
     if (required) problems->Add("MissingParameter", "The parameter Namespace is required.");
     return std::nullopt;
@@ -62,7 +63,7 @@ std::optional<std::string> ReadNamespace(const Node& node, bool required, Proble
                                   QuoteValue(*ns), node.path()));
     return std::nullopt;
   }
-  if (ns->rfind("AWS/", 0) == 0) {
+  if (for_write && ns->rfind("AWS/", 0) == 0) {
     problems->Add("InvalidParameterValue",
                   absl::StrFormat("The value %s for parameter %s is invalid: namespaces starting "
                                   "with AWS/ are reserved for AWS services.",

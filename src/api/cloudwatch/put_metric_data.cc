@@ -185,7 +185,8 @@ std::optional<Datum> ReadDatum(const Node& d, int64_t now_ms, Problems* problems
 absl::StatusOr<PutMetricDataRequest> DecodePutMetricData(const Node& input, int64_t now_ms) {
   Problems problems;
   PutMetricDataRequest request;
-  std::optional<std::string> ns = ReadNamespace(input["Namespace"], /*required=*/true, &problems);
+  std::optional<std::string> ns = ReadNamespace(input["Namespace"], /*required=*/true, &problems,
+                                                /*for_write=*/true);
 
   // MetricData plus the MetricData of each EntityMetricData entry (the entity
   // itself is ignored, spec §4.4).
