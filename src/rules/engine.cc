@@ -106,6 +106,7 @@ void Engine::OnSamples(const model::SampleBatch& batch) {
 
 void Engine::OnLogs(const model::LogBatch& batch) {
   const std::shared_ptr<const std::set<std::string>> jobs = RuleJobs();
+  if (jobs->empty()) return;
   Item item;
   AppendLogInputs(batch, &item.inputs);
   if (item.inputs.empty() || jobs->count(item.inputs.front().job) == 0) return;
