@@ -64,6 +64,15 @@ class LogsWriter {
   // stream is missing. Returns the stream's new upload sequence token.
   virtual absl::StatusOr<std::string> PutLogEvents(const model::LogBatch& batch,
                                                    int64_t now_ms) = 0;
+  // Deletes the group, its streams and their events; NotFound
+  // (kGroupNotFound) if the group is missing.
+  virtual absl::Status DeleteLogGroup(const std::string& group) = 0;
+  // Deletes the stream and its events; NotFound (kGroupNotFound,
+  // kStreamNotFound) if the group or the stream is missing.
+  virtual absl::Status DeleteLogStream(const model::LogStreamId& stream) = 0;
+  // Keeps the group's events `days` days (nullopt: for ever); NotFound
+  // (kGroupNotFound) if the group is missing.
+  virtual absl::Status PutRetentionPolicy(const std::string& group, std::optional<int> days) = 0;
 };
 
 // ---------------------------------------------------------- training jobs

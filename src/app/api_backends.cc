@@ -68,26 +68,42 @@ absl::Status StoreSampleWriter::Put(const model::SampleBatch& batch) {
   return ingest_->Put(batch);
 }
 
-absl::Status StoreLogsWriter::CreateLogGroup(const std::string& group, int64_t) {
-  // The store creates groups with their first events: this succeeds unless
-  // the group exists.
-  absl::StatusOr<std::vector<api::LogGroupInfo>> groups = reader_.ListLogGroups(group);
-  if (!groups.ok()) return groups.status();
-  for (const api::LogGroupInfo& g : *groups) {
-    if (g.name == group) return absl::AlreadyExistsError("log group exists");
+namespace {
+
+// The store's answer to a change of a log group or stream, in CloudWatch
+// Logs' words.
+absl::Status LogChangeStatus(absl::StatusOr<store::LogChange> change) {
+  if (!change.ok()) return change.status();
+  switch (*change) {
+    case store::LogChange::kDone: return absl::OkStatus();
+    case store::LogChange::kExists: return absl::AlreadyExistsError("exists");
+    case store::LogChange::kNoGroup: return absl::NotFoundError(query::kGroupNotFound);
+    case store::LogChange::kNoStream: return absl::NotFoundError(query::kStreamNotFound);
   }
-  return absl::OkStatus();
+  return absl::InternalError("unknown log change");
+}
+
+}  // namespace
+
+absl::Status StoreLogsWriter::CreateLogGroup(const std::string& group, int64_t) {
+  return LogChangeStatus(db_.CreateLogGroup(group));
 }
 
 absl::Status StoreLogsWriter::CreateLogStream(const model::LogStreamId& stream, int64_t) {
-  absl::StatusOr<std::vector<api::LogStreamInfo>> streams =
-      reader_.ListLogStreams(stream.group, stream.stream);
-  if (absl::IsNotFound(streams.status())) return absl::OkStatus();  // created with its events
-  if (!streams.ok()) return streams.status();
-  for (const api::LogStreamInfo& s : *streams) {
-    if (s.name == stream.stream) return absl::AlreadyExistsError("log stream exists");
-  }
-  return absl::OkStatus();
+  return LogChangeStatus(db_.CreateLogStream(stream));
+}
+
+absl::Status StoreLogsWriter::DeleteLogGroup(const std::string& group) {
+  return LogChangeStatus(db_.DeleteLogGroup(group));
+}
+
+absl::Status StoreLogsWriter::DeleteLogStream(const model::LogStreamId& stream) {
+  return LogChangeStatus(db_.DeleteLogStream(stream));
+}
+
+absl::Status StoreLogsWriter::PutRetentionPolicy(const std::string& group,
+                                                 std::optional<int> days) {
+  return LogChangeStatus(db_.SetLogRetention(group, days));
 }
 
 absl::StatusOr<std::string> StoreLogsWriter::PutLogEvents(const model::LogBatch& batch, int64_t) {
@@ -95,6 +111,14 @@ absl::StatusOr<std::string> StoreLogsWriter::PutLogEvents(const model::LogBatch&
     return absl::FailedPreconditionError(absl::StrFormat(
         "this server follows %s, which %s writes; log events reach it through that writer",
         db_.data_dir(), db_.WriterDescription()));
+  }
+  absl::StatusOr<std::vector<api::LogStreamInfo>> streams =
+      reader_.ListLogStreams(batch.stream.group, batch.stream.stream);
+  if (!streams.ok()) return streams.status();
+  if (std::none_of(streams->begin(), streams->end(), [&](const api::LogStreamInfo& s) {
+        return s.name == batch.stream.stream;
+      })) {
+    return absl::NotFoundError(query::kStreamNotFound);
   }
   if (absl::Status s = ingest_->PutLogs(batch); !s.ok()) return s;
   return absl::StrFormat("%056d", db_.clock().NowMs());

@@ -87,11 +87,15 @@ class StoreLogsWriter final : public api::LogsWriter {
   StoreLogsWriter(store::Db& db, query::LogsReader& reader, ingest::Ingest* ingest = nullptr)
       : db_(db), reader_(reader), ingest_(ingest) {}
 
-  // The store creates groups and streams with their first events: these
-  // succeed unless the name already exists (AlreadyExists, as AWS answers).
+  // As api::LogsWriter says; each is FailedPrecondition (naming the
+  // writer) when this process only follows the folder.
   absl::Status CreateLogGroup(const std::string& group, int64_t now_ms) override;
   absl::Status CreateLogStream(const model::LogStreamId& stream, int64_t now_ms) override;
-  // FailedPrecondition (naming the writer) when this process only follows the folder.
+  absl::Status DeleteLogGroup(const std::string& group) override;
+  absl::Status DeleteLogStream(const model::LogStreamId& stream) override;
+  absl::Status PutRetentionPolicy(const std::string& group, std::optional<int> days) override;
+  // The stream must exist. A stream deleted while its events are written is
+  // created again with them.
   absl::StatusOr<std::string> PutLogEvents(const model::LogBatch& batch, int64_t now_ms) override;
 
  private:

@@ -300,6 +300,9 @@ class LogsReader {
   virtual ~LogsReader() = default;
   // Groups whose name starts with `prefix`, sorted by name.
   virtual absl::StatusOr<std::vector<LogGroupInfo>> ListLogGroups(const std::string& prefix) = 0;
+  // The group's retention in days (nullopt: kept for ever); NotFound
+  // (kGroupNotFound) if the group is missing.
+  virtual absl::StatusOr<std::optional<int>> LogGroupRetention(const std::string& group) = 0;
   // Streams of `group` whose name starts with `prefix`, sorted by name;
   // NotFound (kGroupNotFound) if the group is missing.
   virtual absl::StatusOr<std::vector<LogStreamInfo>> ListLogStreams(const std::string& group,

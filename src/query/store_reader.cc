@@ -328,21 +328,37 @@ absl::StatusOr<std::vector<LogGroupInfo>> StoreReader::ListLogGroups(
   absl::StatusOr<store::ReadView> view = db_.View();
   if (!view.ok()) return view.status();
   std::vector<LogGroupInfo> out;
-  absl::Status s = view->ForEachLogGroup([&](std::string_view group, int64_t creation_ms) {
-    if (group.substr(0, prefix.size()) == prefix) {
-      out.push_back({std::string(group), creation_ms, std::nullopt, 0});
-    }
+  absl::Status s = view->ForEachLogGroup(prefix, [&](store::LogGroupInfo&& group) {
+    out.push_back({std::move(group.name), group.creation_ms, group.retention_days, 0});
     return true;
   });
   if (!s.ok()) return s;
+  // A group's stored bytes are its streams'.
+  for (LogGroupInfo& group : out) {
+    s = view->ForEachLogStream(group.name, "", "", /*descending=*/false,
+                               [&](store::LogStreamInfo&& stream) {
+                                 group.stored_bytes += static_cast<int64_t>(stream.stored_bytes);
+                                 return true;
+                               });
+    if (!s.ok()) return s;
+  }
   return out;
+}
+
+absl::StatusOr<std::optional<int>> StoreReader::LogGroupRetention(const std::string& group) {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  absl::StatusOr<std::optional<store::LogGroupInfo>> info = view->GetLogGroup(group);
+  if (!info.ok()) return info.status();
+  if (!info->has_value()) return absl::NotFoundError(kGroupNotFound);
+  return (*info)->retention_days;
 }
 
 absl::StatusOr<std::vector<LogStreamInfo>> StoreReader::ListLogStreams(
     const std::string& group, const std::string& prefix) {
   absl::StatusOr<store::ReadView> view = db_.View();
   if (!view.ok()) return view.status();
-  absl::StatusOr<std::optional<int64_t>> exists = view->GetLogGroup(group);
+  absl::StatusOr<std::optional<store::LogGroupInfo>> exists = view->GetLogGroup(group);
   if (!exists.ok()) return exists.status();
   if (!exists->has_value()) return absl::NotFoundError(kGroupNotFound);
   std::vector<LogStreamInfo> out;
@@ -359,7 +375,7 @@ absl::StatusOr<std::vector<StoredLogEvent>> StoreReader::ReadLogStream(
     const LogReadQuery& q) {
   absl::StatusOr<store::ReadView> view = db_.View();
   if (!view.ok()) return view.status();
-  absl::StatusOr<std::optional<int64_t>> group = view->GetLogGroup(q.stream.group);
+  absl::StatusOr<std::optional<store::LogGroupInfo>> group = view->GetLogGroup(q.stream.group);
   if (!group.ok()) return group.status();
   if (!group->has_value()) return absl::NotFoundError(kGroupNotFound);
   absl::StatusOr<std::optional<store::LogStreamInfo>> stream =
@@ -412,7 +428,7 @@ absl::StatusOr<LogFilterPage> StoreReader::FilterLogEvents(
     const LogFilterQuery& q) {
   absl::StatusOr<store::ReadView> view = db_.View();
   if (!view.ok()) return view.status();
-  absl::StatusOr<std::optional<int64_t>> group = view->GetLogGroup(q.group);
+  absl::StatusOr<std::optional<store::LogGroupInfo>> group = view->GetLogGroup(q.group);
   if (!group.ok()) return group.status();
   if (!group->has_value()) return absl::NotFoundError(kGroupNotFound);
 

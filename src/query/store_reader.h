@@ -50,6 +50,7 @@ class StoreReader final : public MetricsReader, public LogsReader, public JobsRe
 
   // ---- LogsReader
   absl::StatusOr<std::vector<LogGroupInfo>> ListLogGroups(const std::string& prefix) override;
+  absl::StatusOr<std::optional<int>> LogGroupRetention(const std::string& group) override;
   absl::StatusOr<std::vector<LogStreamInfo>> ListLogStreams(const std::string& group,
                                                             const std::string& prefix) override;
   absl::StatusOr<std::vector<StoredLogEvent>> ReadLogStream(const LogReadQuery& query) override;

@@ -314,7 +314,15 @@ absl::Status Db::Maintain() {
   }
   Writer w;
   w.kind = Writer::Kind::kMaintain;
-  return Submit(&w);
+  TW_RETURN_IF_ERROR(Submit(&w));
+  constexpr int64_t kLogExpiryIntervalMs = 3600 * 1000;
+  if (last_log_expiry_ms_ == INT64_MIN || now - last_log_expiry_ms_ >= kLogExpiryIntervalMs) {
+    last_log_expiry_ms_ = now;
+    TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) {
+      return log_writer_->ExpireEvents(now, batch).status();
+    }));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Db::RunAsLeader(std::function<absl::Status(kv::WriteBatch*)> fn) {

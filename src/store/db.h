@@ -154,6 +154,18 @@ class Db {
   // Appends log events to (group, stream), creating both on first use.
   // Events carry ingestion time = clock now.
   absl::Status PutLogs(const model::LogBatch& batch);
+  // CloudWatch Logs' groups and streams (PutLogs creates both on first use).
+  // Each answers what it found; the change is made only when LogChange::kDone.
+  absl::StatusOr<LogChange> CreateLogGroup(std::string_view group);
+  // kNoGroup when the group does not exist.
+  absl::StatusOr<LogChange> CreateLogStream(const model::LogStreamId& stream);
+  // Deletes the group with its streams and their events.
+  absl::StatusOr<LogChange> DeleteLogGroup(std::string_view group);
+  // Deletes the stream with its events.
+  absl::StatusOr<LogChange> DeleteLogStream(const model::LogStreamId& stream);
+  // Keeps the group's events `days` days (nullopt: for ever). Older events
+  // are deleted by the next Maintain, and hourly after that.
+  absl::StatusOr<LogChange> SetLogRetention(std::string_view group, std::optional<int> days);
   // Job records are per host (job.host_index; JobRecord::hosts must be empty):
   // AlreadyExists when that host of a job with that name exists
   // (case-insensitively); another host of the same job joins it.
@@ -188,7 +200,9 @@ class Db {
   // ---- operations -----------------------------------------------------------
 
   // Writer: fsyncs the WAL and runs the periodic work (the maintenance thread
-  // calls this every second; tests call it after moving a FakeClock).
+  // calls this every second; tests call it after moving a FakeClock): seals
+  // by age, idleness and memory, and, hourly, deletes log events older than
+  // their group's retention.
   absl::Status Maintain();
   // Writer: writes every memtable to disk and fully compacts every column
   // family, applying retention (`trainwatch admin compact`).
@@ -374,6 +388,8 @@ class Db {
   absl::flat_hash_map<SeriesId, std::unique_ptr<HeadEntry>> heads_;
   absl::flat_hash_map<std::string, TierRetention> retention_by_ns_;
   std::atomic<int64_t> last_wal_sync_ms_{0};
+  // When Maintain last deleted expired log events (INT64_MIN: due now).
+  std::atomic<int64_t> last_log_expiry_ms_{INT64_MIN};
   // The head log (head.h): this commit's record being built, the bytes of
   // the log since its last checkpoint (this record included), whether a log
   // record was written since, and the series listed for the next checkpoint

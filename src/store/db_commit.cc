@@ -264,6 +264,52 @@ absl::Status Db::PutLogs(const model::LogBatch& batch) {
   return Submit(&w);
 }
 
+absl::StatusOr<LogChange> Db::CreateLogGroup(std::string_view group) {
+  LogChange change = LogChange::kDone;
+  TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) -> absl::Status {
+    TW_ASSIGN_OR_RETURN(change, log_writer_->CreateGroup(group, clock_->NowMs(), batch));
+    return absl::OkStatus();
+  }));
+  return change;
+}
+
+absl::StatusOr<LogChange> Db::CreateLogStream(const model::LogStreamId& stream) {
+  LogChange change = LogChange::kDone;
+  TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) -> absl::Status {
+    TW_ASSIGN_OR_RETURN(change, log_writer_->CreateStream(stream, clock_->NowMs(), batch));
+    return absl::OkStatus();
+  }));
+  return change;
+}
+
+absl::StatusOr<LogChange> Db::DeleteLogGroup(std::string_view group) {
+  LogChange change = LogChange::kDone;
+  TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) -> absl::Status {
+    TW_ASSIGN_OR_RETURN(change, log_writer_->DeleteGroup(group, batch));
+    return absl::OkStatus();
+  }));
+  return change;
+}
+
+absl::StatusOr<LogChange> Db::DeleteLogStream(const model::LogStreamId& stream) {
+  LogChange change = LogChange::kDone;
+  TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) -> absl::Status {
+    TW_ASSIGN_OR_RETURN(change, log_writer_->DeleteStream(stream, batch));
+    return absl::OkStatus();
+  }));
+  return change;
+}
+
+absl::StatusOr<LogChange> Db::SetLogRetention(std::string_view group, std::optional<int> days) {
+  LogChange change = LogChange::kDone;
+  TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) -> absl::Status {
+    TW_ASSIGN_OR_RETURN(change, log_writer_->SetRetention(group, days, batch));
+    return absl::OkStatus();
+  }));
+  if (change == LogChange::kDone && days) last_log_expiry_ms_ = INT64_MIN;
+  return change;
+}
+
 absl::Status Db::CreateJob(const model::JobRecord& job) {
   TW_RETURN_IF_ERROR(RequireWriter());
   TW_RETURN_IF_ERROR(CheckJobWrite(job));

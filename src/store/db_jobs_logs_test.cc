@@ -246,11 +246,109 @@ TEST_F(DbTest, LogStreamsListByPrefixBothWays) {
   EXPECT_TRUE(view->GetLogGroup("g")->has_value());
   EXPECT_FALSE(view->GetLogGroup("nope")->has_value());
   std::vector<std::string> groups;
-  ASSERT_TRUE(view->ForEachLogGroup([&](std::string_view g, int64_t) {
-                    groups.emplace_back(g);
-                    return true;
-                  }).ok());
-  EXPECT_THAT(groups, ElementsAre("g", "other"));
+  auto list_groups = [&](std::string_view prefix) {
+    std::vector<std::string> out;
+    EXPECT_TRUE(view->ForEachLogGroup(prefix, [&](LogGroupInfo&& g) {
+                      out.push_back(g.name);
+                      return true;
+                    }).ok());
+    return out;
+  };
+  EXPECT_THAT(list_groups(""), ElementsAre("g", "other"));
+  EXPECT_THAT(list_groups("ot"), ElementsAre("other"));
+  EXPECT_THAT(list_groups("x"), ElementsAre());
+}
+
+TEST_F(DbTest, LogGroupsAndStreamsAreRecordsOfTheirOwn) {
+  auto db = OpenOrDie(OpenMode::kWriter);
+  EXPECT_EQ(*db->CreateLogStream({"g", "s"}), LogChange::kNoGroup);
+  EXPECT_EQ(*db->CreateLogGroup("g"), LogChange::kDone);
+  EXPECT_EQ(*db->CreateLogGroup("g"), LogChange::kExists);
+  EXPECT_EQ(*db->CreateLogStream({"g", "s"}), LogChange::kDone);
+  EXPECT_EQ(*db->CreateLogStream({"g", "s"}), LogChange::kExists);
+  EXPECT_EQ(*db->SetLogRetention("nope", 1), LogChange::kNoGroup);
+  EXPECT_EQ(*db->SetLogRetention("g", 7), LogChange::kDone);
+  {
+    auto view = db->View();
+    ASSERT_TRUE(view.ok());
+    auto group = view->GetLogGroup("g");
+    ASSERT_TRUE(group.ok() && group->has_value());
+    EXPECT_EQ((*group)->creation_ms, clock_.NowMs());
+    EXPECT_EQ((*group)->retention_days, 7);
+    auto stream = view->GetLogStream("g", "s");
+    ASSERT_TRUE(stream.ok() && stream->has_value()) << "an empty stream is listed";
+    EXPECT_EQ((*stream)->event_count, 0u);
+    EXPECT_FALSE((*stream)->first_event_ms.has_value());
+  }
+  // Records survive a reopen; a deleted stream takes its events with it and
+  // a stream of the same name starts empty.
+  ASSERT_TRUE(db->PutLogs({{"g", "s"}, {{clock_.NowMs(), "one"}}}).ok());
+  db.reset();
+  db = OpenOrDie(OpenMode::kWriter);
+  EXPECT_EQ(*db->CreateLogGroup("g"), LogChange::kExists);
+  EXPECT_EQ(*db->DeleteLogStream({"g", "nope"}), LogChange::kNoStream);
+  EXPECT_EQ(*db->DeleteLogStream({"nope", "s"}), LogChange::kNoGroup);
+  EXPECT_EQ(*db->DeleteLogStream({"g", "s"}), LogChange::kDone);
+  EXPECT_EQ(*db->DeleteLogStream({"g", "s"}), LogChange::kNoStream);
+  EXPECT_EQ(*db->CreateLogStream({"g", "s"}), LogChange::kDone);
+  {
+    auto view = db->View();
+    auto stream = view->GetLogStream("g", "s");
+    ASSERT_TRUE(stream.ok() && stream->has_value());
+    auto cursor = view->NewLogCursor(**stream);
+    cursor->SeekToFirst();
+    EXPECT_FALSE(cursor->Valid()) << "the old stream's events are gone";
+  }
+  // Deleting a group deletes its streams, also one created in the same
+  // commit as the delete would be.
+  ASSERT_TRUE(db->PutLogs({{"g", "t"}, {{clock_.NowMs(), "two"}}}).ok());
+  EXPECT_EQ(*db->DeleteLogGroup("g"), LogChange::kDone);
+  EXPECT_EQ(*db->DeleteLogGroup("g"), LogChange::kNoGroup);
+  {
+    auto view = db->View();
+    EXPECT_FALSE(view->GetLogGroup("g")->has_value());
+    EXPECT_FALSE(view->GetLogStream("g", "s")->has_value());
+    EXPECT_FALSE(view->GetLogStream("g", "t")->has_value());
+  }
+  // A job's stream is created with its first events, group included.
+  ASSERT_TRUE(db->PutLogs({{"g", "s"}, {{clock_.NowMs(), "again"}}}).ok());
+  auto view = db->View();
+  EXPECT_TRUE(view->GetLogGroup("g")->has_value());
+  EXPECT_EQ((*view->GetLogStream("g", "s"))->event_count, 1u);
+}
+
+TEST_F(DbTest, LogRetentionDeletesOlderEventsAtTheNextMaintain) {
+  DbOptions o = Options(data(), OpenMode::kWriter, &clock_);
+  o.background_thread = false;
+  auto opened = Db::Open(o);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<Db> db = std::move(*opened);
+  const int64_t day = 86400 * 1000LL;
+  const int64_t now = clock_.NowMs();
+  ASSERT_TRUE(db->PutLogs({{"g", "s"}, {{now - 3 * day, "old"}, {now - day / 2, "new"}}}).ok());
+  ASSERT_TRUE(db->PutLogs({{"kept", "s"}, {{now - 3 * day, "old"}}}).ok());
+  ASSERT_TRUE(db->Maintain().ok());
+  EXPECT_EQ((*db->View()->GetLogStream("g", "s"))->event_count, 2u) << "no retention yet";
+  ASSERT_EQ(*db->SetLogRetention("g", 1), LogChange::kDone);
+  ASSERT_TRUE(db->Maintain().ok());
+  auto view = db->View();
+  auto stream = view->GetLogStream("g", "s");
+  ASSERT_TRUE(stream.ok() && stream->has_value());
+  EXPECT_EQ((*stream)->event_count, 1u);
+  EXPECT_EQ((*stream)->stored_bytes, 3u);
+  EXPECT_EQ((*stream)->first_event_ms, now - day / 2);
+  auto cursor = view->NewLogCursor(**stream);
+  cursor->SeekToFirst();
+  ASSERT_TRUE(cursor->Valid());
+  EXPECT_EQ(cursor->event()->message, "new");
+  EXPECT_EQ((*view->GetLogStream("kept", "s"))->event_count, 1u) << "other groups keep theirs";
+  // A day later the rest expires too, and the stream stays, empty.
+  clock_.AdvanceMs(25 * 3600 * 1000LL);
+  ASSERT_TRUE(db->Maintain().ok());
+  stream = db->View()->GetLogStream("g", "s");
+  ASSERT_TRUE(stream.ok() && stream->has_value());
+  EXPECT_EQ((*stream)->event_count, 0u);
+  EXPECT_FALSE((*stream)->first_event_ms.has_value());
 }
 
 TEST_F(DbTest, SecondWriterIsRefusedWithTheHoldersCommand) {

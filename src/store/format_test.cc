@@ -489,7 +489,7 @@ void ExpectFixtureContents(Db& db, bool appended = false, bool sealed = false) {
   // The log events.
   auto group = view.GetLogGroup(model::kTrainingJobsLogGroup);
   ASSERT_TRUE(group.ok() && group->has_value());
-  EXPECT_EQ(**group, kGen - 2 * kHour + kSecond);
+  EXPECT_EQ((*group)->creation_ms, kGen - 2 * kHour + kSecond);
   auto stream = view.GetLogStream(model::kTrainingJobsLogGroup, kLogStream);
   ASSERT_TRUE(stream.ok()) << stream.status();
   ASSERT_TRUE(stream->has_value());

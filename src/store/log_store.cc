@@ -1,6 +1,7 @@
 #include "store/log_store.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "store/coding.h"
@@ -15,6 +16,29 @@ std::string Group(std::string_view group) {
   return k;
 }
 std::string GroupPrefix() { return "g"; }
+
+// Value: creation time, then the retention in days (absent: none; older
+// binaries read the creation time only).
+std::string EncodeGroup(const LogGroupInfo& info) {
+  std::string v;
+  coding::PutVarintSigned(&v, info.creation_ms);
+  if (info.retention_days) coding::PutVarint64(&v, static_cast<uint64_t>(*info.retention_days));
+  return v;
+}
+
+bool DecodeGroup(std::string_view key, std::string_view value, LogGroupInfo* info) {
+  if (key.empty() || key[0] != 'g') return false;
+  key.remove_prefix(1);
+  if (!coding::GetOrderedString(&key, &info->name)) return false;
+  if (!coding::GetVarintSigned(&value, &info->creation_ms)) return false;
+  info->retention_days.reset();
+  if (!value.empty()) {
+    uint64_t days;
+    if (!coding::GetVarint64(&value, &days) || days == 0 || days > 100000) return false;
+    info->retention_days = static_cast<int>(days);
+  }
+  return true;
+}
 
 std::string Stream(std::string_view group, std::string_view stream) {
   std::string k = StreamPrefix(group);
@@ -133,36 +157,253 @@ absl::Status LogWriter::Load() {
   return stream_ids_.Load(*kv_);
 }
 
-absl::StatusOr<LogStreamInfo*> LogWriter::Stream(const model::LogStreamId& id, int64_t now_ms,
-                                                 kv::WriteBatch* batch) {
+absl::StatusOr<std::optional<LogGroupInfo>*> LogWriter::Group(std::string_view group) {
+  auto it = groups_.find(group);
+  if (it != groups_.end()) return &it->second;
+  const std::string key = logkeys::Group(group);
+  TW_ASSIGN_OR_RETURN(std::optional<std::string> stored, kv_->Get(kv::Cf::kLogs, key));
+  std::optional<LogGroupInfo> info;
+  if (stored) {
+    info.emplace();
+    if (!logkeys::DecodeGroup(key, *stored, &*info)) {
+      return absl::DataLossError(
+          absl::StrFormat("log group \"%s\" has an unreadable record", group));
+    }
+  }
+  return &groups_.emplace(std::string(group), std::move(info)).first->second;
+}
+
+absl::StatusOr<std::optional<LogStreamInfo>*> LogWriter::FindStream(const model::LogStreamId& id) {
   auto it = streams_.find(id);
   if (it != streams_.end()) return &it->second;
-  LogStreamInfo info;
   const std::string key = logkeys::Stream(id.group, id.stream);
   TW_ASSIGN_OR_RETURN(std::optional<std::string> stored, kv_->Get(kv::Cf::kLogs, key));
+  std::optional<LogStreamInfo> info;
   if (stored) {
-    if (!logkeys::DecodeStream(key, *stored, &info)) {
+    info.emplace();
+    if (!logkeys::DecodeStream(key, *stored, &*info)) {
       return absl::DataLossError(absl::StrFormat(
           "log stream \"%s\" of group \"%s\" has an unreadable record", id.stream, id.group));
     }
-  } else {
-    auto g = groups_.find(id.group);
-    if (g == groups_.end()) {
-      const std::string gkey = logkeys::Group(id.group);
-      TW_ASSIGN_OR_RETURN(std::optional<std::string> group, kv_->Get(kv::Cf::kLogs, gkey));
-      if (!group) {
-        std::string v;
-        coding::PutVarintSigned(&v, now_ms);
-        batch->Put(kv::Cf::kLogs, gkey, v);
-      }
-      groups_[id.group] = true;
-    }
-    info.group = id.group;
-    info.stream = id.stream;
-    info.id = stream_ids_.Next(batch);
-    info.creation_ms = now_ms;
   }
   return &streams_.emplace(id, std::move(info)).first->second;
+}
+
+void LogWriter::PutGroup(const LogGroupInfo& info, kv::WriteBatch* batch) {
+  batch->Put(kv::Cf::kLogs, logkeys::Group(info.name), logkeys::EncodeGroup(info));
+}
+
+LogStreamInfo* LogWriter::AddStream(const model::LogStreamId& id, int64_t now_ms,
+                                    kv::WriteBatch* batch) {
+  LogStreamInfo info;
+  info.group = id.group;
+  info.stream = id.stream;
+  info.id = stream_ids_.Next(batch);
+  info.creation_ms = now_ms;
+  batch->Put(kv::Cf::kLogs, logkeys::Stream(id.group, id.stream), logkeys::EncodeStream(info));
+  std::optional<LogStreamInfo>& slot = streams_[id];
+  slot = std::move(info);
+  return &*slot;
+}
+
+absl::StatusOr<LogStreamInfo*> LogWriter::Stream(const model::LogStreamId& id, int64_t now_ms,
+                                                 kv::WriteBatch* batch) {
+  TW_ASSIGN_OR_RETURN(std::optional<LogStreamInfo>* stream, FindStream(id));
+  if (stream->has_value()) return &**stream;
+  TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(id.group));
+  if (!group->has_value()) {
+    *group = LogGroupInfo{id.group, now_ms, std::nullopt};
+    PutGroup(**group, batch);
+  }
+  return AddStream(id, now_ms, batch);
+}
+
+absl::StatusOr<LogChange> LogWriter::CreateGroup(std::string_view name, int64_t now_ms,
+                                                 kv::WriteBatch* batch) {
+  TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(name));
+  if (group->has_value()) return LogChange::kExists;
+  *group = LogGroupInfo{std::string(name), now_ms, std::nullopt};
+  PutGroup(**group, batch);
+  return LogChange::kDone;
+}
+
+absl::StatusOr<LogChange> LogWriter::CreateStream(const model::LogStreamId& id, int64_t now_ms,
+                                                  kv::WriteBatch* batch) {
+  TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(id.group));
+  if (!group->has_value()) return LogChange::kNoGroup;
+  TW_ASSIGN_OR_RETURN(std::optional<LogStreamInfo>* stream, FindStream(id));
+  if (stream->has_value()) return LogChange::kExists;
+  AddStream(id, now_ms, batch);
+  return LogChange::kDone;
+}
+
+void LogWriter::DeleteStreamRecords(const LogStreamInfo& info, kv::WriteBatch* batch) {
+  // Stream ids are never reused, so the events go with one range delete.
+  batch->Delete(kv::Cf::kLogs, logkeys::Stream(info.group, info.stream));
+  batch->DeleteRange(kv::Cf::kLogs, logkeys::EventPrefix(info.id),
+                     logkeys::EventPrefix(info.id + 1));
+}
+
+absl::StatusOr<LogChange> LogWriter::DeleteStream(const model::LogStreamId& id,
+                                                  kv::WriteBatch* batch) {
+  TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(id.group));
+  if (!group->has_value()) return LogChange::kNoGroup;
+  TW_ASSIGN_OR_RETURN(std::optional<LogStreamInfo>* stream, FindStream(id));
+  if (!stream->has_value()) return LogChange::kNoStream;
+  DeleteStreamRecords(**stream, batch);
+  stream->reset();
+  return LogChange::kDone;
+}
+
+absl::StatusOr<LogChange> LogWriter::DeleteGroup(std::string_view name, kv::WriteBatch* batch) {
+  TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(name));
+  if (!group->has_value()) return LogChange::kNoGroup;
+  // The group's streams: those stored, and those created since (in the
+  // table only, when this commit created them).
+  std::vector<model::LogStreamId> ids;
+  {
+    const std::string prefix = logkeys::StreamPrefix(name);
+    kv::ReadOptions ro;
+    ro.lower_bound = prefix;
+    ro.upper_bound = coding::PrefixSuccessor(prefix);
+    auto it = kv_->NewIterator(kv::Cf::kLogs, ro);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      LogStreamInfo info;
+      if (!logkeys::DecodeStream(it->key(), it->value(), &info)) {
+        return absl::DataLossError(
+            absl::StrFormat("a log stream record of group \"%s\" is unreadable", name));
+      }
+      ids.push_back({info.group, info.stream});
+    }
+    TW_RETURN_IF_ERROR(it->status());
+  }
+  for (auto it = streams_.lower_bound({std::string(name), ""});
+       it != streams_.end() && it->first.group == name; ++it) {
+    ids.push_back(it->first);
+  }
+  for (const model::LogStreamId& id : ids) {
+    TW_ASSIGN_OR_RETURN(std::optional<LogStreamInfo>* stream, FindStream(id));
+    if (!stream->has_value()) continue;
+    DeleteStreamRecords(**stream, batch);
+    stream->reset();
+  }
+  batch->Delete(kv::Cf::kLogs, logkeys::Group(name));
+  group->reset();
+  return LogChange::kDone;
+}
+
+absl::StatusOr<LogChange> LogWriter::SetRetention(std::string_view name, std::optional<int> days,
+                                                  kv::WriteBatch* batch) {
+  TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(name));
+  if (!group->has_value()) return LogChange::kNoGroup;
+  (*group)->retention_days = days;
+  PutGroup(**group, batch);
+  return LogChange::kDone;
+}
+
+absl::StatusOr<bool> LogWriter::ExpireStream(LogStreamInfo* info, int64_t cutoff_ms,
+                                             kv::WriteBatch* batch, uint64_t* deleted) {
+  const std::string prefix = logkeys::EventPrefix(info->id);
+  kv::ReadOptions ro;
+  ro.lower_bound = prefix;
+  ro.upper_bound = coding::PrefixSuccessor(prefix);
+  ro.fill_cache = false;
+  auto it = kv_->NewIterator(kv::Cf::kLogs, ro);
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  std::optional<int64_t> first_kept;
+  std::optional<int64_t> first_deleted;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    uint64_t stream_id;
+    LogPosition pos;
+    if (!logkeys::DecodeEventKey(it->key(), &stream_id, &pos)) {
+      return absl::DataLossError(absl::StrFormat(
+          "an event key of log stream \"%s\" of group \"%s\" is unreadable", info->stream,
+          info->group));
+    }
+    if (pos.t_ms >= cutoff_ms) {
+      first_kept = pos.t_ms;
+      break;
+    }
+    if (!first_deleted) first_deleted = pos.t_ms;
+    std::string_view value = it->value();
+    int64_t ingestion_ms;
+    if (coding::GetVarintSigned(&value, &ingestion_ms)) bytes += value.size();
+    ++events;
+  }
+  TW_RETURN_IF_ERROR(it->status());
+  if (events == 0) return false;
+  // From the first event's time, so that successive expiries' range deletes
+  // do not nest (see Db::SealJob on what nested ones cost). The start key
+  // leaves the sequence number off (kv.cc: InsertHintShape).
+  std::string begin = prefix;
+  coding::PutOrderedI64(&begin, *first_deleted);
+  batch->DeleteRange(kv::Cf::kLogs, begin, logkeys::Event(info->id, {cutoff_ms, 0}));
+  info->event_count -= std::min(info->event_count, events);
+  info->stored_bytes -= std::min(info->stored_bytes, bytes);
+  // Events of this commit are not in `it` yet: keep a later first time.
+  if (first_kept) {
+    info->first_event_ms = std::max(info->first_event_ms.value_or(*first_kept), *first_kept);
+  } else if (info->event_count == 0) {
+    info->first_event_ms.reset();
+  }
+  *deleted += events;
+  return true;
+}
+
+absl::StatusOr<uint64_t> LogWriter::ExpireEvents(int64_t now_ms, kv::WriteBatch* batch) {
+  constexpr int64_t kDayMs = 86400 * 1000LL;
+  std::vector<LogGroupInfo> groups;
+  {
+    kv::ReadOptions ro;
+    ro.lower_bound = logkeys::GroupPrefix();
+    ro.upper_bound = coding::PrefixSuccessor(logkeys::GroupPrefix());
+    auto it = kv_->NewIterator(kv::Cf::kLogs, ro);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      LogGroupInfo info;
+      if (!logkeys::DecodeGroup(it->key(), it->value(), &info)) {
+        return absl::DataLossError("a log group record is unreadable");
+      }
+      groups.push_back(std::move(info));
+    }
+    TW_RETURN_IF_ERROR(it->status());
+  }
+  uint64_t deleted = 0;
+  for (const LogGroupInfo& stored : groups) {
+    // The table is newer than the stored record (a change of this commit).
+    TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(stored.name));
+    if (!group->has_value() || !(*group)->retention_days) continue;
+    const int64_t cutoff_ms = now_ms - *(*group)->retention_days * kDayMs;
+    std::vector<model::LogStreamId> ids;
+    {
+      const std::string prefix = logkeys::StreamPrefix(stored.name);
+      kv::ReadOptions ro;
+      ro.lower_bound = prefix;
+      ro.upper_bound = coding::PrefixSuccessor(prefix);
+      auto it = kv_->NewIterator(kv::Cf::kLogs, ro);
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        LogStreamInfo info;
+        if (!logkeys::DecodeStream(it->key(), it->value(), &info)) {
+          return absl::DataLossError(absl::StrFormat(
+              "a log stream record of group \"%s\" is unreadable", stored.name));
+        }
+        if (info.first_event_ms && *info.first_event_ms < cutoff_ms) {
+          ids.push_back({info.group, info.stream});
+        }
+      }
+      TW_RETURN_IF_ERROR(it->status());
+    }
+    for (const model::LogStreamId& id : ids) {
+      TW_ASSIGN_OR_RETURN(std::optional<LogStreamInfo>* stream, FindStream(id));
+      if (!stream->has_value()) continue;
+      TW_ASSIGN_OR_RETURN(bool changed, ExpireStream(&**stream, cutoff_ms, batch, &deleted));
+      if (changed) {
+        batch->Put(kv::Cf::kLogs, logkeys::Stream(id.group, id.stream),
+                   logkeys::EncodeStream(**stream));
+      }
+    }
+  }
+  return deleted;
 }
 
 absl::Status LogWriter::Prepare(const model::LogBatch& logs, int64_t ingestion_ms,

@@ -2,7 +2,7 @@
 // Log storage: groups -> streams -> events (the CloudWatch Logs analogue).
 //
 // Keys in the logs column family (layout: docs/format/store.md):
-//   "g" group                              -> group record (creation time)
+//   "g" group                              -> group record (creation time, retention)
 //   "s" group stream                       -> stream record (id, times, counts)
 //   "e" stream-id t_ms seq                 -> event (ingestion time, message)
 // (strings order-preserving escaped, numbers big-endian). Events of a stream
@@ -24,6 +24,14 @@
 #include "store/kv/kv.h"
 
 namespace trainwatch::store {
+
+struct LogGroupInfo {
+  std::string name;
+  int64_t creation_ms = 0;
+  // Events older than this many days are deleted (LogWriter::ExpireEvents);
+  // absent: kept for ever.
+  std::optional<int> retention_days;
+};
 
 struct LogStreamInfo {
   std::string group;
@@ -55,6 +63,8 @@ struct StoredLogEvent {
 namespace logkeys {
 std::string Group(std::string_view group);
 std::string GroupPrefix();
+std::string EncodeGroup(const LogGroupInfo& info);
+bool DecodeGroup(std::string_view key, std::string_view value, LogGroupInfo* info);
 std::string Stream(std::string_view group, std::string_view stream);
 std::string StreamPrefix(std::string_view group);  // every stream of the group
 std::string Event(uint64_t stream_id, LogPosition pos);
@@ -85,25 +95,67 @@ class Counter {
   uint64_t hwm_ = 1;
 };
 
+// What a change to a group or stream found: it was made only when kDone.
+enum class LogChange {
+  kDone,
+  kExists,    // a create found the group or stream there already
+  kNoGroup,   // the group does not exist
+  kNoStream,  // the stream does not exist
+};
+
 // The writer side. Not thread-safe: the Db's write leader calls it.
+//
+// Each method adds its writes to `batch`, which the caller commits together
+// with other writers' batches: the in-memory tables below are updated at once
+// and are what later calls of the same commit see. Callers must not reuse the
+// LogWriter after a failed write of `batch` (the Db stops writing then).
 class LogWriter {
  public:
   explicit LogWriter(kv::Kv* kv) : kv_(kv), seq_("log_seq", 1 << 16), stream_ids_("log_stream_id", 256) {}
   absl::Status Load();
   // Adds the events (already validated and split by ingest) to `batch`,
-  // creating the group and stream on first use. The in-memory stream table is
-  // updated at once: callers must not reuse the LogWriter after a failed
-  // write of `batch` (the Db stops writing then).
+  // creating the group and stream on first use.
   absl::Status Prepare(const model::LogBatch& logs, int64_t ingestion_ms, kv::WriteBatch* batch);
 
+  // CloudWatch Logs' explicit changes. Errors are storage errors; what the
+  // change found is the LogChange.
+  absl::StatusOr<LogChange> CreateGroup(std::string_view group, int64_t now_ms,
+                                        kv::WriteBatch* batch);
+  absl::StatusOr<LogChange> CreateStream(const model::LogStreamId& id, int64_t now_ms,
+                                         kv::WriteBatch* batch);
+  // Deletes the group with its streams and their events.
+  absl::StatusOr<LogChange> DeleteGroup(std::string_view group, kv::WriteBatch* batch);
+  // Deletes the stream with its events.
+  absl::StatusOr<LogChange> DeleteStream(const model::LogStreamId& id, kv::WriteBatch* batch);
+  // Sets (nullopt: removes) the group's retention.
+  absl::StatusOr<LogChange> SetRetention(std::string_view group, std::optional<int> days,
+                                         kv::WriteBatch* batch);
+  // Deletes the events older than their group's retention at `now_ms`, and
+  // updates their streams' first event, counts and bytes. Returns the number
+  // of events deleted.
+  absl::StatusOr<uint64_t> ExpireEvents(int64_t now_ms, kv::WriteBatch* batch);
+
  private:
+  // The group's record, or nullopt when it does not exist.
+  absl::StatusOr<std::optional<LogGroupInfo>*> Group(std::string_view group);
+  // The stream's record, or nullopt when it does not exist.
+  absl::StatusOr<std::optional<LogStreamInfo>*> FindStream(const model::LogStreamId& id);
+  // The stream's record, created (with its group) when missing.
   absl::StatusOr<LogStreamInfo*> Stream(const model::LogStreamId& id, int64_t now_ms,
                                         kv::WriteBatch* batch);
+  void PutGroup(const LogGroupInfo& info, kv::WriteBatch* batch);
+  LogStreamInfo* AddStream(const model::LogStreamId& id, int64_t now_ms, kv::WriteBatch* batch);
+  void DeleteStreamRecords(const LogStreamInfo& info, kv::WriteBatch* batch);
+  // Drops the stream's events before `cutoff_ms`; true when any were.
+  absl::StatusOr<bool> ExpireStream(LogStreamInfo* info, int64_t cutoff_ms, kv::WriteBatch* batch,
+                                    uint64_t* deleted);
   kv::Kv* kv_;
   Counter seq_;
   Counter stream_ids_;
-  std::map<model::LogStreamId, LogStreamInfo> streams_;
-  std::map<std::string, bool> groups_;
+  // Records read or written since Load; nullopt: known not to exist (deleted,
+  // or looked up and missing).
+  std::map<model::LogStreamId, std::optional<LogStreamInfo>> streams_;
+  std::map<std::string, std::optional<LogGroupInfo>, std::less<>> groups_;
 };
 
 }  // namespace trainwatch::store

@@ -103,29 +103,33 @@ absl::Status ReadView::ForEachJob(const std::function<bool(model::JobRecord&&)>&
 
 // ---- logs -------------------------------------------------------------------
 
-absl::StatusOr<std::optional<int64_t>> ReadView::GetLogGroup(std::string_view group) const {
-  TW_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(kv::Cf::kLogs, logkeys::Group(group)));
-  if (!v) return std::optional<int64_t>();
-  std::string_view in = *v;
-  int64_t creation_ms = 0;
-  if (!coding::GetVarintSigned(&in, &creation_ms)) {
+absl::StatusOr<std::optional<LogGroupInfo>> ReadView::GetLogGroup(std::string_view group) const {
+  const std::string key = logkeys::Group(group);
+  TW_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(kv::Cf::kLogs, key));
+  if (!v) return std::optional<LogGroupInfo>();
+  LogGroupInfo info;
+  if (!logkeys::DecodeGroup(key, *v, &info)) {
     return absl::DataLossError(absl::StrFormat("log group \"%s\": unreadable record", group));
   }
-  return std::optional<int64_t>(creation_ms);
+  return std::optional<LogGroupInfo>(std::move(info));
 }
 
-absl::Status ReadView::ForEachLogGroup(
-    const std::function<bool(std::string_view group, int64_t creation_ms)>& fn) const {
-  auto it = NewIterator(kv::Cf::kLogs, "g", "h");
-  std::string group;
+absl::Status ReadView::ForEachLogGroup(std::string_view prefix,
+                                       const std::function<bool(LogGroupInfo&&)>& fn) const {
+  // Group names are escaped byte-for-byte, so a name prefix is a key prefix
+  // once the terminator is left off.
+  std::string lower = logkeys::GroupPrefix();
+  for (char c : prefix) {
+    lower.push_back(c);
+    if (c == '\0') lower.push_back('\xff');
+  }
+  auto it = NewIterator(kv::Cf::kLogs, lower, coding::PrefixSuccessor(lower));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    std::string_view key = it->key().substr(1);
-    std::string_view value = it->value();
-    int64_t creation_ms = 0;
-    if (!coding::GetOrderedString(&key, &group) || !coding::GetVarintSigned(&value, &creation_ms)) {
+    LogGroupInfo info;
+    if (!logkeys::DecodeGroup(it->key(), it->value(), &info)) {
       return absl::DataLossError("a log group record is unreadable");
     }
-    if (!fn(group, creation_ms)) break;
+    if (!fn(std::move(info))) break;
   }
   return it->status();
 }

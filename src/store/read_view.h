@@ -113,11 +113,12 @@ class ReadView {
   absl::Status ForEachJob(const std::function<bool(model::JobRecord&&)>& fn) const;
 
   // ---- logs ---------------------------------------------------------------
-  // The creation time of a log group, or nullopt when it does not exist.
-  absl::StatusOr<std::optional<int64_t>> GetLogGroup(std::string_view group) const;
-  // Every log group name, in byte order, with its creation time.
-  absl::Status ForEachLogGroup(
-      const std::function<bool(std::string_view group, int64_t creation_ms)>& fn) const;
+  // A log group's record, or nullopt when it does not exist.
+  absl::StatusOr<std::optional<LogGroupInfo>> GetLogGroup(std::string_view group) const;
+  // Every log group whose name starts with `prefix`, in byte order of the
+  // name; `fn` returns false to stop.
+  absl::Status ForEachLogGroup(std::string_view prefix,
+                               const std::function<bool(LogGroupInfo&&)>& fn) const;
   absl::StatusOr<std::optional<LogStreamInfo>> GetLogStream(std::string_view group,
                                                            std::string_view stream) const;
   // Streams of `group` whose name starts with `prefix`, in byte order of the

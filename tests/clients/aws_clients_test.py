@@ -268,6 +268,58 @@ BOTO3_SCRIPT = textwrap.dedent(r'''
         sm.create_training_job(**job)
     except sm.exceptions.ResourceInUse as e:
         out["inuse"] = e.response["Error"]["Code"]
+    # Log groups and streams are records of their own (issue 31, item 1).
+    def code(call, **args):
+        try:
+            call(**args)
+            return "ok"
+        except botocore.exceptions.ClientError as e:
+            return e.response["Error"]["Code"]
+    life = out["lifecycle"] = {}
+    g, s = "/tw/lifecycle", "run-1"
+    logs.create_log_group(logGroupName=g)
+    life["create_again"] = code(logs.create_log_group, logGroupName=g)
+    life["empty_group_streams"] = logs.describe_log_streams(logGroupName=g)["logStreams"]
+    life["stream_without_group"] = code(logs.create_log_stream, logGroupName="/tw/none", logStreamName=s)
+    logs.create_log_stream(logGroupName=g, logStreamName=s)
+    life["stream_again"] = code(logs.create_log_stream, logGroupName=g, logStreamName=s)
+    listed = logs.describe_log_streams(logGroupName=g)["logStreams"]
+    life["empty_stream"] = sorted(listed[0]) if listed else None
+    life["bad_retention"] = code(logs.put_retention_policy, logGroupName=g, retentionInDays=2)
+    logs.put_retention_policy(logGroupName=g, retentionInDays=7)
+    now_ms = int(time.time() * 1000)
+    day = 86400 * 1000
+    r = logs.put_log_events(logGroupName=g, logStreamName=s,
+                            logEvents=[{"timestamp": now_ms - 20 * day, "message": "ancient"}])
+    life["all_too_old"] = r.get("rejectedLogEventsInfo")
+    # A batch spans at most 24 hours: too old and expired, then kept and too new.
+    r = logs.put_log_events(logGroupName=g, logStreamName=s, logEvents=[
+        {"timestamp": now_ms - 14 * day - 60000, "message": "ancient"},
+        {"timestamp": now_ms - 13 * day - 120000, "message": "expired"}])
+    life["old"] = r.get("rejectedLogEventsInfo")
+    r = logs.put_log_events(logGroupName=g, logStreamName=s, logEvents=[
+        {"timestamp": now_ms, "message": "kept"},
+        {"timestamp": now_ms + 3 * 3600 * 1000, "message": "future"}])
+    life["new"] = r.get("rejectedLogEventsInfo")
+    life["stored"] = [e["message"] for e in logs.get_log_events(
+        logGroupName=g, logStreamName=s, startFromHead=True)["events"]]
+    life["no_stream"] = code(logs.put_log_events, logGroupName=g, logStreamName="none",
+                             logEvents=[{"timestamp": now_ms, "message": "x"}])
+    group = [x for x in logs.describe_log_groups(logGroupNamePrefix="/tw/")["logGroups"]
+             if x["logGroupName"] == g][0]
+    life["group"] = {k: group.get(k) for k in ("retentionInDays", "storedBytes")}
+    life["group_has_arn_and_time"] = "arn" in group and group["creationTime"] > 0
+    stream = logs.describe_log_streams(logGroupName=g)["logStreams"][0]
+    life["stream_times"] = [stream.get(k) == now_ms for k in
+                            ("firstEventTimestamp", "lastEventTimestamp")]
+    logs.delete_retention_policy(logGroupName=g)
+    group = logs.describe_log_groups(logGroupNamePrefix=g)["logGroups"][0]
+    life["retention_after_delete"] = group.get("retentionInDays")
+    logs.delete_log_stream(logGroupName=g, logStreamName=s)
+    life["stream_deleted_again"] = code(logs.delete_log_stream, logGroupName=g, logStreamName=s)
+    logs.delete_log_group(logGroupName=g)
+    life["group_deleted_again"] = code(logs.delete_log_group, logGroupName=g)
+    life["streams_of_deleted"] = code(logs.describe_log_streams, logGroupName=g)
     print(json.dumps(out))
 ''')
 
@@ -303,6 +355,25 @@ class Boto3Tests:
         self.assertEqual(out["logs"], "ResourceNotFoundException")
         self.assertEqual(out["sm"], "ValidationException")
         self.assertEqual(out["inuse"], "ResourceInUse")
+        life = out["lifecycle"]
+        self.assertEqual(life["create_again"], "ResourceAlreadyExistsException")
+        self.assertEqual(life["empty_group_streams"], [])
+        self.assertEqual(life["stream_without_group"], "ResourceNotFoundException")
+        self.assertEqual(life["stream_again"], "ResourceAlreadyExistsException")
+        self.assertEqual(life["empty_stream"], ["arn", "creationTime", "logStreamName", "storedBytes"])
+        self.assertEqual(life["bad_retention"], "InvalidParameterException")
+        self.assertEqual(life["all_too_old"], {"tooOldLogEventEndIndex": 1})
+        self.assertEqual(life["old"], {"tooOldLogEventEndIndex": 1, "expiredLogEventEndIndex": 2})
+        self.assertEqual(life["new"], {"tooNewLogEventStartIndex": 1})
+        self.assertEqual(life["stored"], ["kept"])
+        self.assertEqual(life["no_stream"], "ResourceNotFoundException")
+        self.assertEqual(life["group"], {"retentionInDays": 7, "storedBytes": 4})
+        self.assertTrue(life["group_has_arn_and_time"])
+        self.assertEqual(life["stream_times"], [True, True])
+        self.assertIsNone(life["retention_after_delete"])
+        self.assertEqual(life["stream_deleted_again"], "ResourceNotFoundException")
+        self.assertEqual(life["group_deleted_again"], "ResourceNotFoundException")
+        self.assertEqual(life["streams_of_deleted"], "ResourceNotFoundException")
 
 
 class DebianBoto3(Boto3Tests, unittest.TestCase):

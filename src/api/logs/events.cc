@@ -224,29 +224,40 @@ absl::StatusOr<std::string> PutLogEvents(const Node& input, const Context& conte
         "The batch of log events in a single PutLogEvents request cannot span more than 24 "
         "hours.");
   }
-  // Too old (a prefix, since events are chronological) and too new (a
-  // suffix) are rejected individually; the rest is stored.
-  size_t first = 0;
-  while (first < batch.events.size() && batch.events[first].t_ms < context.now_ms - 14 * kDayMs) {
-    ++first;
+  if (backends.logs == nullptr || backends.log_writer == nullptr) return NoLogStore();
+  absl::StatusOr<std::optional<int>> retention_days = backends.logs->LogGroupRetention(*group);
+  if (!retention_days.ok()) return MapBackendError(retention_days.status());
+  // Too old, then older than the group's retention (prefixes, since events
+  // are chronological), and too new (a suffix) are rejected individually;
+  // the rest is stored. The end indexes are exclusive.
+  size_t too_old = 0;
+  while (too_old < batch.events.size() &&
+         batch.events[too_old].t_ms < context.now_ms - 14 * kDayMs) {
+    ++too_old;
+  }
+  size_t expired = too_old;
+  if (*retention_days) {
+    const int64_t cutoff_ms = context.now_ms - **retention_days * kDayMs;
+    while (expired < batch.events.size() && batch.events[expired].t_ms < cutoff_ms) ++expired;
   }
   size_t last = batch.events.size();
-  while (last > first && batch.events[last - 1].t_ms > context.now_ms + 2 * kHourMs) --last;
+  while (last > expired && batch.events[last - 1].t_ms > context.now_ms + 2 * kHourMs) --last;
   Json rejected = Json::object();
-  if (first > 0) rejected["tooOldLogEventEndIndex"] = first;
   if (last < batch.events.size()) rejected["tooNewLogEventStartIndex"] = last;
+  if (too_old > 0) rejected["tooOldLogEventEndIndex"] = too_old;
+  if (expired > too_old) rejected["expiredLogEventEndIndex"] = expired;
   size_t total = batch.events.size();
   batch.events.erase(batch.events.begin() + static_cast<std::ptrdiff_t>(last), batch.events.end());
-  batch.events.erase(batch.events.begin(), batch.events.begin() + static_cast<std::ptrdiff_t>(first));
+  batch.events.erase(batch.events.begin(),
+                     batch.events.begin() + static_cast<std::ptrdiff_t>(expired));
 
-  if (backends.logs == nullptr || backends.log_writer == nullptr) return NoLogStore();
   Json body;
   if (!batch.events.empty() || total == 0) {
     absl::StatusOr<std::string> sequence = backends.log_writer->PutLogEvents(batch, context.now_ms);
     if (!sequence.ok()) return MapBackendError(sequence.status());
     body["nextSequenceToken"] = *sequence;
   } else {
-    // Nothing to store, but the group and stream must still exist.
+    // Nothing to store, but the stream must still exist.
     absl::StatusOr<std::vector<LogStreamInfo>> streams =
         backends.logs->ListLogStreams(*group, *stream);
     if (!streams.ok()) return MapBackendError(streams.status());

@@ -1,6 +1,7 @@
 // Log groups and streams: DescribeLogGroups, DescribeLogStreams,
-// CreateLogGroup, CreateLogStream, and the name rules shared by every Logs
-// operation.
+// CreateLogGroup, CreateLogStream, DeleteLogGroup, DeleteLogStream,
+// PutRetentionPolicy, DeleteRetentionPolicy, and the name rules shared by
+// every Logs operation.
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
@@ -8,6 +9,7 @@
 #include "api/logs/logs.h"
 #include "api/pagination.h"
 #include "api/wire_time.h"
+#include "util/status_macros.h"
 
 namespace trainwatch::api::logs {
 
@@ -261,6 +263,70 @@ absl::StatusOr<std::string> CreateLogStream(const Node& input, const Context& co
     return AwsStatus("ResourceAlreadyExistsException", "The specified log stream already exists");
   }
   if (!created.ok()) return MapBackendError(created);
+  return std::string("{}");
+}
+
+absl::StatusOr<std::string> DeleteLogGroup(const Node& input, const Context&,
+                                           const Backends& backends) {
+  ValidationErrors errors;
+  FieldReader reader(&errors);
+  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
+                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
+  if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
+  if (backends.log_writer == nullptr) return NoLogStore();
+  TW_RETURN_IF_ERROR(MapBackendError(backends.log_writer->DeleteLogGroup(*group)));
+  return std::string("{}");
+}
+
+absl::StatusOr<std::string> DeleteLogStream(const Node& input, const Context&,
+                                            const Backends& backends) {
+  ValidationErrors errors;
+  FieldReader reader(&errors);
+  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
+                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
+  std::optional<std::string> stream = reader.String(input["logStreamName"], true, 1,
+                                                    kMaxNameLength, IsLogStreamName, kStreamPattern);
+  if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
+  if (backends.log_writer == nullptr) return NoLogStore();
+  TW_RETURN_IF_ERROR(MapBackendError(backends.log_writer->DeleteLogStream({*group, *stream})));
+  return std::string("{}");
+}
+
+// The retentions CloudWatch Logs accepts, in days.
+constexpr std::string_view kRetentionDays[] = {
+    "1",   "3",   "5",   "7",    "14",   "30",   "60",   "90",   "120",  "150",  "180",
+    "365", "400", "545", "731",  "1096", "1827", "2192", "2557", "2922", "3288", "3653"};
+
+absl::StatusOr<std::string> PutRetentionPolicy(const Node& input, const Context&,
+                                               const Backends& backends) {
+  ValidationErrors errors;
+  FieldReader reader(&errors);
+  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
+                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
+  Node days_node = input["retentionInDays"];
+  std::optional<int64_t> days = reader.Int(days_node, true, INT32_MIN, INT32_MAX);
+  if (days && std::find(std::begin(kRetentionDays), std::end(kRetentionDays),
+                        std::to_string(*days)) == std::end(kRetentionDays)) {
+    errors.Enum(days_node.path(), days_node.raw(),
+                std::vector<std::string_view>(std::begin(kRetentionDays), std::end(kRetentionDays)));
+  }
+  if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
+  if (backends.log_writer == nullptr) return NoLogStore();
+  TW_RETURN_IF_ERROR(MapBackendError(
+      backends.log_writer->PutRetentionPolicy(*group, static_cast<int>(*days))));
+  return std::string("{}");
+}
+
+absl::StatusOr<std::string> DeleteRetentionPolicy(const Node& input, const Context&,
+                                                  const Backends& backends) {
+  ValidationErrors errors;
+  FieldReader reader(&errors);
+  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
+                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
+  if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
+  if (backends.log_writer == nullptr) return NoLogStore();
+  TW_RETURN_IF_ERROR(
+      MapBackendError(backends.log_writer->PutRetentionPolicy(*group, std::nullopt)));
   return std::string("{}");
 }
 

@@ -13,6 +13,10 @@ absl::StatusOr<std::string> CreateLogStream(const Node&, const Context&, const B
 absl::StatusOr<std::string> GetLogEvents(const Node&, const Context&, const Backends&);
 absl::StatusOr<std::string> FilterLogEvents(const Node&, const Context&, const Backends&);
 absl::StatusOr<std::string> PutLogEvents(const Node&, const Context&, const Backends&);
+absl::StatusOr<std::string> DeleteLogGroup(const Node&, const Context&, const Backends&);
+absl::StatusOr<std::string> DeleteLogStream(const Node&, const Context&, const Backends&);
+absl::StatusOr<std::string> PutRetentionPolicy(const Node&, const Context&, const Backends&);
+absl::StatusOr<std::string> DeleteRetentionPolicy(const Node&, const Context&, const Backends&);
 
 namespace {
 
@@ -22,13 +26,14 @@ constexpr std::pair<std::string_view, Operation> kOperations[] = {
     {"DescribeLogGroups", DescribeLogGroups}, {"DescribeLogStreams", DescribeLogStreams},
     {"CreateLogGroup", CreateLogGroup},       {"CreateLogStream", CreateLogStream},
     {"GetLogEvents", GetLogEvents},           {"FilterLogEvents", FilterLogEvents},
-    {"PutLogEvents", PutLogEvents},
+    {"PutLogEvents", PutLogEvents},           {"DeleteLogGroup", DeleteLogGroup},
+    {"DeleteLogStream", DeleteLogStream},     {"PutRetentionPolicy", PutRetentionPolicy},
+    {"DeleteRetentionPolicy", DeleteRetentionPolicy},
 };
 
 // Logs operations trainwatch does not serve yet (§6.4 and beyond).
 constexpr std::string_view kLater[] = {
-    "DeleteLogGroup",       "DeleteLogStream",        "PutRetentionPolicy",
-    "DeleteRetentionPolicy", "StartLiveTail",         "StartQuery",
+    "StartLiveTail",        "StartQuery",
     "StopQuery",            "GetQueryResults",        "DescribeQueries",
     "PutMetricFilter",      "DescribeMetricFilters",  "DeleteMetricFilter",
     "PutSubscriptionFilter", "DescribeSubscriptionFilters", "DeleteSubscriptionFilter",

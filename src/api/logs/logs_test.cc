@@ -240,5 +240,42 @@ TEST_F(LogsTest, PutLogEventsRules) {
   EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("at 'logEvents.1.member.message'"));
 }
 
+TEST_F(LogsTest, RetentionAndDeletesAnswerAsAwsDoes) {
+  nlohmann::json j = Call("PutRetentionPolicy", {{"logGroupName", kGroup}, {"retentionInDays", 2}}, 400);
+  EXPECT_EQ(j["__type"], "InvalidParameterException");
+  EXPECT_EQ(j["message"],
+            "1 validation error detected: Value '2' at 'retentionInDays' failed to satisfy "
+            "constraint: Member must satisfy enum value set: [1, 3, 5, 7, 14, 30, 60, 90, 120, "
+            "150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653]");
+  j = Call("PutRetentionPolicy", {{"logGroupName", kGroup}, {"retentionInDays", 1}}, 400);
+  EXPECT_EQ(j["__type"], "ResourceNotFoundException");
+  EXPECT_EQ(j["message"], "The specified log group does not exist.");
+  Call("CreateLogGroup", {{"logGroupName", kGroup}});
+  Call("PutRetentionPolicy", {{"logGroupName", kGroup}, {"retentionInDays", 1}});
+  j = Call("DescribeLogGroups", nlohmann::json::object());
+  EXPECT_EQ(j["logGroups"][0]["retentionInDays"], 1);
+  j = Call("PutLogEvents", {{"logGroupName", kGroup},
+                            {"logStreamName", "s"},
+                            {"logEvents", {{{"timestamp", kNow}, {"message", "x"}}}}},
+           400);
+  EXPECT_EQ(j["message"], "The specified log stream does not exist.");
+  Call("CreateLogStream", {{"logGroupName", kGroup}, {"logStreamName", "s"}});
+  // Every event older than the retention: 200, nothing stored.
+  j = Call("PutLogEvents", {{"logGroupName", kGroup},
+                            {"logStreamName", "s"},
+                            {"logEvents", {{{"timestamp", kNow - 2 * 86400000LL}, {"message", "x"}}}}});
+  EXPECT_EQ(j["rejectedLogEventsInfo"], nlohmann::json({{"expiredLogEventEndIndex", 1}}));
+  Call("DeleteRetentionPolicy", {{"logGroupName", kGroup}});
+  j = Call("DescribeLogGroups", nlohmann::json::object());
+  EXPECT_FALSE(j["logGroups"][0].contains("retentionInDays"));
+  j = Call("DeleteLogStream", {{"logGroupName", kGroup}, {"logStreamName", "t"}}, 400);
+  EXPECT_EQ(j["message"], "The specified log stream does not exist.");
+  Call("DeleteLogStream", {{"logGroupName", kGroup}, {"logStreamName", "s"}});
+  Call("DeleteLogGroup", {{"logGroupName", kGroup}});
+  j = Call("DeleteLogGroup", {{"logGroupName", kGroup}}, 400);
+  EXPECT_EQ(j["__type"], "ResourceNotFoundException");
+  EXPECT_EQ(j["message"], "The specified log group does not exist.");
+}
+
 }  // namespace
 }  // namespace trainwatch::api

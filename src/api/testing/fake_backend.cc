@@ -341,9 +341,40 @@ absl::StatusOr<std::vector<LogGroupInfo>> FakeBackend::ListLogGroups(const std::
     for (const auto& [unused, s] : g.streams) {
       for (const StoredLogEvent& e : s.events) bytes += static_cast<int64_t>(e.message.size());
     }
-    out.push_back({name, g.creation_ms, std::nullopt, bytes});
+    out.push_back({name, g.creation_ms, g.retention_days, bytes});
   }
   return out;
+}
+
+absl::StatusOr<std::optional<int>> FakeBackend::LogGroupRetention(const std::string& group) {
+  util::MutexLock lock(mu_);
+  auto g = groups_.find(group);
+  if (g == groups_.end()) return absl::NotFoundError(logs::kGroupNotFound);
+  return g->second.retention_days;
+}
+
+absl::Status FakeBackend::DeleteLogGroup(const std::string& group) {
+  util::MutexLock lock(mu_);
+  if (groups_.erase(group) == 0) return absl::NotFoundError(logs::kGroupNotFound);
+  return absl::OkStatus();
+}
+
+absl::Status FakeBackend::DeleteLogStream(const model::LogStreamId& stream) {
+  util::MutexLock lock(mu_);
+  auto g = groups_.find(stream.group);
+  if (g == groups_.end()) return absl::NotFoundError(logs::kGroupNotFound);
+  if (g->second.streams.erase(stream.stream) == 0) {
+    return absl::NotFoundError(logs::kStreamNotFound);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FakeBackend::PutRetentionPolicy(const std::string& group, std::optional<int> days) {
+  util::MutexLock lock(mu_);
+  auto g = groups_.find(group);
+  if (g == groups_.end()) return absl::NotFoundError(logs::kGroupNotFound);
+  g->second.retention_days = days;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<LogStreamInfo>> FakeBackend::ListLogStreams(const std::string& group,

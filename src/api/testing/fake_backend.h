@@ -66,6 +66,10 @@ class FakeBackend final : public model::SampleSink,
   absl::Status CreateLogGroup(const std::string& group, int64_t now_ms) override;
   absl::Status CreateLogStream(const model::LogStreamId& stream, int64_t now_ms) override;
   absl::StatusOr<std::vector<LogGroupInfo>> ListLogGroups(const std::string& prefix) override;
+  absl::StatusOr<std::optional<int>> LogGroupRetention(const std::string& group) override;
+  absl::Status DeleteLogGroup(const std::string& group) override;
+  absl::Status DeleteLogStream(const model::LogStreamId& stream) override;
+  absl::Status PutRetentionPolicy(const std::string& group, std::optional<int> days) override;
   absl::StatusOr<std::vector<LogStreamInfo>> ListLogStreams(const std::string& group,
                                                             const std::string& prefix) override;
   absl::StatusOr<std::string> PutLogEvents(const model::LogBatch& batch, int64_t now_ms) override;
@@ -97,6 +101,7 @@ class FakeBackend final : public model::SampleSink,
   };
   struct Group {
     int64_t creation_ms = 0;
+    std::optional<int> retention_days;
     int64_t next_seq = 1;
     std::map<std::string, Stream> streams;
   };

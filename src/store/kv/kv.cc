@@ -182,8 +182,8 @@ class WarningLogger final : public rocksdb::Logger {
 // min_key or longer than max_key are out of its domain: RocksDB 7.8 keeps one
 // hint per prefix for the point and the range-deletion skiplists alike, so a
 // range tombstone's start key must never share a prefix with point keys (the
-// head's point keys are 16 bytes and its range deletes start at 8 or 17;
-// WriteBatch::DeleteRange checks).
+// head's point keys are 16 bytes and its range deletes start at 8 or 17; log
+// events' are 25 and theirs start at 9 or 17; WriteBatch::DeleteRange checks).
 struct InsertHintShape {
   size_t prefix;
   size_t min_key;
@@ -209,6 +209,8 @@ class InsertHintPrefix final : public rocksdb::SliceTransform {
 InsertHintShape HintShapeOf(Cf cf) {
   if (cf == Cf::kIndex) return {9, 9};
   if (cf == Cf::kHead) return {8, 16, 16};  // range deletes start at other lengths
+  // Log events (25-byte keys); a log range delete starts at 9 or 17 bytes.
+  if (cf == Cf::kLogs) return {8, 25, 25};
   return {8, 8};
 }
 
