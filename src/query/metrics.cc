@@ -228,10 +228,21 @@ absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
   std::vector<store::SeriesRef> series;
   TW_RETURN_IF_ERROR(view.FindSeries(req.ns, req.metric, dims,
                                      req.unit ? &*req.unit : nullptr, &series));
-  for (const store::SeriesRef& s : series) {
+  // One group per unit, or one for them all.
+  std::vector<std::vector<store::SeriesRef>> groups;
+  if (req.merge_units && !series.empty()) {
+    groups.push_back(std::move(series));
+  } else {
+    for (store::SeriesRef& s : series) groups.push_back({std::move(s)});
+  }
+  for (const std::vector<store::SeriesRef>& group : groups) {
+    std::string unit = group[0].key.unit;
+    for (const store::SeriesRef& s : group) {
+      if (s.key.unit != unit) unit.clear();
+    }
     std::vector<store::Aggregate> buckets(plan.buckets);
     TW_RETURN_IF_ERROR(
-        AggregateAll(view, {s}, plan, req.end_ms, percentiles, ColumnsFor(stats), &buckets));
+        AggregateAll(view, group, plan, req.end_ms, percentiles, ColumnsFor(stats), &buckets));
     out.datapoints.reserve(out.datapoints.size() +
                            std::count_if(buckets.begin(), buckets.end(),
                                          [](const store::Aggregate& a) { return !a.empty(); }));
@@ -240,7 +251,7 @@ absl::StatusOr<GetMetricStatisticsResponse> GetMetricStatistics(
       if (a.empty()) continue;
       Datapoint d;
       d.t_ms = plan.start_ms + k * plan.period_ms;
-      d.unit = s.key.unit;
+      d.unit = unit;
       for (const ParsedStatistic& st : stats) {
         std::optional<double> v = Evaluate(st, a);
         if (!st.plain) {

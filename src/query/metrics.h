@@ -48,6 +48,10 @@ struct GetMetricStatisticsRequest {
   std::vector<std::string> statistics = {};           // 1-5 plain statistics, or
   std::vector<std::string> extended_statistics = {};  // 1-10 pNN.NN
   std::optional<std::string> unit = {};               // filter; none: each unit apart
+  // Without a unit filter: every unit's data in one datapoint per period
+  // (GetMetricData's MetricStat), whose unit is the series' common unit, or
+  // empty when they differ.
+  bool merge_units = false;
 };
 
 struct Datapoint {

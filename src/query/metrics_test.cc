@@ -150,6 +150,20 @@ TEST_F(MetricsTest, UnitsAreAggregatedApartUnlessOneIsAsked) {
   auto one = GetMetricStatistics(View(), req);
   ASSERT_EQ(one->datapoints.size(), 1u);
   EXPECT_EQ(one->datapoints[0].average, 100);
+  // GetMetricData's MetricStat without Unit: one datapoint for every unit.
+  req = Gms(now - kMinute, now, 60);
+  req.merge_units = true;
+  req.statistics = {"Sum", "SampleCount"};
+  auto merged = GetMetricStatistics(View(), req);
+  ASSERT_EQ(merged->datapoints.size(), 1u);
+  EXPECT_EQ(merged->datapoints[0].sum, 101);
+  EXPECT_EQ(merged->datapoints[0].sample_count, 2);
+  EXPECT_EQ(merged->datapoints[0].unit, "") << "the units differ";
+  req.unit = "Percent";
+  merged = GetMetricStatistics(View(), req);
+  ASSERT_EQ(merged->datapoints.size(), 1u);
+  EXPECT_EQ(merged->datapoints[0].sum, 100);
+  EXPECT_EQ(merged->datapoints[0].unit, "Percent");
 }
 
 TEST_F(MetricsTest, StandardResolutionDataOnlyAtPeriodsOfAMinute) {

@@ -56,6 +56,9 @@ struct Statistic {
 struct StatisticsQuery {
   MetricId metric;                  // exact match of the complete dimension set
   std::optional<std::string> unit;  // only data stored with this unit; all units if absent
+  // Without `unit`: every unit's data in one bucket per period (its unit
+  // empty when they differ), as GetMetricData answers; else a bucket per unit.
+  bool merge_units = false;
   int64_t start_ms = 0;             // inclusive, as requested (not yet rounded)
   int64_t end_ms = 0;               // exclusive
   int64_t period_s = 60;            // 1, 5, 10, 20, 30 or a multiple of 60 (checked by the api)
@@ -70,7 +73,8 @@ struct StatisticsQuery {
 };
 
 // One period of data. Without a unit filter, data stored under several units
-// gives one bucket per period and unit (TW rule, spec §4.1).
+// gives one bucket per period and unit (TW rule, spec §4.1), unless the query
+// merges units.
 struct StatisticsBucket {
   int64_t t_ms = 0;  // bucket start
   std::string unit;

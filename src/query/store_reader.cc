@@ -84,6 +84,7 @@ absl::StatusOr<std::vector<StatisticsBucket>> StatisticsFromView(
   base.end_ms = q.end_ms;
   base.period_s = q.period_s;
   base.unit = q.unit;
+  base.merge_units = q.merge_units;
   GetMetricStatisticsRequest plain = base, extended = base;
   for (const Statistic& s : q.statistics) {
     (s.kind == Statistic::Kind::kPercentile ? extended.extended_statistics

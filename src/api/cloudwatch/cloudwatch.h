@@ -74,7 +74,9 @@ absl::StatusOr<GetMetricStatisticsResponse> RunGetMetricStatistics(
 
 struct MetricDataQuery {
   std::string id;
+  // As given, or CloudWatch's default (SetDefaultLabels).
   std::string label;
+  bool label_given = false;
   bool return_data = true;
   // Expressions are not computed yet; one with ReturnData=false cannot affect
   // any returned result (only expressions could refer to it), so it is accepted.

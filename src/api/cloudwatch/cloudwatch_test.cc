@@ -17,6 +17,7 @@
 namespace trainwatch::api {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::CloudWatchJson;
@@ -414,8 +415,8 @@ class Forking : public MetricsReader {
 
 TEST_F(CloudWatchTest, ALargeGetMetricDataRunsOnSeveralThreadsAndAnswersAsInOrder) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one core: no second thread";
-  // 80 metrics of 5 minutes each, and one with three units: 15 buckets where
-  // one unit would give 5, so its answer computed ahead is cut and redone.
+  // 80 metrics of 5 minutes each, and one with three units, which a
+  // MetricStat without Unit aggregates into one point a period.
   nlohmann::json data = nlohmann::json::array();
   nlohmann::json queries = nlohmann::json::array();
   for (int m = 0; m < 80; ++m) {
@@ -460,7 +461,8 @@ TEST_F(CloudWatchTest, ALargeGetMetricDataRunsOnSeveralThreadsAndAnswersAsInOrde
   nlohmann::json in_order = get(fake_, 100800, "");  // the fake does not fork
   EXPECT_EQ(parallel, in_order);
   ASSERT_EQ(in_order["MetricDataResults"].size(), 81u);
-  EXPECT_EQ(in_order["MetricDataResults"][80]["Values"].size(), 15u);
+  EXPECT_EQ(in_order["MetricDataResults"][80]["Values"],
+            nlohmann::json({4.0, 3.0, 2.0, 1.0, 0.0}));  // Average over the 3 units
   EXPECT_EQ(in_order["MetricDataResults"][3]["Values"][0], 34.0);  // Maximum of m3 at t=4
 
   // Pages: each as the in-order answer gives it, whether or not run ahead.
@@ -474,6 +476,67 @@ TEST_F(CloudWatchTest, ALargeGetMetricDataRunsOnSeveralThreadsAndAnswersAsInOrde
       token_b = b.value("NextToken", "");
     } while (!token_a.empty() && ++pages < 100);
   }
+}
+
+// A MetricStat without Unit aggregates every unit the metric was stored with
+// into one point a period; with Unit, only that unit's data. GetMetricStatistics
+// keeps a datapoint per unit.
+TEST_F(CloudWatchTest, GetMetricDataWithoutUnitAggregatesEveryUnit) {
+  ASSERT_EQ(Call(CloudWatchJson("PutMetricData", R"({"Namespace": "Train", "MetricData": [
+      {"MetricName": "step", "Value": 1, "Unit": "Seconds", "Timestamp": 1736942401},
+      {"MetricName": "step", "Value": 3, "Unit": "Seconds", "Timestamp": 1736942402},
+      {"MetricName": "step", "Value": 1000, "Unit": "Milliseconds", "Timestamp": 1736942403}]})"))
+                .status,
+            200);
+  auto query = [&](const std::string& stat, const std::string& unit) {
+    nlohmann::json q = {{"Id", "a"},
+                        {"MetricStat", {{"Metric", {{"Namespace", "Train"}, {"MetricName", "step"}}},
+                                        {"Period", 60}, {"Stat", stat}}}};
+    if (!unit.empty()) q["MetricStat"]["Unit"] = unit;
+    nlohmann::json body = {{"MetricDataQueries", {q}}, {"StartTime", 1736942400},
+                           {"EndTime", 1736942700}};
+    nlohmann::json j = Json(CloudWatchJson("GetMetricData", body.dump()));
+    return j["MetricDataResults"][0];
+  };
+  nlohmann::json r = query("Sum", "");
+  EXPECT_EQ(r["Timestamps"].size(), 1u);
+  EXPECT_EQ(r["Values"], nlohmann::json({1004.0}));
+  EXPECT_EQ(query("SampleCount", "")["Values"], nlohmann::json({3.0}));
+  EXPECT_EQ(query("Sum", "Seconds")["Values"], nlohmann::json({4.0}));
+  nlohmann::json stats = Json(CloudWatchJson("GetMetricStatistics", R"({"Namespace": "Train",
+      "MetricName": "step", "StartTime": 1736942400, "EndTime": 1736942700, "Period": 60,
+      "Statistics": ["Sum"]})"));
+  EXPECT_EQ(stats["Datapoints"].size(), 2u) << stats;
+}
+
+// Without Label, CloudWatch names a MetricStat by its metric, adding the
+// statistic and the period only where the request's queries differ in them
+// (AWS's answers as LocalStack's parity tests recorded them).
+TEST_F(CloudWatchTest, GetMetricDataDefaultLabelsTellQueriesApart) {
+  auto labels = [&](std::vector<std::tuple<std::string, int, std::string>> queries) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [stat, period, label] : queries) {
+      nlohmann::json q = {{"Id", absl::StrFormat("q%d", list.size())},
+                          {"MetricStat", {{"Metric", {{"Namespace", "Train"}, {"MetricName", "loss"}}},
+                                          {"Period", period}, {"Stat", stat}, {"Unit", "Seconds"}}}};
+      if (!label.empty()) q["Label"] = label;
+      list.push_back(q);
+    }
+    nlohmann::json body = {{"MetricDataQueries", list}, {"StartTime", 1736942400},
+                           {"EndTime", 1736942700}};
+    std::vector<std::string> out;
+    const nlohmann::json answer = Json(CloudWatchJson("GetMetricData", body.dump()));
+    for (const auto& r : answer["MetricDataResults"]) {
+      out.push_back(r["Label"]);
+    }
+    return out;
+  };
+  EXPECT_THAT(labels({{"Sum", 60, ""}}), ElementsAre("loss"));
+  EXPECT_THAT(labels({{"Sum", 60, ""}, {"Sum", 60, ""}}), ElementsAre("loss", "loss"));
+  EXPECT_THAT(labels({{"Sum", 60, ""}, {"Minimum", 60, ""}}), ElementsAre("loss Sum", "loss Minimum"));
+  EXPECT_THAT(labels({{"Sum", 60, ""}, {"Sum", 30, ""}}), ElementsAre("loss 60", "loss 30"));
+  EXPECT_THAT(labels({{"Sum", 60, ""}, {"p99", 30, ""}}), ElementsAre("loss Sum 60", "loss p99 30"));
+  EXPECT_THAT(labels({{"Sum", 60, "mine"}, {"Minimum", 60, ""}}), ElementsAre("mine", "loss Minimum"));
 }
 
 // AWS reserves the AWS/ namespaces for its services' writes; reads of them

@@ -6,6 +6,7 @@
 #include <system_error>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "api/errors.h"
 #include "api/cloudwatch/cloudwatch.h"
@@ -65,6 +66,7 @@ void ReadQuery(const Node& q, const Context& context, std::set<std::string>* ids
   if (label.present()) {
     if (absl::StatusOr<std::string> s = label.String(); s.ok()) {
       query.label = *s;
+      query.label_given = true;
     } else {
       problems->Add("ValidationError", std::string(s.status().message()));
     }
@@ -132,9 +134,34 @@ void ReadQuery(const Node& q, const Context& context, std::set<std::string>* ids
       query.stat = *parsed;
     }
     query.unit = ReadUnit(stat["Unit"], problems);
-    if (!label.present()) query.label = query.metric.metric;
   }
   if (problems->items.size() == before) out->push_back(std::move(query));
+}
+
+// CloudWatch's label for a query without one: a MetricStat's is the metric
+// name, followed by its statistic when the request's MetricStat queries do
+// not all have the same statistic, then by its period in seconds when they do
+// not all have the same period (never by unit or dimensions). AWS's answers
+// recorded in LocalStack's parity tests (test_label_generation) show this.
+// An expression's is its Id (no recorded answer of AWS was found).
+void SetDefaultLabels(std::vector<MetricDataQuery>* queries) {
+  std::set<std::string> stats;
+  std::set<int64_t> periods;
+  for (const MetricDataQuery& q : *queries) {
+    if (q.expression) continue;
+    stats.insert(q.stat.name);
+    periods.insert(q.period_s);
+  }
+  for (MetricDataQuery& q : *queries) {
+    if (q.label_given) continue;
+    if (q.expression) {
+      q.label = q.id;
+      continue;
+    }
+    q.label = q.metric.metric;
+    if (stats.size() > 1) absl::StrAppend(&q.label, " ", q.stat.name);
+    if (periods.size() > 1) absl::StrAppend(&q.label, " ", q.period_s);
+  }
 }
 
 }  // namespace
@@ -176,6 +203,7 @@ absl::StatusOr<GetMetricDataRequest> DecodeGetMetricData(const Node& input,
   }
   std::set<std::string> ids;
   for (const Node& q : *items) ReadQuery(q, context, &ids, &request.queries, &problems);
+  SetDefaultLabels(&request.queries);
   ReadTimeRange(input, &request.start_ms, &request.end_ms, &problems);
 
   if (Node scan = input["ScanBy"]; scan.present()) {
@@ -232,6 +260,8 @@ StatisticsQuery MakeStatisticsQuery(const GetMetricDataRequest& request, const C
   StatisticsQuery query;
   query.metric = q.metric;
   query.unit = q.unit;
+  // A MetricStat without Unit aggregates every unit into one point a period.
+  query.merge_units = true;
   query.start_ms = request.start_ms;
   query.end_ms = request.end_ms;
   query.period_s = q.period_s;
@@ -272,7 +302,8 @@ void RunQueriesAhead(const GetMetricDataRequest& request, const Context& context
   static const size_t cores = std::max(1u, std::thread::hardware_concurrency());
   size_t threads = std::min({cores, kMaxQueryThreads, todo.size() / kMinQueriesPerThread});
   if (threads < 2) return;
-  // One bucket per period per query (one unit each): the page must hold them.
+  // At most one bucket per period per query (units are merged): the page
+  // must hold them.
   const size_t page = static_cast<size_t>(request.max_datapoints);
   std::vector<size_t> estimate(request.queries.size(), 1);
   size_t total = 0;
@@ -296,10 +327,8 @@ void RunQueriesAhead(const GetMetricDataRequest& request, const Context& context
   auto run = [&](MetricsReader* r, size_t begin, size_t end) {
     for (size_t k = begin; k < end; ++k) {
       const size_t qi = todo[k];
-      // Twice the estimate bounds memory when a query matches several units;
-      // an answer cut there is computed again in order.
       AnswerAhead& a = (*ahead)[qi];
-      a.max_buckets = std::min(2 * estimate[qi], page) + 1;
+      a.max_buckets = std::min(estimate[qi], page) + 1;
       a.buckets = r->GetStatistics(MakeStatisticsQuery(request, context, qi, a.max_buckets));
     }
   };
@@ -356,14 +385,9 @@ absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataReques
     }
     if (!buckets.ok()) return buckets.status();
 
-    size_t take = std::min(buckets->size(), remaining);
-    // Never end a page inside one timestamp (several units): the token resumes
-    // after a timestamp. A page holding nothing else takes the partial group.
-    if (take < buckets->size() && take > 0) {
-      size_t cut = take;
-      while (cut > 0 && (*buckets)[cut].t_ms == (*buckets)[cut - 1].t_ms) --cut;
-      if (cut > 0 || remaining < static_cast<size_t>(request.max_datapoints)) take = cut;
-    }
+    // One bucket per period (units are merged), so a page may end anywhere:
+    // the token resumes after the last timestamp it holds.
+    const size_t take = std::min(buckets->size(), remaining);
     MetricDataResult result;
     result.id = q.id;
     result.label = q.label;

@@ -111,7 +111,8 @@ absl::StatusOr<std::vector<StatisticsBucket>> FakeBackend::GetStatistics(
   if (!cloudwatch::PeriodServable(q.start_ms, q.period_s, q.now_ms)) return out;
   int64_t start = cloudwatch::RoundStartMs(q.start_ms, q.period_s, q.now_ms);
   int64_t step = q.period_s * 1000;
-  // (bucket start, unit) -> points
+  // (bucket start, unit) -> points; merged units under one empty unit.
+  const bool merge = q.merge_units && !q.unit;
   std::map<std::pair<int64_t, std::string>, std::vector<const Point*>> buckets;
   for (const auto& [key, series] : series_) {
     if (key.ns != q.metric.ns || key.metric != q.metric.metric ||
@@ -122,7 +123,7 @@ absl::StatusOr<std::vector<StatisticsBucket>> FakeBackend::GetStatistics(
       if (p.t_ms < start || p.t_ms >= q.end_ms) continue;
       if (p.resolution_s == 60 && q.period_s < 60) continue;
       int64_t b = start + (p.t_ms - start) / step * step;
-      buckets[{b, key.unit}].push_back(&p);
+      buckets[{b, merge ? std::string() : key.unit}].push_back(&p);
     }
   }
   for (const auto& [where, points] : buckets) {
