@@ -87,37 +87,43 @@ absl::StatusOr<ListJobsResponse> ListJobs(std::vector<model::JobRecord> jobs,
     after = SortKey{n->get<int64_t>(), t->get<std::string>(), name->get<std::string>()};
   }
   const std::string needle = Lower(request.name_contains);
-  std::vector<std::pair<SortKey, model::JobRecord>> matching;
-  for (model::JobRecord& job : jobs) {
-    if (!needle.empty() && Lower(job.name).find(needle) == std::string::npos) continue;
-    if (request.status && job.status != *request.status) continue;
-    if (request.creation_after_ms && !(job.creation_ms > *request.creation_after_ms)) continue;
-    if (request.creation_before_ms && !(job.creation_ms < *request.creation_before_ms)) continue;
+  auto matches = [&](const model::JobRecord& job) {
+    if (!needle.empty() && Lower(job.name).find(needle) == std::string::npos) return false;
+    if (request.status && job.status != *request.status) return false;
+    if (request.creation_after_ms && !(job.creation_ms > *request.creation_after_ms)) return false;
+    if (request.creation_before_ms && !(job.creation_ms < *request.creation_before_ms)) {
+      return false;
+    }
     if (request.modified_after_ms && !(job.last_modified_ms > *request.modified_after_ms)) {
-      continue;
+      return false;
     }
-    if (request.modified_before_ms && !(job.last_modified_ms < *request.modified_before_ms)) {
-      continue;
-    }
+    return !request.modified_before_ms || job.last_modified_ms < *request.modified_before_ms;
+  };
+  // The jobs a page is cut from: the matching ones, or all of them when the
+  // filters apply to the page afterwards.
+  std::vector<std::pair<SortKey, model::JobRecord>> listed;
+  for (model::JobRecord& job : jobs) {
+    if (!request.filter_after_paging && !matches(job)) continue;
     SortKey k = KeyOf(job, request.sort_by);
-    matching.emplace_back(std::move(k), std::move(job));
+    listed.emplace_back(std::move(k), std::move(job));
   }
   auto before = [&](const SortKey& a, const SortKey& b) {
     return request.descending ? b < a : a < b;
   };
-  std::sort(matching.begin(), matching.end(),
+  std::sort(listed.begin(), listed.end(),
             [&](const auto& a, const auto& b) { return before(a.first, b.first); });
   ListJobsResponse out;
   size_t i = 0;
   if (after) {
-    while (i < matching.size() && !before(*after, matching[i].first)) ++i;
+    while (i < listed.size() && !before(*after, listed[i].first)) ++i;
   }
-  for (; i < matching.size() && (request.unbounded || static_cast<int>(out.jobs.size()) < max_results);
-       ++i) {
-    out.jobs.push_back(std::move(matching[i].second));
+  for (int taken = 0; i < listed.size() && (request.unbounded || taken < max_results);
+       ++i, ++taken) {
+    if (request.filter_after_paging && !matches(listed[i].second)) continue;
+    out.jobs.push_back(std::move(listed[i].second));
   }
-  if (i < matching.size()) {
-    const SortKey& k = matching[i - 1].first;
+  if (i < listed.size()) {
+    const SortKey& k = listed[i - 1].first;
     out.next_token =
         EncodeCursor(CursorKind::kJobs, binding, {{"i", k.number}, {"s", k.text}, {"n", k.name}});
   }

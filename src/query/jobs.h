@@ -33,6 +33,10 @@ struct ListJobsRequest {
   bool descending = false;
   std::optional<int> max_results = {};  // 1-100, default 10 (see unbounded)
   bool unbounded = false;               // every matching job in one page
+  // SageMaker's ListTrainingJobs: a page is the next max_results jobs in sort
+  // order, filtered afterwards, so it may hold fewer (even none) and still
+  // carry a next_token. Otherwise a page holds max_results matching jobs.
+  bool filter_after_paging = false;
   std::string next_token = {};
 };
 

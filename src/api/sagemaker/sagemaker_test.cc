@@ -158,6 +158,16 @@ TEST_F(SageMakerTest, ListFiltersSortsAndPages) {
   EXPECT_EQ(j["TrainingJobSummaries"][0]["TrainingJobName"], "run-00");
   EXPECT_TRUE(j["TrainingJobSummaries"][0].contains("TrainingEndTime"));
   EXPECT_FALSE(j.contains("NextToken"));
+  // SageMaker takes MaxResults jobs, then filters them: a page may hold
+  // fewer, even none, and still carry NextToken.
+  j = Call("ListTrainingJobs", {{"StatusEquals", "Completed"}, {"SortBy", "Name"}, {"MaxResults", 1}});
+  EXPECT_TRUE(j["TrainingJobSummaries"].empty()) << "\"other\" comes first and is in progress";
+  ASSERT_TRUE(j.contains("NextToken"));
+  j = Call("ListTrainingJobs", {{"StatusEquals", "Completed"}, {"SortBy", "Name"}, {"MaxResults", 2},
+                                {"NextToken", j["NextToken"]}});
+  ASSERT_EQ(j["TrainingJobSummaries"].size(), 1u) << "run-01 is in progress";
+  EXPECT_EQ(j["TrainingJobSummaries"][0]["TrainingJobName"], "run-00");
+  EXPECT_TRUE(j.contains("NextToken"));
   j = Call("ListTrainingJobs", {{"CreationTimeAfter", (kNow - 3000) / 1000}});
   for (const auto& s : j["TrainingJobSummaries"]) {
     EXPECT_GT(s["CreationTime"].get<double>(), (kNow - 3000) / 1000.0);

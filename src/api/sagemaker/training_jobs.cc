@@ -140,6 +140,8 @@ absl::StatusOr<std::string> ListTrainingJobs(const Node& input, const Context& c
   list.descending = descending;
   list.max_results = static_cast<int>(max);
   list.next_token = token.value_or("");
+  // As SageMaker does: MaxResults jobs first, then the filters.
+  list.filter_after_paging = true;
   absl::StatusOr<query::ListJobsResponse> page = query::ListJobs(*std::move(jobs), list);
   if (query::GetErrorKind(page.status()) == query::ErrorKind::kInvalidCursor) {
     return ValidationException(
