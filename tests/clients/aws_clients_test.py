@@ -46,9 +46,11 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             raise
+        stderr = self.proc.stderr.read()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
         if self.proc.returncode != 0:
-            raise RuntimeError("tw_test_server exited with %d: %s" %
-                               (self.proc.returncode, self.proc.stderr.read()))
+            raise RuntimeError("tw_test_server exited with %d: %s" % (self.proc.returncode, stderr))
 
 
 def client_env(home, secret=SECRET):

@@ -176,7 +176,13 @@ std::optional<std::string> ReadMetricName(const Node& node, bool required, Probl
 std::vector<model::Dimension> ReadDimensions(const Node& node, Problems* problems);
 // Unit: one of the StandardUnit values.
 std::optional<std::string> ReadUnit(const Node& node, Problems* problems);
-// StartTime/EndTime pair (required; start < end).
-void ReadTimeRange(const Node& input, int64_t* start_ms, int64_t* end_ms, Problems* problems);
+// StartTime/EndTime pair (required; start < end), in the words of
+// `operation` (GetMetricData or GetMetricStatistics).
+void ReadTimeRange(std::string_view operation, const Node& input, int64_t* start_ms,
+                   int64_t* end_ms, Problems* problems);
+// A CloudWatch timestamp, rounded down to a whole second: the JSON 1.0 clients
+// send whole epoch seconds (botocore drops the fraction), so a time given
+// with milliseconds in the query protocol is read the same way.
+absl::StatusOr<int64_t> ReadTimestampMs(const Node& node);
 
 }  // namespace trainwatch::api::cloudwatch

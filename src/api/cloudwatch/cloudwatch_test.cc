@@ -159,8 +159,12 @@ TEST_F(CloudWatchTest, PutMetricDataLimitsAndCombinations) {
        "InvalidParameterCombination",
        "The parameters MetricData.member.1.Value and MetricData.member.1.StatisticValues are "
        "mutually exclusive and you have specified both."},
-      {"Namespace=T&MetricData.member.1.MetricName=m", "MissingParameter",
-       "The parameter MetricData.member.1.Value is required"},
+      // AWS's words, whole (boto3 issue 2790 quotes them).
+      {"Namespace=T&MetricData.member.1.MetricName=m", "InvalidParameterCombination",
+       "<Message>At least one of the parameters must be specified.</Message>"},
+      {"Namespace=T&MetricData.member.1.MetricName=m&MetricData.member.1.Value=NaN",
+       "InvalidParameterValue",
+       "<Message>The value NaN for parameter MetricData.member.1.Value is invalid.</Message>"},
       {"MetricData.member.1.MetricName=m&MetricData.member.1.Value=1", "MissingParameter",
        "The parameter Namespace is required."},
       {"Namespace=AWS/EC2&MetricData.member.1.MetricName=m&MetricData.member.1.Value=1",
@@ -248,6 +252,19 @@ TEST_F(CloudWatchTest, GetMetricStatisticsRules) {
   r = gms("&StartTime=2025-01-15T12:05:00Z&EndTime=2025-01-15T12:00:00Z&Period=60"
           "&Statistics.member.1=Average");
   EXPECT_THAT(r.body, HasSubstr("The parameter StartTime must be less than the parameter EndTime."));
+  // GetMetricData says it otherwise for equal times (as AWS does; a
+  // sub-second part is dropped, as the JSON clients drop it).
+  r = Call(QueryRequest("GetMetricData",
+                        "StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:00:00.700Z"
+                        "&MetricDataQueries.member.1.Id=a"
+                        "&MetricDataQueries.member.1.MetricStat.Metric.Namespace=T"
+                        "&MetricDataQueries.member.1.MetricStat.Metric.MetricName=m"
+                        "&MetricDataQueries.member.1.MetricStat.Period=60"
+                        "&MetricDataQueries.member.1.MetricStat.Stat=Sum"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(r.body, HasSubstr("<Code>ValidationError</Code>"));
+  EXPECT_THAT(r.body,
+              HasSubstr("<Message>The parameter StartTime must not equal parameter EndTime.</Message>"));
   r = gms("&StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:05:00Z&Period=60");
   EXPECT_THAT(r.body, HasSubstr("<Code>InvalidParameterCombination</Code>"));
   r = gms("&StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:05:00Z&Period=60"

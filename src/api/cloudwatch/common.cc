@@ -169,7 +169,16 @@ std::optional<std::string> ReadUnit(const Node& node, Problems* problems) {
   return unit;
 }
 
-void ReadTimeRange(const Node& input, int64_t* start_ms, int64_t* end_ms, Problems* problems) {
+absl::StatusOr<int64_t> ReadTimestampMs(const Node& node) {
+  absl::StatusOr<int64_t> t = node.TimestampMs();
+  if (!t.ok()) return t;
+  int64_t seconds = *t / 1000;
+  if (*t % 1000 < 0) --seconds;  // down, also before 1970
+  return seconds * 1000;
+}
+
+void ReadTimeRange(std::string_view operation, const Node& input, int64_t* start_ms,
+                   int64_t* end_ms, Problems* problems) {
   bool ok = true;
   for (auto [name, out] : {std::pair{"StartTime", start_ms}, std::pair{"EndTime", end_ms}}) {
     Node node = input[name];
@@ -178,7 +187,7 @@ void ReadTimeRange(const Node& input, int64_t* start_ms, int64_t* end_ms, Proble
       ok = false;
       continue;
     }
-    absl::StatusOr<int64_t> t = node.TimestampMs();
+    absl::StatusOr<int64_t> t = ReadTimestampMs(node);
     if (!t.ok()) {
       problems->Add("InvalidParameterValue", std::string(t.status().message()));
       ok = false;
@@ -186,10 +195,14 @@ void ReadTimeRange(const Node& input, int64_t* start_ms, int64_t* end_ms, Proble
     }
     *out = *t;
   }
-  if (ok && *start_ms >= *end_ms) {
-    problems->Add("InvalidParameterValue",
-                  "The parameter StartTime must be less than the parameter EndTime.");
+  if (!ok || *start_ms < *end_ms) return;
+  // GetMetricData's answer to equal times, as AWS words it (docs/api.md).
+  if (operation == "GetMetricData" && *start_ms == *end_ms) {
+    problems->Add("ValidationError", "The parameter StartTime must not equal parameter EndTime.");
+    return;
   }
+  problems->Add("InvalidParameterValue",
+                "The parameter StartTime must be less than the parameter EndTime.");
 }
 
 }  // namespace trainwatch::api::cloudwatch

@@ -204,7 +204,7 @@ absl::StatusOr<GetMetricDataRequest> DecodeGetMetricData(const Node& input,
   std::set<std::string> ids;
   for (const Node& q : *items) ReadQuery(q, context, &ids, &request.queries, &problems);
   SetDefaultLabels(&request.queries);
-  ReadTimeRange(input, &request.start_ms, &request.end_ms, &problems);
+  ReadTimeRange("GetMetricData", input, &request.start_ms, &request.end_ms, &problems);
 
   if (Node scan = input["ScanBy"]; scan.present()) {
     absl::StatusOr<std::string> s = scan.String();

@@ -13,7 +13,7 @@ absl::StatusOr<GetMetricStatisticsRequest> DecodeGetMetricStatistics(const Node&
   std::optional<std::string> ns = ReadNamespace(input["Namespace"], true, &problems);
   std::optional<std::string> name = ReadMetricName(input["MetricName"], true, &problems);
   request.metric.dimensions = ReadDimensions(input["Dimensions"], &problems);
-  ReadTimeRange(input, &request.start_ms, &request.end_ms, &problems);
+  ReadTimeRange("GetMetricStatistics", input, &request.start_ms, &request.end_ms, &problems);
   request.unit = ReadUnit(input["Unit"], &problems);
 
   Node period = input["Period"];

@@ -8,6 +8,7 @@
 #include "api/errors.h"
 #include "api/cloudwatch/cloudwatch.h"
 #include "api/cloudwatch/statistics.h"
+#include "util/log.h"
 
 namespace trainwatch::api::cloudwatch {
 namespace {
@@ -29,10 +30,13 @@ std::optional<double> ReadValue(const Node& node, Problems* problems) {
     return std::nullopt;
   }
   if (!std::isfinite(*v) || std::fabs(*v) > kMaxMagnitude) {
+    // AWS's sentence, whole (clients compare it); the why goes to the log.
     problems->Add("InvalidParameterValue",
-                  absl::StrFormat("The value %s for parameter %s is invalid: values must be "
-                                  "finite numbers of magnitude at most 2^360.",
-                                  ShowValue(*v), node.path()));
+                  absl::StrFormat("The value %s for parameter %s is invalid.", ShowValue(*v),
+                                  node.path()));
+    util::LogOnce("put-metric-data-value-range",
+                  "PutMetricData: a value was refused: CloudWatch takes finite numbers of "
+                  "magnitude at most 2^360 (NaN and infinities are not stored)");
     return std::nullopt;
   }
   if (*v != 0 && std::fabs(*v) < kMinMagnitude) return 0.0;
@@ -71,7 +75,7 @@ std::optional<Datum> ReadDatum(const Node& d, int64_t now_ms, Problems* problems
 
   datum.t_ms = now_ms;
   if (Node ts = d["Timestamp"]; ts.present()) {
-    absl::StatusOr<int64_t> t = ts.TimestampMs();
+    absl::StatusOr<int64_t> t = ReadTimestampMs(ts);
     if (!t.ok()) {
       problems->Add("InvalidParameterValue", std::string(t.status().message()));
     } else if (*t < now_ms - 14 * kDayMs) {
@@ -120,9 +124,7 @@ std::optional<Datum> ReadDatum(const Node& d, int64_t now_ms, Problems* problems
                                   "specified both.",
                                   given[0]->path(), given[1]->path()));
   } else if (given.empty()) {
-    problems->Add("MissingParameter",
-                  absl::StrFormat("The parameter %s is required (or %s, or %s).", value.path(),
-                                  stats.path(), values.path()));
+    problems->Add("InvalidParameterCombination", "At least one of the parameters must be specified.");
   } else if (value.present()) {
     datum.value = ReadValue(value, problems);
   } else if (stats.present()) {
