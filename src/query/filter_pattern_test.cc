@@ -53,13 +53,57 @@ TEST(FilterPattern, RegexUsesRe2Search) {
 }
 
 TEST(FilterPattern, MalformedPatternsSayWhatIsWrong) {
-  for (std::string_view bad : {"\"open", "? x", "%(a)%", "%abc", "{ $.x = 1 }", "[a, b]",
-                               "%%", "?\"\""}) {
+  for (std::string_view bad :
+       {"\"open", "? x", "%(a)%", "%abc", "%%", "?\"\"", "{ $.x = 1", "{ $.x }", "{ x = 1 }",
+        "{ $.x = }", "{ $.x > abc }", "{ $.x = 1 } y", "{ $.x[a] = 1 }", "{ $.x = %(a)% }",
+        "{ ($.x = 1 }", "[a, b", "[a, b = ]", "[a, b = 1 || c = 2]", "[a, , b]", "{ $.x ! 1 }",
+        "{ $.x IS MAYBE }"}) {
     auto p = FilterPattern::Parse(bad);
     ASSERT_FALSE(p.ok()) << bad;
     EXPECT_TRUE(absl::IsInvalidArgument(p.status()));
     EXPECT_THAT(p.status().message(), HasSubstr("Invalid filter pattern"));
   }
+}
+
+TEST(FilterPattern, JsonPatternsCompareFieldsOfJsonMessages) {
+  const std::string line =
+      R"({"phase": "train", "loss": 0.75, "step": 120, "lr": null, "nan_seen": false,
+          "error": {"code": "CUDA_OOM", "gpu": 3}, "tags": ["warmup", "fp16"]})";
+  EXPECT_TRUE(M(R"({ $.loss > 0.5 && $.phase = "train" })", line));
+  EXPECT_FALSE(M(R"({ $.loss > 0.5 && $.phase = "eval" })", line));
+  EXPECT_TRUE(M(R"({ $.phase = "eval" || ($.step >= 100 && $.step < 121) })", line));
+  EXPECT_TRUE(M("{ $.step = 120 }", line));
+  EXPECT_TRUE(M("{ $.step != 7 }", line));
+  EXPECT_TRUE(M(R"({ $.error.code = "CUDA*" })", line)) << "wildcards";
+  EXPECT_TRUE(M("{ $.error.code = *OOM }", line)) << "unquoted strings";
+  EXPECT_TRUE(M("{ $.error.gpu = 3 }", line));
+  EXPECT_TRUE(M("{ $.tags[1] = fp16 }", line)) << "array elements";
+  EXPECT_FALSE(M("{ $.tags[2] = fp16 }", line));
+  EXPECT_TRUE(M("{ $.lr IS NULL }", line));
+  EXPECT_FALSE(M("{ $.loss IS NULL }", line));
+  EXPECT_TRUE(M("{ $.grad NOT EXISTS }", line));
+  EXPECT_FALSE(M("{ $.lr NOT EXISTS }", line)) << "null exists";
+  EXPECT_TRUE(M("{ $.nan_seen IS FALSE }", line));
+  EXPECT_TRUE(M("{ $.error.code = %OO[A-Z]% }", line));
+  EXPECT_FALSE(M("{ $.missing != 3 }", line)) << "a missing field satisfies no comparison";
+  EXPECT_FALSE(M("{ $.loss > 0.5 }", "loss=0.75")) << "not JSON";
+  EXPECT_FALSE(M("{ $.loss > 0.5 }", "[1, 2]")) << "not an object";
+}
+
+TEST(FilterPattern, SpaceDelimitedPatternsMatchFieldsByPosition) {
+  const std::string line = R"(2024-05-01T10:00:00Z ERROR [rank 3] "CUDA out of memory" 17)";
+  EXPECT_TRUE(M("[time, level, rank, message, step]", line));
+  EXPECT_FALSE(M("[time, level, rank, message]", line)) << "five fields, four slots";
+  EXPECT_TRUE(M("[time, level = ERROR, ...]", line));
+  EXPECT_FALSE(M("[time, level = WARN, ...]", line));
+  EXPECT_TRUE(M("[..., step > 10]", line));
+  EXPECT_TRUE(M("[time, ..., message = *memory*, step]", line)) << "quoted text is one field";
+  EXPECT_TRUE(M("[time, level, rank = \"rank 3\", ...]", line)) << "bracketed text is one field";
+  EXPECT_TRUE(M("[..., step = 5 || step = 17]", line));
+  EXPECT_TRUE(M("[..., step >= 17 && step < 18]", line));
+  EXPECT_TRUE(M("[..., level, ..., step]", line));
+  EXPECT_FALSE(M("[..., level = INFO, ..., step]", line));
+  EXPECT_TRUE(M("[a, b, ..., c, d, e]", line)) << "an ellipsis may stand for no field";
 }
 
 }  // namespace

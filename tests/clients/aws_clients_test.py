@@ -314,6 +314,14 @@ BOTO3_SCRIPT = textwrap.dedent(r'''
     stream = logs.describe_log_streams(logGroupName=g)["logStreams"][0]
     life["stream_times"] = [stream.get(k) == now_ms for k in
                             ("firstEventTimestamp", "lastEventTimestamp")]
+    logs.put_log_events(logGroupName=g, logStreamName=s, logEvents=[
+        {"timestamp": now_ms + i, "message": json.dumps({"step": i, "loss": 1.0 / (i + 1), "phase": p})}
+        for i, p in enumerate(["train", "train", "eval", "train"])])
+    life["json_filter"] = [json.loads(e["message"])["step"] for e in logs.filter_log_events(
+        logGroupName=g, filterPattern='{ $.loss < 0.6 && $.phase = "train" }')["events"]]
+    life["delimited_filter"] = [e["message"] for e in logs.filter_log_events(
+        logGroupName=g, filterPattern="[word = kept]")["events"]]
+    life["bad_filter"] = code(logs.filter_log_events, logGroupName=g, filterPattern="{ $.loss > }")
     logs.delete_retention_policy(logGroupName=g)
     group = logs.describe_log_groups(logGroupNamePrefix=g)["logGroups"][0]
     life["retention_after_delete"] = group.get("retentionInDays")
@@ -372,6 +380,9 @@ class Boto3Tests:
         self.assertEqual(life["group"], {"retentionInDays": 7, "storedBytes": 4})
         self.assertTrue(life["group_has_arn_and_time"])
         self.assertEqual(life["stream_times"], [True, True])
+        self.assertEqual(life["json_filter"], [1, 3])
+        self.assertEqual(life["delimited_filter"], ["kept"])
+        self.assertEqual(life["bad_filter"], "InvalidParameterException")
         self.assertIsNone(life["retention_after_delete"])
         self.assertEqual(life["stream_deleted_again"], "ResourceNotFoundException")
         self.assertEqual(life["group_deleted_again"], "ResourceNotFoundException")
