@@ -136,6 +136,11 @@ requests += [
         "MetricDataQueries": [{"Id": "a", "MetricStat": {"Metric": metric, "Period": 1, "Stat": "Sum"}}]}),
     ("sub-second EndTime", "GetMetricStatistics", dict(metric, StartTime=now, EndTime=now + half,
         Period=1, Statistics=["Sum"])),
+    ("metric math", "GetMetricData", {"StartTime": now - 60 * half, "EndTime": now + 10 * half,
+        "MetricDataQueries": [
+            {"Id": "a", "ReturnData": False, "MetricStat": {"Metric": metric, "Period": 1, "Stat": "Sum"}},
+            {"Id": "e", "Expression": "FILL(a, 0) * 2 + 1", "Label": "twice"},
+            {"Id": "m", "Expression": "METRICS()"}]}),
     ("StartTime equal to EndTime", "GetMetricData", {"StartTime": now, "EndTime": now,
         "MetricDataQueries": [{"Id": "a", "MetricStat": {"Metric": metric, "Period": 60, "Stat": "Sum"}}]}),
     ("no value", "PutMetricData", {"Namespace": metric["Namespace"], "MetricData": [{"MetricName": "x"}]}),
@@ -230,6 +235,9 @@ class ProtocolEquivalence(unittest.TestCase):
         self.assertGreaterEqual(len(query), 20)
         answered = sum("answer" in a for a in query)
         self.assertGreaterEqual(answered, 10, "most captured requests succeed")
+        math = [a for a in query if a["request"] == "metric math"][0]
+        self.assertIn("answer", math, math)
+        self.assertEqual([r["Label"] for r in math["answer"]["MetricDataResults"]], ["twice", "loss"])
         for a, b in zip(query, json10):
             with self.subTest(request=a["request"], operation=a["operation"]):
                 self.assertEqual(a, b)

@@ -7,6 +7,7 @@
 // Handle() ties them together for the dispatcher.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "api/errors.h"
 #include "api/input.h"
 #include "model/series.h"
+#include "query/metric_math.h"
 #include "query/periods.h"
 
 namespace trainwatch::api::cloudwatch {
@@ -78,9 +80,10 @@ struct MetricDataQuery {
   std::string label;
   bool label_given = false;
   bool return_data = true;
-  // Expressions are not computed yet; one with ReturnData=false cannot affect
-  // any returned result (only expressions could refer to it), so it is accepted.
+  // An Expression query: its metric math (query/metric_math.h), and the
+  // periods FILL fills (its own Period, else the MetricStat queries' finest).
   bool expression = false;
+  std::shared_ptr<const query::MetricMath> math;
   MetricId metric;
   int64_t period_s = 60;
   Statistic stat;
@@ -92,6 +95,9 @@ struct GetMetricDataRequest {
   int64_t end_ms = 0;
   bool descending = true;  // ScanBy TimestampDescending (the default)
   int64_t max_datapoints = query::kMaxMetricDataDatapoints;
+  // Some returned result is computed by an expression: the request is answered
+  // whole, without NextToken (as AWS answers requests with math).
+  bool has_math = false;
   // Decoded NextToken: resume at query `query_index`, after `after_ms`.
   size_t resume_query = 0;
   std::optional<int64_t> resume_after_ms;

@@ -580,6 +580,53 @@ TEST_F(CloudWatchTest, OnlyWritesRefuseTheAwsNamespaces) {
   EXPECT_THAT(r.body, HasSubstr("reserved for AWS services"));
 }
 
+// Expression queries: metric math over the request's MetricStat queries
+// (query/metric_math.h), returned in request order, whole (no NextToken).
+TEST_F(CloudWatchTest, GetMetricDataComputesMetricMath) {
+  nlohmann::json data = nlohmann::json::array();
+  for (int t = 0; t < 5; ++t) {
+    data.push_back({{"MetricName", "correct"}, {"Value", 10 * t}, {"Timestamp", 1736942400 + 60 * t}});
+    data.push_back({{"MetricName", "seen"}, {"Value", 50}, {"Timestamp", 1736942400 + 60 * t}});
+  }
+  ASSERT_EQ(Call(CloudWatchJson("PutMetricData",
+                                nlohmann::json({{"Namespace", "Train"}, {"MetricData", data}}).dump()))
+                .status,
+            200);
+  auto stat = [](const char* id, const char* metric, bool return_data) {
+    return nlohmann::json{{"Id", id}, {"ReturnData", return_data},
+                          {"MetricStat", {{"Metric", {{"Namespace", "Train"}, {"MetricName", metric}}},
+                                          {"Period", 60}, {"Stat", "Sum"}}}};
+  };
+  nlohmann::json body = {
+      {"MetricDataQueries",
+       {stat("c", "correct", false), stat("s", "seen", true),
+        {{"Id", "accuracy"}, {"Expression", "c / s * 100"}, {"Label", "accuracy %"}},
+        {{"Id", "doubled"}, {"Expression", "METRICS() * 2"}},
+        {{"Id", "centered"}, {"Expression", "c - AVG(c)"}}}},
+      {"StartTime", 1736942400}, {"EndTime", 1736942700}, {"ScanBy", "TimestampAscending"}};
+  nlohmann::json j = Json(CloudWatchJson("GetMetricData", body.dump()));
+  const nlohmann::json& r = j["MetricDataResults"];
+  ASSERT_EQ(r.size(), 5u) << j;
+  EXPECT_EQ(r[0]["Id"], "s");
+  EXPECT_EQ(r[1]["Id"], "accuracy");
+  EXPECT_EQ(r[1]["Label"], "accuracy %");
+  EXPECT_EQ(r[1]["Values"], nlohmann::json({0.0, 20.0, 40.0, 60.0, 80.0}));
+  EXPECT_EQ(r[1]["StatusCode"], "Complete");
+  // METRICS() * 2: a result per MetricStat query, under the expression's Id
+  // and each metric's label.
+  EXPECT_EQ(r[2]["Id"], "doubled");
+  EXPECT_EQ(r[2]["Label"], "correct");
+  EXPECT_EQ(r[3]["Label"], "seen");
+  EXPECT_EQ(r[3]["Values"][0], 100.0);
+  EXPECT_EQ(r[4]["Values"], nlohmann::json({-20.0, -10.0, 0.0, 10.0, 20.0}));
+  EXPECT_FALSE(j.contains("NextToken")) << "requests with math are answered whole";
+  // An expression that gives one number cannot be a result.
+  body["MetricDataQueries"][4]["Expression"] = "AVG(c)";
+  j = Json(CloudWatchJson("GetMetricData", body.dump()), 400);
+  EXPECT_THAT(j["message"].get<std::string>(),
+              HasSubstr("Error in expression centered: it gives one number, not a time series"));
+}
+
 TEST_F(CloudWatchTest, GetMetricDataValidation) {
   nlohmann::json j = Json(CloudWatchJson("GetMetricData", R"({"MetricDataQueries": [
       {"Id": "5xx_error", "MetricStat": {"Metric": {"Namespace": "T", "MetricName": "m"},
@@ -589,8 +636,17 @@ TEST_F(CloudWatchTest, GetMetricDataValidation) {
   EXPECT_EQ(j["message"], "The value 5xx_error for parameter MetricDataQueries.member.1.Id is not "
                           "matching the expected pattern ^[a-z][a-zA-Z0-9_]*$.");
   j = Json(CloudWatchJson("GetMetricData", R"j({"MetricDataQueries": [{"Id": "e",
-      "Expression": "SUM(METRICS())"}], "StartTime": 1736942400, "EndTime": 1736942700})j"), 400);
-  EXPECT_THAT(j["message"].get<std::string>(), HasSubstr("Metric math expressions are not supported"));
+      "Expression": "SEARCH('{T} m', 'Sum')"}], "StartTime": 1736942400, "EndTime": 1736942700})j"), 400);
+  EXPECT_EQ(j["__type"], "com.amazonaws.cloudwatch#ValidationError");
+  EXPECT_THAT(j["message"].get<std::string>(),
+              HasSubstr("Error in expression e: the function SEARCH is not supported by trainwatch"));
+  j = Json(CloudWatchJson("GetMetricData", R"j({"MetricDataQueries": [{"Id": "e",
+      "Expression": "m9 * 2"}], "StartTime": 1736942400, "EndTime": 1736942700})j"), 400);
+  EXPECT_EQ(j["message"], "Error in expression e: no query has the Id m9");
+  j = Json(CloudWatchJson("GetMetricData", R"j({"MetricDataQueries": [{"Id": "e",
+      "Expression": "f + 1"}, {"Id": "f", "Expression": "e * 2"}], "StartTime": 1736942400,
+      "EndTime": 1736942700})j"), 400);
+  EXPECT_EQ(j["message"], "Error in expression e: it depends on itself");
   j = Json(CloudWatchJson("GetMetricData", R"({"MetricDataQueries": [{"Id": "a",
       "MetricStat": {"Metric": {"Namespace": "T", "MetricName": "m"}, "Period": 60,
       "Stat": "p9x"}}], "StartTime": 1736942400, "EndTime": 1736942700})"), 400);

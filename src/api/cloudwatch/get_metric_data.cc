@@ -1,6 +1,8 @@
 // GetMetricData (spec/aws-api.md §4.6): MetricStat queries; pagination by
 // MaxDatapoints over the results in request order.
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <system_error>
@@ -84,13 +86,24 @@ void ReadQuery(const Node& q, const Context& context, std::set<std::string>* ids
       problems->Add("ValidationError",
                     absl::StrFormat("The parameter %s must be 1-2048 characters.",
                                     expression.path()));
-    } else if (query.return_data) {
-      problems->Add("ValidationError",
-                    absl::StrFormat("Metric math expressions are not supported by trainwatch yet "
-                                    "(%s); use MetricStat queries.",
-                                    expression.path()));
+    } else if (absl::StatusOr<query::MetricMath> math = query::MetricMath::Parse(*e); !math.ok()) {
+      problems->Add("ValidationError", absl::StrFormat("Error in expression %s: %s", query.id,
+                                                       math.status().message()));
+    } else {
+      query.math = std::make_shared<const query::MetricMath>(*std::move(math));
     }
     query.expression = true;
+    query.period_s = 0;  // none given: the MetricStat queries' finest
+    if (Node period = q["Period"]; period.present()) {
+      if (absl::StatusOr<int64_t> p = period.Int(); !p.ok() || !IsAllowedPeriod(*p)) {
+        problems->Add("InvalidParameterValue",
+                      absl::StrFormat("The parameter %s must be 1, 5, 10, 20, 30 or a multiple "
+                                      "of 60.",
+                                      period.path()));
+      } else {
+        query.period_s = *p;
+      }
+    }
   } else {
     Node metric = stat["Metric"];
     if (!metric.present()) {
@@ -164,6 +177,49 @@ void SetDefaultLabels(std::vector<MetricDataQuery>* queries) {
   }
 }
 
+// Every Id an expression names is a query's, no expression depends on
+// itself, an expression without Period takes the MetricStat queries' finest,
+// and has_math tells whether a returned result needs math.
+void CheckExpressions(GetMetricDataRequest* request, Problems* problems) {
+  std::map<std::string, size_t> by_id;
+  int64_t finest_s = 0;
+  for (size_t i = 0; i < request->queries.size(); ++i) {
+    const MetricDataQuery& q = request->queries[i];
+    by_id[q.id] = i;
+    if (!q.expression) finest_s = finest_s == 0 ? q.period_s : std::min(finest_s, q.period_s);
+  }
+  // Depth-first from each expression; `state` 1: on the path, 2: done.
+  std::vector<int> state(request->queries.size(), 0);
+  std::function<bool(size_t)> visit = [&](size_t i) {
+    const MetricDataQuery& q = request->queries[i];
+    if (!q.expression || state[i] == 2) return true;
+    if (state[i] == 1) {
+      problems->Add("ValidationError",
+                    absl::StrFormat("Error in expression %s: it depends on itself", q.id));
+      return false;
+    }
+    state[i] = 1;
+    for (const std::string& ref : q.math->references()) {
+      auto it = by_id.find(ref);
+      if (it == by_id.end()) {
+        problems->Add("ValidationError",
+                      absl::StrFormat("Error in expression %s: no query has the Id %s", q.id, ref));
+        return false;
+      }
+      if (!visit(it->second)) return false;
+    }
+    state[i] = 2;
+    return true;
+  };
+  for (size_t i = 0; i < request->queries.size(); ++i) {
+    MetricDataQuery& q = request->queries[i];
+    if (!q.expression) continue;
+    if (!visit(i)) return;
+    if (q.period_s == 0) q.period_s = finest_s == 0 ? 60 : finest_s;
+    if (q.return_data) request->has_math = true;
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -204,6 +260,7 @@ absl::StatusOr<GetMetricDataRequest> DecodeGetMetricData(const Node& input,
   std::set<std::string> ids;
   for (const Node& q : *items) ReadQuery(q, context, &ids, &request.queries, &problems);
   SetDefaultLabels(&request.queries);
+  if (problems.empty()) CheckExpressions(&request, &problems);
   ReadTimeRange("GetMetricData", input, &request.start_ms, &request.end_ms, &problems);
 
   if (Node scan = input["ScanBy"]; scan.present()) {
@@ -349,6 +406,111 @@ void RunQueriesAhead(const GetMetricDataRequest& request, const Context& context
 
 }  // namespace
 
+namespace {
+
+// A request with metric math, answered whole: every MetricStat query is read
+// (ascending), expressions are evaluated when first needed, and the returned
+// results follow the request's order, up to MaxDatapoints points in all.
+absl::StatusOr<GetMetricDataResponse> RunWithMath(const GetMetricDataRequest& request,
+                                                  const Context& context, MetricsReader& reader) {
+  const size_t n = request.queries.size();
+  std::map<std::string_view, size_t> by_id;
+  for (size_t i = 0; i < n; ++i) by_id[request.queries[i].id] = i;
+  std::vector<std::optional<query::MathValue>> values(n);
+  std::function<absl::StatusOr<query::MathValue>(size_t)> value_of =
+      [&](size_t i) -> absl::StatusOr<query::MathValue> {
+    if (values[i]) return *values[i];
+    const MetricDataQuery& q = request.queries[i];
+    query::MathValue v;
+    if (!q.expression) {
+      StatisticsQuery sq;
+      sq.metric = q.metric;
+      sq.unit = q.unit;
+      sq.merge_units = true;
+      sq.start_ms = request.start_ms;
+      sq.end_ms = request.end_ms;
+      sq.period_s = q.period_s;
+      sq.now_ms = context.now_ms;
+      sq.statistics = {q.stat};
+      absl::StatusOr<std::vector<StatisticsBucket>> buckets = reader.GetStatistics(sq);
+      if (!buckets.ok()) return buckets.status();
+      query::MathSeries& s = v.series.emplace_back();
+      s.label = q.label;
+      for (const StatisticsBucket& b : *buckets) {
+        if (b.values.empty() || !b.values[0]) continue;
+        s.t_ms.push_back(b.t_ms);
+        s.values.push_back(*b.values[0]);
+      }
+    } else {
+      query::MathContext c;
+      c.period_ms = q.period_s * 1000;
+      c.start_ms = RoundStartMs(request.start_ms, q.period_s, context.now_ms);
+      c.end_ms = request.end_ms;
+      absl::Status failed;
+      c.lookup = [&](std::string_view id) -> absl::StatusOr<query::MathValue> {
+        return value_of(by_id.at(id));  // Ids were checked when decoded
+      };
+      c.metrics = [&] {
+        std::vector<query::MathSeries> all;
+        for (size_t k = 0; k < n; ++k) {
+          if (request.queries[k].expression) continue;
+          absl::StatusOr<query::MathValue> m = value_of(k);
+          if (!m.ok()) {
+            failed = m.status();
+            continue;
+          }
+          all.push_back(m->series[0]);
+        }
+        return all;
+      };
+      absl::StatusOr<query::MathValue> got = q.math->Evaluate(c);
+      if (!failed.ok()) return failed;
+      if (!got.ok()) {
+        if (!absl::IsInvalidArgument(got.status())) return got.status();
+        return ValidationError(
+            absl::StrFormat("Error in expression %s: %s", q.id, got.status().message()));
+      }
+      v = *std::move(got);
+    }
+    values[i] = v;
+    return v;
+  };
+
+  GetMetricDataResponse response;
+  size_t remaining = static_cast<size_t>(request.max_datapoints);
+  for (size_t i = 0; i < n; ++i) {
+    const MetricDataQuery& q = request.queries[i];
+    if (!q.return_data) continue;
+    absl::StatusOr<query::MathValue> v = value_of(i);
+    if (!v.ok()) return v.status();
+    if (v->scalar) {
+      return ValidationError(absl::StrFormat(
+          "Error in expression %s: it gives one number, not a time series (use it in an "
+          "expression with a series, e.g. m1 - AVG(m1))",
+          q.id));
+    }
+    for (const query::MathSeries& s : v->series) {
+      MetricDataResult result;
+      result.id = q.id;
+      // An array's series keep their own labels (METRICS() * 2).
+      result.label = v->array && !q.label_given ? s.label : q.label;
+      const size_t take = std::min(remaining, s.t_ms.size());
+      if (take < s.t_ms.size()) result.status_code = "PartialData";
+      for (size_t k = 0; k < take; ++k) {
+        // Descending (the default scan order) from the newest.
+        const size_t at = request.descending ? s.t_ms.size() - 1 - k : k;
+        result.timestamps_ms.push_back(s.t_ms[at]);
+        result.values.push_back(s.values[at]);
+      }
+      remaining -= take;
+      response.results.push_back(std::move(result));
+    }
+  }
+  return response;
+}
+
+}  // namespace
+
 absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataRequest& request,
                                                        const Context& context,
                                                        const Backends& backends) {
@@ -359,6 +521,7 @@ absl::StatusOr<GetMetricDataResponse> RunGetMetricData(const GetMetricDataReques
   absl::StatusOr<std::unique_ptr<MetricsReader>> snapshot = backends.metrics->Snapshot();
   if (!snapshot.ok()) return snapshot.status();
   MetricsReader& reader = *snapshot != nullptr ? **snapshot : *backends.metrics;
+  if (request.has_math) return RunWithMath(request, context, reader);
   std::vector<AnswerAhead> ahead;
   if (*snapshot != nullptr) RunQueriesAhead(request, context, reader, &ahead);
   GetMetricDataResponse response;
