@@ -344,6 +344,41 @@ struct AnswerAhead {
 constexpr size_t kMinQueriesPerThread = 32;
 constexpr size_t kMaxQueryThreads = 4;
 
+// Runs fn(reader, k) for k in [0, count) over threads, each with its own
+// reader of the same snapshot (a fork), when there are enough to be worth it;
+// else, or when no fork or thread is to be had, on this thread.
+void RunSpread(MetricsReader& reader, size_t count,
+               const std::function<void(MetricsReader*, size_t)>& fn) {
+  // Asked once: glibc reads /sys for it on every call.
+  static const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  size_t threads = count < 2 * kMinQueriesPerThread
+                       ? 1
+                       : std::min({cores, kMaxQueryThreads, count / kMinQueriesPerThread});
+  std::vector<std::unique_ptr<MetricsReader>> forks;
+  while (forks.size() + 1 < threads) {
+    std::unique_ptr<MetricsReader> fork = reader.Fork();
+    if (fork == nullptr) break;
+    forks.push_back(std::move(fork));
+  }
+  threads = forks.size() + 1;
+  auto run = [&](MetricsReader* r, size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) fn(r, k);
+  };
+  const size_t per_thread = (count + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < threads; ++t) {
+    const size_t begin = std::min(count, t * per_thread);
+    const size_t end = std::min(count, begin + per_thread);
+    try {
+      workers.emplace_back(run, forks[t - 1].get(), begin, end);
+    } catch (const std::system_error&) {
+      run(&reader, begin, end);  // no thread to be had: this one does it
+    }
+  }
+  run(&reader, 0, std::min(count, per_thread));
+  for (std::thread& w : workers) w.join();
+}
+
 // Runs the queries that return data ahead, on several threads, when the
 // whole answer fits in one page (so nothing is computed that the page would
 // not hold). Leaves `ahead` empty when that does not apply.
@@ -355,10 +390,6 @@ void RunQueriesAhead(const GetMetricDataRequest& request, const Context& context
     if (q.return_data && !q.expression) todo.push_back(qi);
   }
   if (todo.size() < 2 * kMinQueriesPerThread) return;
-  // Asked once: glibc reads /sys for it on every call.
-  static const size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  size_t threads = std::min({cores, kMaxQueryThreads, todo.size() / kMinQueriesPerThread});
-  if (threads < 2) return;
   // At most one bucket per period per query (units are merged): the page
   // must hold them.
   const size_t page = static_cast<size_t>(request.max_datapoints);
@@ -372,36 +403,13 @@ void RunQueriesAhead(const GetMetricDataRequest& request, const Context& context
     total += estimate[qi];
     if (total > page) return;
   }
-  std::vector<std::unique_ptr<MetricsReader>> forks;
-  while (forks.size() + 1 < threads) {
-    std::unique_ptr<MetricsReader> fork = reader.Fork();
-    if (fork == nullptr) break;
-    forks.push_back(std::move(fork));
-  }
-  if (forks.empty()) return;
-  threads = forks.size() + 1;
   ahead->resize(request.queries.size());
-  auto run = [&](MetricsReader* r, size_t begin, size_t end) {
-    for (size_t k = begin; k < end; ++k) {
-      const size_t qi = todo[k];
-      AnswerAhead& a = (*ahead)[qi];
-      a.max_buckets = std::min(estimate[qi], page) + 1;
-      a.buckets = r->GetStatistics(MakeStatisticsQuery(request, context, qi, a.max_buckets));
-    }
-  };
-  const size_t per_thread = (todo.size() + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  for (size_t t = 1; t < threads; ++t) {
-    const size_t begin = std::min(todo.size(), t * per_thread);
-    const size_t end = std::min(todo.size(), begin + per_thread);
-    try {
-      workers.emplace_back(run, forks[t - 1].get(), begin, end);
-    } catch (const std::system_error&) {
-      run(&reader, begin, end);  // no thread to be had: this one does it
-    }
-  }
-  run(&reader, 0, std::min(todo.size(), per_thread));
-  for (std::thread& w : workers) w.join();
+  RunSpread(reader, todo.size(), [&](MetricsReader* r, size_t k) {
+    const size_t qi = todo[k];
+    AnswerAhead& a = (*ahead)[qi];
+    a.max_buckets = std::min(estimate[qi], page) + 1;
+    a.buckets = r->GetStatistics(MakeStatisticsQuery(request, context, qi, a.max_buckets));
+  });
 }
 
 }  // namespace
@@ -416,6 +424,25 @@ absl::StatusOr<GetMetricDataResponse> RunWithMath(const GetMetricDataRequest& re
   const size_t n = request.queries.size();
   std::map<std::string_view, size_t> by_id;
   for (size_t i = 0; i < n; ++i) by_id[request.queries[i].id] = i;
+  // Every MetricStat query first, spread over threads as plain requests are.
+  std::vector<size_t> stats;
+  for (size_t i = 0; i < n; ++i) {
+    if (!request.queries[i].expression) stats.push_back(i);
+  }
+  std::vector<absl::StatusOr<std::vector<StatisticsBucket>>> read(n);
+  RunSpread(reader, stats.size(), [&](MetricsReader* r, size_t k) {
+    const MetricDataQuery& q = request.queries[stats[k]];
+    StatisticsQuery sq;
+    sq.metric = q.metric;
+    sq.unit = q.unit;
+    sq.merge_units = true;
+    sq.start_ms = request.start_ms;
+    sq.end_ms = request.end_ms;
+    sq.period_s = q.period_s;
+    sq.now_ms = context.now_ms;
+    sq.statistics = {q.stat};
+    read[stats[k]] = r->GetStatistics(sq);
+  });
   std::vector<std::optional<query::MathValue>> values(n);
   std::function<absl::StatusOr<query::MathValue>(size_t)> value_of =
       [&](size_t i) -> absl::StatusOr<query::MathValue> {
@@ -423,16 +450,7 @@ absl::StatusOr<GetMetricDataResponse> RunWithMath(const GetMetricDataRequest& re
     const MetricDataQuery& q = request.queries[i];
     query::MathValue v;
     if (!q.expression) {
-      StatisticsQuery sq;
-      sq.metric = q.metric;
-      sq.unit = q.unit;
-      sq.merge_units = true;
-      sq.start_ms = request.start_ms;
-      sq.end_ms = request.end_ms;
-      sq.period_s = q.period_s;
-      sq.now_ms = context.now_ms;
-      sq.statistics = {q.stat};
-      absl::StatusOr<std::vector<StatisticsBucket>> buckets = reader.GetStatistics(sq);
+      const absl::StatusOr<std::vector<StatisticsBucket>>& buckets = read[i];
       if (!buckets.ok()) return buckets.status();
       query::MathSeries& s = v.series.emplace_back();
       s.label = q.label;
