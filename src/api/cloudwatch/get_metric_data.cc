@@ -431,16 +431,10 @@ absl::StatusOr<GetMetricDataResponse> RunWithMath(const GetMetricDataRequest& re
   }
   std::vector<absl::StatusOr<std::vector<StatisticsBucket>>> read(n);
   RunSpread(reader, stats.size(), [&](MetricsReader* r, size_t k) {
-    const MetricDataQuery& q = request.queries[stats[k]];
-    StatisticsQuery sq;
-    sq.metric = q.metric;
-    sq.unit = q.unit;
-    sq.merge_units = true;
-    sq.start_ms = request.start_ms;
-    sq.end_ms = request.end_ms;
-    sq.period_s = q.period_s;
-    sq.now_ms = context.now_ms;
-    sq.statistics = {q.stat};
+    // Whole and ascending: math works on series in time order.
+    StatisticsQuery sq = MakeStatisticsQuery(request, context, stats[k], SIZE_MAX);
+    sq.descending = false;
+    sq.resume_after_ms.reset();
     read[stats[k]] = r->GetStatistics(sq);
   });
   std::vector<std::optional<query::MathValue>> values(n);

@@ -32,8 +32,7 @@ absl::StatusOr<std::string> GetLogEvents(const Node& input, const Context& conte
   ValidationErrors errors;
   FieldReader reader(&errors);
   std::optional<std::string> group = ReadGroup(input, &reader);
-  std::optional<std::string> stream = reader.String(input["logStreamName"], true, 1,
-                                                    kMaxNameLength, IsLogStreamName, kStreamPattern);
+  std::optional<std::string> stream = ReadStreamName(input, &reader);
   std::optional<int64_t> start = reader.Int(input["startTime"], false, 0, INT64_MAX / 2);
   std::optional<int64_t> end = reader.Int(input["endTime"], false, 0, INT64_MAX / 2);
   std::optional<std::string> token = reader.String(input["nextToken"], false, 1, 1024);
@@ -182,10 +181,8 @@ absl::StatusOr<std::string> PutLogEvents(const Node& input, const Context& conte
                                          const Backends& backends) {
   ValidationErrors errors;
   FieldReader reader(&errors);
-  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1, kMaxNameLength,
-                                                   IsLogGroupName, "[\\.\\-_/#A-Za-z0-9]+");
-  std::optional<std::string> stream = reader.String(input["logStreamName"], true, 1,
-                                                    kMaxNameLength, IsLogStreamName, kStreamPattern);
+  std::optional<std::string> group = ReadGroupName(input, &reader);
+  std::optional<std::string> stream = ReadStreamName(input, &reader);
   std::optional<std::vector<Node>> items = reader.List(input["logEvents"], true, 1, kMaxPutEvents);
   reader.String(input["sequenceToken"], false, 1, 8192);
   model::LogBatch batch;

@@ -87,6 +87,15 @@ std::optional<std::string> ReadGroup(const Node& input, FieldReader* reader) {
   return group;
 }
 
+std::optional<std::string> ReadGroupName(const Node& input, FieldReader* reader) {
+  return reader->String(input["logGroupName"], true, 1, kMaxNameLength, IsLogGroupName,
+                        kGroupPattern);
+}
+std::optional<std::string> ReadStreamName(const Node& input, FieldReader* reader) {
+  return reader->String(input["logStreamName"], true, 1, kMaxNameLength, IsLogStreamName,
+                        kStreamPattern);
+}
+
 absl::Status MapBackendError(const absl::Status& status) {
   if (status.ok() || AwsCodeOf(status)) return status;
   if (absl::IsNotFound(status)) return ResourceNotFoundException(MessageOf(status));
@@ -233,8 +242,7 @@ absl::StatusOr<std::string> CreateLogGroup(const Node& input, const Context& con
                                            const Backends& backends) {
   ValidationErrors errors;
   FieldReader reader(&errors);
-  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
-                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
+  std::optional<std::string> group = ReadGroupName(input, &reader);
   reader.String(input["kmsKeyId"], false, 0, 256);
   reader.Map(input["tags"], 50, 128, 256);
   reader.Enum(input["logGroupClass"], false, {"STANDARD", "INFREQUENT_ACCESS", "DELIVERY"});
@@ -252,10 +260,8 @@ absl::StatusOr<std::string> CreateLogStream(const Node& input, const Context& co
                                             const Backends& backends) {
   ValidationErrors errors;
   FieldReader reader(&errors);
-  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
-                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
-  std::optional<std::string> stream = reader.String(input["logStreamName"], true, 1,
-                                                    kMaxNameLength, IsLogStreamName, kStreamPattern);
+  std::optional<std::string> group = ReadGroupName(input, &reader);
+  std::optional<std::string> stream = ReadStreamName(input, &reader);
   if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
   if (backends.log_writer == nullptr) return NoLogStore();
   absl::Status created = backends.log_writer->CreateLogStream({*group, *stream}, context.now_ms);
@@ -270,8 +276,7 @@ absl::StatusOr<std::string> DeleteLogGroup(const Node& input, const Context&,
                                            const Backends& backends) {
   ValidationErrors errors;
   FieldReader reader(&errors);
-  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
-                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
+  std::optional<std::string> group = ReadGroupName(input, &reader);
   if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
   if (backends.log_writer == nullptr) return NoLogStore();
   TW_RETURN_IF_ERROR(MapBackendError(backends.log_writer->DeleteLogGroup(*group)));
@@ -282,10 +287,8 @@ absl::StatusOr<std::string> DeleteLogStream(const Node& input, const Context&,
                                             const Backends& backends) {
   ValidationErrors errors;
   FieldReader reader(&errors);
-  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
-                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
-  std::optional<std::string> stream = reader.String(input["logStreamName"], true, 1,
-                                                    kMaxNameLength, IsLogStreamName, kStreamPattern);
+  std::optional<std::string> group = ReadGroupName(input, &reader);
+  std::optional<std::string> stream = ReadStreamName(input, &reader);
   if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
   if (backends.log_writer == nullptr) return NoLogStore();
   TW_RETURN_IF_ERROR(MapBackendError(backends.log_writer->DeleteLogStream({*group, *stream})));
@@ -301,8 +304,7 @@ absl::StatusOr<std::string> PutRetentionPolicy(const Node& input, const Context&
                                                const Backends& backends) {
   ValidationErrors errors;
   FieldReader reader(&errors);
-  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
-                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
+  std::optional<std::string> group = ReadGroupName(input, &reader);
   Node days_node = input["retentionInDays"];
   std::optional<int64_t> days = reader.Int(days_node, true, INT32_MIN, INT32_MAX);
   if (days && std::find(std::begin(kRetentionDays), std::end(kRetentionDays),
@@ -321,8 +323,7 @@ absl::StatusOr<std::string> DeleteRetentionPolicy(const Node& input, const Conte
                                                   const Backends& backends) {
   ValidationErrors errors;
   FieldReader reader(&errors);
-  std::optional<std::string> group = reader.String(input["logGroupName"], true, 1,
-                                                   kMaxNameLength, IsLogGroupName, kGroupPattern);
+  std::optional<std::string> group = ReadGroupName(input, &reader);
   if (!errors.empty()) return errors.ToStatus("InvalidParameterException");
   if (backends.log_writer == nullptr) return NoLogStore();
   TW_RETURN_IF_ERROR(

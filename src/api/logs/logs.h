@@ -59,6 +59,9 @@ bool IsLogGroupName(std::string_view name);
 bool IsLogStreamName(std::string_view name);
 // logGroupName or logGroupIdentifier (name or ARN); exactly one must be given.
 std::optional<std::string> ReadGroup(const Node& input, FieldReader* reader);
+// The required logGroupName / logStreamName of operations that take names only.
+std::optional<std::string> ReadGroupName(const Node& input, FieldReader* reader);
+std::optional<std::string> ReadStreamName(const Node& input, FieldReader* reader);
 
 // Every shared step of an operation: check, then map the backend's
 // NotFound/AlreadyExists to Logs' own exceptions.
