@@ -45,7 +45,7 @@ class RE2;
 namespace trainwatch::query {
 
 namespace internal {
-// A JSON or space-delimited pattern (filter_pattern.cc).
+// A JSON or space-delimited pattern (structured_pattern.h).
 class StructuredPattern;
 }  // namespace internal
 
