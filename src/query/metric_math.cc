@@ -79,6 +79,12 @@ double Apply(const std::string& op, double a, double b) {
 
 absl::StatusOr<MathValue> Combine(const std::string& op, const MathValue& a, const MathValue& b,
                                   size_t column) {
+  // A value is a number, an array (any number of series) or exactly one
+  // series; lookups of other queries give one series, maybe empty.
+  if ((IsSeries(a) && !a.array && a.series.size() != 1) ||
+      (IsSeries(b) && !b.array && b.series.size() != 1)) {
+    return absl::InternalError("a series value without exactly one series");
+  }
   if (!IsSeries(a) && !IsSeries(b)) {
     double y = Apply(op, *a.scalar, *b.scalar);
     if (!std::isfinite(y)) return Error("the result is not a finite number", column);
@@ -202,7 +208,11 @@ class Evaluator {
       if (!v.ok()) return v;
       if (!v->array) {  // one series: one number
         const MathSeries& s = v->series[0];
-        if (s.values.empty()) return MathValue{};  // no data: an empty series
+        if (s.values.empty()) {  // no data: an empty series, not a number
+          MathValue empty;
+          empty.series.push_back(MathSeries{s.label, {}, {}});
+          return empty;
+        }
         return Scalar(Aggregate(f, s.values));
       }
       // An array: one series, point by point over the series that have one.
@@ -286,6 +296,11 @@ class Evaluator {
       return Error("IF's condition must be a time series (e.g. m1 > 10)", n.args[0].column);
     }
     if (args[0].array) return Error("IF's condition must be one time series", n.args[0].column);
+    for (const MathValue& v : args) {
+      if (IsSeries(v) && v.series.size() != 1) {
+        return absl::InternalError("a series value without exactly one series");
+      }
+    }
     const MathSeries& cond = args[0].series[0];
     auto value_at = [&](const MathValue& v, int64_t t) -> std::optional<double> {
       if (!IsSeries(v)) return v.scalar;

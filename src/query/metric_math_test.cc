@@ -29,6 +29,7 @@ class MetricMathTest : public ::testing::Test {
     series_["m1"] = S("loss train", {{0, 1}, {1, 2}, {2, 4}, {4, 8}});
     series_["m2"] = S("loss eval", {{0, 10}, {2, 20}, {3, 30}, {4, 40}});
     series_["m3"] = S("gpu", {{0, -5}, {1, 5}});
+    series_["none"] = S("no data", {});
     context_.start_ms = 0;
     context_.end_ms = 5 * kMin;
     context_.period_ms = kMin;
@@ -103,6 +104,18 @@ TEST_F(MetricMathTest, MetricsAndAggregates) {
   EXPECT_EQ(scaled.series[1].values[0], 20);
   // A series minus its own mean.
   EXPECT_THAT(Points("m1 - AVG(m1)"), ElementsAre(P{0, -2.75}, P{1, -1.75}, P{2, 0.25}, P{4, 4.25}));
+}
+
+// A query without data in the range gives an empty series, and every
+// function of it an empty series (not a crash, not an error).
+TEST_F(MetricMathTest, QueriesWithoutDataGiveEmptySeries) {
+  for (const char* e : {"none - AVG(none)", "SUM(SUM(none))", "IF(AVG(none) > 1, m1, 0)",
+                        "m1 + MAX(none)", "RATE(none)", "FILL(none, REPEAT)", "ABS(AVG(none))"}) {
+    MathValue v = Eval(e);
+    ASSERT_EQ(v.series.size(), 1u) << e;
+    EXPECT_TRUE(v.series[0].t_ms.empty()) << e;
+  }
+  EXPECT_THAT(Points("FILL(none, 7)"), ElementsAre(P{0, 7}, P{1, 7}, P{2, 7}, P{3, 7}, P{4, 7}));
 }
 
 TEST_F(MetricMathTest, PointFunctions) {

@@ -486,22 +486,32 @@ class DelimitedPattern final : public StructuredPattern {
     std::string name;
     std::optional<Condition> condition;
   };
-  explicit DelimitedPattern(std::vector<Slot> slots) : slots_(std::move(slots)) {}
+  explicit DelimitedPattern(std::vector<Slot> slots) : slots_(std::move(slots)) {
+    for (const Slot& s : slots_) {
+      if (s.ellipsis) {
+        ellipsis_ = true;
+      } else {
+        ++fields_needed_;
+      }
+    }
+  }
 
   bool Matches(std::string_view message) const override {
     const std::vector<std::string_view> fields = SplitFields(message);
-    // ok[i][j]: slots i.. match fields j..
     const size_t n = slots_.size(), m = fields.size();
-    std::vector<char> ok((n + 1) * (m + 1), 0);
-    auto at = [&](size_t i, size_t j) -> char& { return ok[i * (m + 1) + j]; };
-    at(n, m) = 1;
+    if (m < fields_needed_ || (!ellipsis_ && m != fields_needed_)) return false;
+    // next[j]: slots i+1.. match fields j..; cur[j]: slots i.. do (two rows,
+    // so memory is the message's field count whatever the pattern).
+    std::vector<char> next(m + 1, 0), cur(m + 1, 0);
+    next[m] = 1;
     for (size_t i = n; i-- > 0;) {
       const Slot& s = slots_[i];
       for (size_t j = m + 1; j-- > 0;) {
+        cur[j] = 0;
         if (s.ellipsis) {
-          at(i, j) = at(i + 1, j) || (j < m && at(i, j + 1));
-        } else if (j < m && at(i + 1, j + 1)) {
-          at(i, j) = !s.condition || s.condition->Eval([&](const std::string&) {
+          cur[j] = next[j] || (j < m && cur[j + 1]);
+        } else if (j < m && next[j + 1]) {
+          cur[j] = !s.condition || s.condition->Eval([&](const std::string&) {
             Field f;
             f.kind = Field::kText;
             f.text = fields[j];
@@ -509,12 +519,15 @@ class DelimitedPattern final : public StructuredPattern {
           });
         }
       }
+      std::swap(next, cur);
     }
-    return at(0, 0) != 0;
+    return next[0] != 0;
   }
 
  private:
   std::vector<Slot> slots_;
+  size_t fields_needed_ = 0;  // slots that are not ...
+  bool ellipsis_ = false;
 };
 
 }  // namespace

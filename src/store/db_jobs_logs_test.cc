@@ -342,6 +342,9 @@ TEST_F(DbTest, LogRetentionDeletesOlderEventsAtTheNextMaintain) {
   ASSERT_TRUE(cursor->Valid());
   EXPECT_EQ(cursor->event()->message, "new");
   EXPECT_EQ((*view->GetLogStream("kept", "s"))->event_count, 1u) << "other groups keep theirs";
+  // An event older than the retention is not stored (nor counted).
+  ASSERT_TRUE(db->PutLogs({{"g", "s"}, {{now - 2 * day, "late"}}}).ok());
+  EXPECT_EQ((*db->View()->GetLogStream("g", "s"))->event_count, 1u);
   // A day later the rest expires too, and the stream stays, empty.
   clock_.AdvanceMs(25 * 3600 * 1000LL);
   ASSERT_TRUE(db->Maintain().ok());

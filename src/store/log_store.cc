@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "store/coding.h"
+#include "util/log.h"
 #include "util/status_macros.h"
 
 namespace trainwatch::store {
@@ -313,41 +314,50 @@ absl::StatusOr<bool> LogWriter::ExpireStream(LogStreamInfo* info, int64_t cutoff
   uint64_t bytes = 0;
   std::optional<int64_t> first_kept;
   std::optional<int64_t> first_deleted;
+  LogPosition last_deleted;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     uint64_t stream_id;
     LogPosition pos;
     if (!logkeys::DecodeEventKey(it->key(), &stream_id, &pos)) {
-      return absl::DataLossError(absl::StrFormat(
-          "an event key of log stream \"%s\" of group \"%s\" is unreadable", info->stream,
-          info->group));
+      // Left for the next expiry rather than stopping the store's writes.
+      util::LogOnce("log-expiry-unreadable-key",
+                    absl::StrFormat("log retention: an event key of stream \"%s\" of group "
+                                    "\"%s\" is unreadable; that stream's events are kept",
+                                    info->stream, info->group));
+      return false;
     }
     if (pos.t_ms >= cutoff_ms) {
       first_kept = pos.t_ms;
       break;
     }
     if (!first_deleted) first_deleted = pos.t_ms;
+    last_deleted = pos;
     std::string_view value = it->value();
     int64_t ingestion_ms;
     if (coding::GetVarintSigned(&value, &ingestion_ms)) bytes += value.size();
     ++events;
   }
   TW_RETURN_IF_ERROR(it->status());
-  if (events == 0) return false;
-  // From the first event's time, so that successive expiries' range deletes
-  // do not nest (see Db::SealJob on what nested ones cost). The start key
-  // leaves the sequence number off (kv.cc: InsertHintShape).
-  std::string begin = prefix;
-  coding::PutOrderedI64(&begin, *first_deleted);
-  batch->DeleteRange(kv::Cf::kLogs, begin, logkeys::Event(info->id, {cutoff_ms, 0}));
-  info->event_count -= std::min(info->event_count, events);
-  info->stored_bytes -= std::min(info->stored_bytes, bytes);
-  // Events of this commit are not in `it` yet: keep a later first time.
-  if (first_kept) {
-    info->first_event_ms = std::max(info->first_event_ms.value_or(*first_kept), *first_kept);
-  } else if (info->event_count == 0) {
-    info->first_event_ms.reset();
+  if (events > 0) {
+    // From the first event's time to just after the last event read, so that
+    // successive expiries' range deletes do not nest (see Db::SealJob on what
+    // nested ones cost) and an event this commit adds is not deleted
+    // uncounted. The start key leaves the sequence number off (kv.cc:
+    // InsertHintShape).
+    std::string begin = prefix;
+    coding::PutOrderedI64(&begin, *first_deleted);
+    batch->DeleteRange(kv::Cf::kLogs, begin,
+                       logkeys::Event(info->id, {last_deleted.t_ms, last_deleted.seq + 1}));
+    info->event_count -= std::min(info->event_count, events);
+    info->stored_bytes -= std::min(info->stored_bytes, bytes);
+    *deleted += events;
   }
-  *deleted += events;
+  // The first time left: the first event read that is kept (events written
+  // in this commit are not retention-old: Prepare drops those).
+  std::optional<int64_t> first = first_kept;
+  if (!first && info->event_count > 0) first = info->last_event_ms;
+  if (first == info->first_event_ms && events == 0) return false;
+  info->first_event_ms = first;
   return true;
 }
 
@@ -362,7 +372,9 @@ absl::StatusOr<uint64_t> LogWriter::ExpireEvents(int64_t now_ms, kv::WriteBatch*
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       LogGroupInfo info;
       if (!logkeys::DecodeGroup(it->key(), it->value(), &info)) {
-        return absl::DataLossError("a log group record is unreadable");
+        util::LogOnce("log-expiry-unreadable-group",
+                      "log retention: a log group record is unreadable; its events are kept");
+        continue;
       }
       groups.push_back(std::move(info));
     }
@@ -384,8 +396,11 @@ absl::StatusOr<uint64_t> LogWriter::ExpireEvents(int64_t now_ms, kv::WriteBatch*
       for (it->SeekToFirst(); it->Valid(); it->Next()) {
         LogStreamInfo info;
         if (!logkeys::DecodeStream(it->key(), it->value(), &info)) {
-          return absl::DataLossError(absl::StrFormat(
-              "a log stream record of group \"%s\" is unreadable", stored.name));
+          util::LogOnce("log-expiry-unreadable-stream",
+                        absl::StrFormat("log retention: a log stream record of group \"%s\" is "
+                                        "unreadable; its events are kept",
+                                        stored.name));
+          continue;
         }
         if (info.first_event_ms && *info.first_event_ms < cutoff_ms) {
           ids.push_back({info.group, info.stream});
@@ -409,6 +424,12 @@ absl::StatusOr<uint64_t> LogWriter::ExpireEvents(int64_t now_ms, kv::WriteBatch*
 absl::Status LogWriter::Prepare(const model::LogBatch& logs, int64_t ingestion_ms,
                                 kv::WriteBatch* batch) {
   TW_ASSIGN_OR_RETURN(LogStreamInfo * info, Stream(logs.stream, ingestion_ms, batch));
+  // Events older than the group's retention are not stored (PutLogEvents
+  // reports them as expired; an agent's are dropped here).
+  TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(logs.stream.group));
+  const int64_t oldest_ms = group->has_value() && (*group)->retention_days
+                                ? ingestion_ms - *(*group)->retention_days * 86400000LL
+                                : INT64_MIN;
   if (logs.events.empty()) {
     batch->Put(kv::Cf::kLogs, logkeys::Stream(info->group, info->stream),
                logkeys::EncodeStream(*info));
@@ -416,6 +437,7 @@ absl::Status LogWriter::Prepare(const model::LogBatch& logs, int64_t ingestion_m
   }
   std::string value;
   for (const model::LogEvent& e : logs.events) {
+    if (e.t_ms < oldest_ms) continue;
     LogPosition pos{e.t_ms, seq_.Next(batch)};
     value.clear();
     coding::PutVarintSigned(&value, ingestion_ms);

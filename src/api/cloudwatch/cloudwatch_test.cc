@@ -620,6 +620,15 @@ TEST_F(CloudWatchTest, GetMetricDataComputesMetricMath) {
   EXPECT_EQ(r[3]["Values"][0], 100.0);
   EXPECT_EQ(r[4]["Values"], nlohmann::json({-20.0, -10.0, 0.0, 10.0, 20.0}));
   EXPECT_FALSE(j.contains("NextToken")) << "requests with math are answered whole";
+  // Math reads each query whole: the range is bounded (FILL would make a point
+  // of every period).
+  nlohmann::json wide = body;
+  wide["StartTime"] = 1736942400 - 86400 * 2;
+  wide["MetricDataQueries"][0]["MetricStat"]["Period"] = 1;
+  j = Json(CloudWatchJson("GetMetricData", wide.dump()), 400);
+  EXPECT_THAT(j["message"].get<std::string>(),
+              HasSubstr("A request with metric math reads at most 100800 periods of each query; "
+                        "query c asks for 173101"));
   // An expression that gives one number cannot be a result.
   body["MetricDataQueries"][4]["Expression"] = "AVG(c)";
   j = Json(CloudWatchJson("GetMetricData", body.dump()), 400);

@@ -422,6 +422,18 @@ namespace {
 absl::StatusOr<GetMetricDataResponse> RunWithMath(const GetMetricDataRequest& request,
                                                   const Context& context, MetricsReader& reader) {
   const size_t n = request.queries.size();
+  // Math reads each query whole (and FILL makes a point of every period), so
+  // the range is bounded as a single query's answer is.
+  for (const MetricDataQuery& q : request.queries) {
+    const int64_t periods = (request.end_ms - request.start_ms) / (q.period_s * 1000) + 1;
+    if (periods > query::kMaxMetricDataDatapoints) {
+      return ValidationError(absl::StrFormat(
+          "A request with metric math reads at most %d periods of each query; query %s asks "
+          "for %d (Period %d s from StartTime to EndTime): narrow the range or widen the "
+          "period.",
+          query::kMaxMetricDataDatapoints, q.id, periods, q.period_s));
+    }
+  }
   std::map<std::string_view, size_t> by_id;
   for (size_t i = 0; i < n; ++i) by_id[request.queries[i].id] = i;
   // Every MetricStat query first, spread over threads as plain requests are.
