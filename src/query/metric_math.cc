@@ -297,7 +297,7 @@ class Evaluator {
     }
     if (args[0].array) return Error("IF's condition must be one time series", n.args[0].column);
     for (const MathValue& v : args) {
-      if (IsSeries(v) && v.series.size() != 1) {
+      if (IsSeries(v) && !v.array && v.series.size() != 1) {
         return absl::InternalError("a series value without exactly one series");
       }
     }

@@ -165,6 +165,7 @@ TEST_F(MetricMathTest, ErrorsNameTheProblem) {
            {"RATE(3)", "RATE needs a time series"},
            {"METRICS() + METRICS()", "between two arrays"},
            {"IF(3, m1)", "IF's condition must be a time series"},
+           {"IF(m1 > 1, METRICS())", "IF's values must be single series or numbers"},
            {"SUM(m1, m2)", "SUM takes 1 argument"},
        }) {
     absl::StatusOr<MetricMath> e = MetricMath::Parse(c.expression);
