@@ -318,9 +318,14 @@ absl::Status Db::Maintain() {
   constexpr int64_t kLogExpiryIntervalMs = 3600 * 1000;
   if (last_log_expiry_ms_ == INT64_MIN || now - last_log_expiry_ms_ >= kLogExpiryIntervalMs) {
     last_log_expiry_ms_ = now;
-    TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) {
-      return log_writer_->ExpireEvents(now, batch).status();
-    }));
+    // Read beside the writers; only the deletes and counts go through the
+    // leader, so a first retention over millions of events stalls no write.
+    TW_ASSIGN_OR_RETURN(std::vector<LogExpiry> plan, PlanLogExpiry(*kv_, now));
+    if (!plan.empty()) {
+      TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) {
+        return log_writer_->ApplyExpiry(plan, batch).status();
+      }));
+    }
   }
   return absl::OkStatus();
 }

@@ -302,73 +302,59 @@ absl::StatusOr<LogChange> LogWriter::SetRetention(std::string_view name, std::op
   return LogChange::kDone;
 }
 
-absl::StatusOr<bool> LogWriter::ExpireStream(LogStreamInfo* info, int64_t cutoff_ms,
-                                             kv::WriteBatch* batch, uint64_t* deleted) {
-  const std::string prefix = logkeys::EventPrefix(info->id);
+namespace {
+
+// The expired events of one stream, read from `kv`: nullopt when there is
+// nothing to change (no event before the cutoff, and the recorded first time
+// is not stale).
+absl::StatusOr<std::optional<LogExpiry>> PlanStream(const kv::Kv& kv, const LogStreamInfo& info,
+                                                    int retention_days, int64_t cutoff_ms) {
+  const std::string prefix = logkeys::EventPrefix(info.id);
   kv::ReadOptions ro;
   ro.lower_bound = prefix;
   ro.upper_bound = coding::PrefixSuccessor(prefix);
   ro.fill_cache = false;
-  auto it = kv_->NewIterator(kv::Cf::kLogs, ro);
-  uint64_t events = 0;
-  uint64_t bytes = 0;
-  std::optional<int64_t> first_kept;
-  std::optional<int64_t> first_deleted;
-  LogPosition last_deleted;
+  auto it = kv.NewIterator(kv::Cf::kLogs, ro);
+  LogExpiry plan;
+  plan.stream = {info.group, info.stream};
+  plan.stream_id = info.id;
+  plan.retention_days = retention_days;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     uint64_t stream_id;
     LogPosition pos;
     if (!logkeys::DecodeEventKey(it->key(), &stream_id, &pos)) {
-      // Left for the next expiry rather than stopping the store's writes.
       util::LogOnce("log-expiry-unreadable-key",
                     absl::StrFormat("log retention: an event key of stream \"%s\" of group "
                                     "\"%s\" is unreadable; that stream's events are kept",
-                                    info->stream, info->group));
-      return false;
+                                    info.stream, info.group));
+      return std::optional<LogExpiry>();
     }
     if (pos.t_ms >= cutoff_ms) {
-      first_kept = pos.t_ms;
+      plan.first_kept_ms = pos.t_ms;
       break;
     }
-    if (!first_deleted) first_deleted = pos.t_ms;
-    last_deleted = pos;
+    if (!plan.first_deleted_ms) plan.first_deleted_ms = pos.t_ms;
+    plan.last_deleted = pos;
     std::string_view value = it->value();
     int64_t ingestion_ms;
-    if (coding::GetVarintSigned(&value, &ingestion_ms)) bytes += value.size();
-    ++events;
+    if (coding::GetVarintSigned(&value, &ingestion_ms)) plan.bytes += value.size();
+    ++plan.events;
   }
   TW_RETURN_IF_ERROR(it->status());
-  if (events > 0) {
-    // From the first event's time to just after the last event read, so that
-    // successive expiries' range deletes do not nest (see Db::SealJob on what
-    // nested ones cost) and an event this commit adds is not deleted
-    // uncounted. The start key leaves the sequence number off (kv.cc:
-    // InsertHintShape).
-    std::string begin = prefix;
-    coding::PutOrderedI64(&begin, *first_deleted);
-    batch->DeleteRange(kv::Cf::kLogs, begin,
-                       logkeys::Event(info->id, {last_deleted.t_ms, last_deleted.seq + 1}));
-    info->event_count -= std::min(info->event_count, events);
-    info->stored_bytes -= std::min(info->stored_bytes, bytes);
-    *deleted += events;
-  }
-  // The first time left: the first event read that is kept (events written
-  // in this commit are not retention-old: Prepare drops those).
-  std::optional<int64_t> first = first_kept;
-  if (!first && info->event_count > 0) first = info->last_event_ms;
-  if (first == info->first_event_ms && events == 0) return false;
-  info->first_event_ms = first;
-  return true;
+  return std::optional<LogExpiry>(std::move(plan));
 }
 
-absl::StatusOr<uint64_t> LogWriter::ExpireEvents(int64_t now_ms, kv::WriteBatch* batch) {
+}  // namespace
+
+absl::StatusOr<std::vector<LogExpiry>> PlanLogExpiry(const kv::Kv& kv, int64_t now_ms) {
   constexpr int64_t kDayMs = 86400 * 1000LL;
+  std::vector<LogExpiry> out;
   std::vector<LogGroupInfo> groups;
   {
     kv::ReadOptions ro;
     ro.lower_bound = logkeys::GroupPrefix();
     ro.upper_bound = coding::PrefixSuccessor(logkeys::GroupPrefix());
-    auto it = kv_->NewIterator(kv::Cf::kLogs, ro);
+    auto it = kv.NewIterator(kv::Cf::kLogs, ro);
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       LogGroupInfo info;
       if (!logkeys::DecodeGroup(it->key(), it->value(), &info)) {
@@ -376,47 +362,66 @@ absl::StatusOr<uint64_t> LogWriter::ExpireEvents(int64_t now_ms, kv::WriteBatch*
                       "log retention: a log group record is unreadable; its events are kept");
         continue;
       }
-      groups.push_back(std::move(info));
+      if (info.retention_days) groups.push_back(std::move(info));
     }
     TW_RETURN_IF_ERROR(it->status());
   }
+  for (const LogGroupInfo& group : groups) {
+    const int64_t cutoff_ms = now_ms - *group.retention_days * kDayMs;
+    const std::string prefix = logkeys::StreamPrefix(group.name);
+    kv::ReadOptions ro;
+    ro.lower_bound = prefix;
+    ro.upper_bound = coding::PrefixSuccessor(prefix);
+    auto it = kv.NewIterator(kv::Cf::kLogs, ro);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      LogStreamInfo info;
+      if (!logkeys::DecodeStream(it->key(), it->value(), &info)) {
+        util::LogOnce("log-expiry-unreadable-stream",
+                      absl::StrFormat("log retention: a log stream record of group \"%s\" is "
+                                      "unreadable; its events are kept",
+                                      group.name));
+        continue;
+      }
+      if (!info.first_event_ms || *info.first_event_ms >= cutoff_ms) continue;
+      TW_ASSIGN_OR_RETURN(std::optional<LogExpiry> plan,
+                          PlanStream(kv, info, *group.retention_days, cutoff_ms));
+      if (plan) out.push_back(*std::move(plan));
+    }
+    TW_RETURN_IF_ERROR(it->status());
+  }
+  return out;
+}
+
+absl::StatusOr<uint64_t> LogWriter::ApplyExpiry(const std::vector<LogExpiry>& plan,
+                                                kv::WriteBatch* batch) {
   uint64_t deleted = 0;
-  for (const LogGroupInfo& stored : groups) {
-    // The table is newer than the stored record (a change of this commit).
-    TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(stored.name));
-    if (!group->has_value() || !(*group)->retention_days) continue;
-    const int64_t cutoff_ms = now_ms - *(*group)->retention_days * kDayMs;
-    std::vector<model::LogStreamId> ids;
-    {
-      const std::string prefix = logkeys::StreamPrefix(stored.name);
-      kv::ReadOptions ro;
-      ro.lower_bound = prefix;
-      ro.upper_bound = coding::PrefixSuccessor(prefix);
-      auto it = kv_->NewIterator(kv::Cf::kLogs, ro);
-      for (it->SeekToFirst(); it->Valid(); it->Next()) {
-        LogStreamInfo info;
-        if (!logkeys::DecodeStream(it->key(), it->value(), &info)) {
-          util::LogOnce("log-expiry-unreadable-stream",
-                        absl::StrFormat("log retention: a log stream record of group \"%s\" is "
-                                        "unreadable; its events are kept",
-                                        stored.name));
-          continue;
-        }
-        if (info.first_event_ms && *info.first_event_ms < cutoff_ms) {
-          ids.push_back({info.group, info.stream});
-        }
-      }
-      TW_RETURN_IF_ERROR(it->status());
+  for (const LogExpiry& e : plan) {
+    TW_ASSIGN_OR_RETURN(std::optional<LogGroupInfo>* group, Group(e.stream.group));
+    if (!group->has_value() || (*group)->retention_days != e.retention_days) continue;
+    TW_ASSIGN_OR_RETURN(std::optional<LogStreamInfo>* stream, FindStream(e.stream));
+    if (!stream->has_value() || (*stream)->id != e.stream_id) continue;
+    LogStreamInfo& info = **stream;
+    if (e.events > 0) {
+      // From the first event's time to just after the last event read, so
+      // that successive expiries' range deletes do not nest (see Db::SealJob
+      // on what nested ones cost). The start key leaves the sequence number
+      // off (kv.cc: InsertHintShape).
+      std::string begin = logkeys::EventPrefix(info.id);
+      coding::PutOrderedI64(&begin, *e.first_deleted_ms);
+      batch->DeleteRange(kv::Cf::kLogs, begin,
+                         logkeys::Event(info.id, {e.last_deleted.t_ms, e.last_deleted.seq + 1}));
+      info.event_count -= std::min(info.event_count, e.events);
+      info.stored_bytes -= std::min(info.stored_bytes, e.bytes);
+      deleted += e.events;
     }
-    for (const model::LogStreamId& id : ids) {
-      TW_ASSIGN_OR_RETURN(std::optional<LogStreamInfo>* stream, FindStream(id));
-      if (!stream->has_value()) continue;
-      TW_ASSIGN_OR_RETURN(bool changed, ExpireStream(&**stream, cutoff_ms, batch, &deleted));
-      if (changed) {
-        batch->Put(kv::Cf::kLogs, logkeys::Stream(id.group, id.stream),
-                   logkeys::EncodeStream(**stream));
-      }
-    }
+    // The first time left: the first event read that is kept; events
+    // written since are later than it or the stream's last.
+    std::optional<int64_t> first = e.first_kept_ms;
+    if (!first && info.event_count > 0) first = info.last_event_ms;
+    if (first == info.first_event_ms && e.events == 0) continue;
+    info.first_event_ms = first;
+    batch->Put(kv::Cf::kLogs, logkeys::Stream(info.group, info.stream),
+               logkeys::EncodeStream(info));
   }
   return deleted;
 }

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "model/log_event.h"
@@ -28,7 +29,7 @@ namespace trainwatch::store {
 struct LogGroupInfo {
   std::string name;
   int64_t creation_ms = 0;
-  // Events older than this many days are deleted (LogWriter::ExpireEvents);
+  // Events older than this many days are deleted (PlanLogExpiry);
   // absent: kept for ever.
   std::optional<int> retention_days;
 };
@@ -95,6 +96,25 @@ class Counter {
   uint64_t hwm_ = 1;
 };
 
+// One stream's events older than its group's retention, as found by a scan
+// outside the write leader (PlanLogExpiry); LogWriter::ApplyExpiry deletes
+// them in the leader.
+struct LogExpiry {
+  model::LogStreamId stream;
+  uint64_t stream_id = 0;  // skipped when the stream was deleted or made anew since
+  int retention_days = 0;  // skipped when the group's retention changed since
+  std::optional<int64_t> first_deleted_ms;  // the events to delete: from here
+  LogPosition last_deleted;                 // to here, inclusive
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  std::optional<int64_t> first_kept_ms;  // the first event left, if any was read
+};
+
+// Reads the expired events of every stream of every group with a retention,
+// at `now_ms`. Only reads `kv`: it runs beside the writers. Unreadable
+// records are skipped (logged once), so that one cannot stop the store.
+absl::StatusOr<std::vector<LogExpiry>> PlanLogExpiry(const kv::Kv& kv, int64_t now_ms);
+
 // What a change to a group or stream found: it was made only when kDone.
 enum class LogChange {
   kDone,
@@ -130,10 +150,10 @@ class LogWriter {
   // Sets (nullopt: removes) the group's retention.
   absl::StatusOr<LogChange> SetRetention(std::string_view group, std::optional<int> days,
                                          kv::WriteBatch* batch);
-  // Deletes the events older than their group's retention at `now_ms`, and
-  // updates their streams' first event, counts and bytes. Returns the number
-  // of events deleted.
-  absl::StatusOr<uint64_t> ExpireEvents(int64_t now_ms, kv::WriteBatch* batch);
+  // Deletes what PlanLogExpiry found, and updates those streams' first event,
+  // counts and bytes. Events written since the plan are never in its ranges:
+  // Prepare does not store retention-old events. Returns the number deleted.
+  absl::StatusOr<uint64_t> ApplyExpiry(const std::vector<LogExpiry>& plan, kv::WriteBatch* batch);
 
  private:
   // The group's record, or nullopt when it does not exist.
@@ -146,9 +166,6 @@ class LogWriter {
   void PutGroup(const LogGroupInfo& info, kv::WriteBatch* batch);
   LogStreamInfo* AddStream(const model::LogStreamId& id, int64_t now_ms, kv::WriteBatch* batch);
   void DeleteStreamRecords(const LogStreamInfo& info, kv::WriteBatch* batch);
-  // Drops the stream's events before `cutoff_ms`; true when any were.
-  absl::StatusOr<bool> ExpireStream(LogStreamInfo* info, int64_t cutoff_ms, kv::WriteBatch* batch,
-                                    uint64_t* deleted);
   kv::Kv* kv_;
   Counter seq_;
   Counter stream_ids_;
