@@ -24,7 +24,6 @@ function systemLabel(s) {
 }
 
 export async function renderJob(root, name, params, ctx) {
-  const xKind = ['time', 'relative', 'step'].includes(params.get('x')) ? params.get('x') : 'time';
   const emaW = Number(params.get('ema') || 0) || 0;
   const logY = params.get('log') === '1';
   // The zoomed range, in ms since the epoch whatever the x-axis (by step, the
@@ -33,6 +32,13 @@ export async function renderJob(root, name, params, ctx) {
     ? {from: Number(params.get('from')), to: Number(params.get('to'))} : null;
 
   let [record, series] = await Promise.all([api.getJob(name), api.jobSeries(name)]);
+  // A job whose step metric has samples opens by step (how its curves are
+  // compared); others by wall time (every run names a step metric, "step" by
+  // default, which many jobs never print). The URL's x= overrides either.
+  const hasSteps = Boolean(record.step_metric) &&
+    series.some((s) => s.group === 'algorithm' && s.metric === record.step_metric);
+  const xKind = ['time', 'relative', 'step'].includes(params.get('x')) ? params.get('x')
+    : (hasSteps ? 'step' : 'time');
   const span = () => {
     const s = jobSpan(record);
     const last = Math.max(0, ...series.map((x) => x.last_ms || 0));

@@ -260,6 +260,8 @@ async function checkSpike(page, theme) {
   await page.waitForFunction((m) => Number(document.querySelector(`figure.chart[data-metric="${m}"]`)?.dataset.points) > 0,
                              SPIKE_METRIC, {timeout: 120000});
   const s = await chartState(page, SPIKE_METRIC);
+  const xChoice = await page.$eval('#x-kind', (e) => e.value);
+  check(xChoice === 'time', `a job without step samples opens by wall time (x-axis "${xChoice}")`);
   check(s.points < 4 * 4000 && !s.raw, `1M samples arrive aggregated (${s.points} points)`);
   check(Math.max(...s.ys) === SPIKE, `the spike is among the drawn points at full zoom-out (max ${Math.max(...s.ys)})`);
   check(s.yMax >= SPIKE, `the y scale reaches the spike (max ${s.yMax})`);
@@ -317,7 +319,7 @@ async function checkSpike(page, theme) {
 }
 
 async function checkPointLog(page, theme) {
-  await open(page, '/job/seed-1');
+  await open(page, '/job/seed-1?x=time');
   await showChart(page, 'train:loss');
   await page.waitForFunction(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points) > 5);
   await page.waitForSelector('#log-lines li');
@@ -357,12 +359,15 @@ async function checkPointLog(page, theme) {
   await page.fill('#log-search', '');
   await shot(page, 'job', theme);
   await axe(page, `the job page (${theme})`);
-  // By step, with smoothing and log scale.
-  await open(page, '/job/seed-1?x=step&ema=0.9&log=1');
+  // A job with a step metric opens by step (no x= in the URL), here with
+  // smoothing and log scale.
+  await open(page, '/job/seed-1?ema=0.9&log=1');
   await showChart(page, 'train:loss');
   await page.waitForFunction(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points) > 0);
   const byStep = await chartState(page, 'train:loss');
-  check(byStep.xs.every((x) => Number.isInteger(x) && x >= 1 && x <= 3), `by step, x is the epoch (${[...new Set(byStep.xs)]})`);
+  const xChoice = await page.$eval('#x-kind', (s) => s.value);
+  check(xChoice === 'step' && byStep.xs.every((x) => Number.isInteger(x) && x >= 1 && x <= 3),
+        `a job with a step metric opens by step: x is the epoch (x-axis "${xChoice}", ${[...new Set(byStep.xs)]})`);
   await shot(page, 'job-step-ema-log', theme);
 }
 
@@ -377,7 +382,7 @@ async function checkLazy(page, theme) {
     if (r.url().includes('/api/v1/chart?')) asked.push(new URL(r.url()).searchParams.get('metric'));
   };
   page.on('request', onRequest);
-  await open(page, `/job/seed-1?at=${at}`);
+  await open(page, `/job/seed-1?x=time&at=${at}`);
   const far = await page.evaluate(() => {
     const figs = [...document.querySelectorAll('figure.chart')];
     const f = figs[figs.length - 1];
@@ -526,7 +531,7 @@ async function checkLiveJob(demo, live) {
   // panel says "no lines yet"), which the browser logs as a console error.
   const q = new URLSearchParams({group: '/aws/sagemaker/TrainingJobs', stream: rec.log_stream, limit: '1'});
   await waitFor('demo-live\'s first log line', () => server.get(`/api/v1/logs/events?${q}`), 60000);
-  await open(page, '/job/demo-live');
+  await open(page, '/job/demo-live?x=time');
   await showChart(page, 'train:loss');
   const loss = () => page.evaluate(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points || 0));
   const before = await loss();
