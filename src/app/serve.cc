@@ -1,8 +1,102 @@
 #include "app/serve.h"
 
+#include "store/kv/kv.h"
 #include "util/clock.h"
 
 namespace trainwatch::app {
+
+namespace {
+
+void Counter(util::PromText* t, std::string_view name, std::string_view help, double v) {
+  t->Family(name, "counter", help);
+  t->Sample(name, {}, v);
+}
+
+void Gauge(util::PromText* t, std::string_view name, std::string_view help, double v) {
+  t->Family(name, "gauge", help);
+  t->Sample(name, {}, v);
+}
+
+double Load(const std::atomic<uint64_t>& a) { return static_cast<double>(a.load(std::memory_order_relaxed)); }
+
+void WriteIngest(const ingest::Ingest::Stats& s, util::PromText* t) {
+  Counter(t, "trainwatch_ingest_samples_total", "Datapoints stored (every sender).", Load(s.samples));
+  Counter(t, "trainwatch_ingest_sample_batches_total", "Sample batches stored.", Load(s.sample_batches));
+  Counter(t, "trainwatch_ingest_log_events_total", "Log events stored.", Load(s.log_events));
+  t->Family("trainwatch_ingest_rejected_batches_total", "counter",
+            "Batches refused as invalid (nothing of them stored; the sender got a 400).");
+  t->Sample("trainwatch_ingest_rejected_batches_total", {{"kind", "samples"}}, Load(s.sample_batches_rejected));
+  t->Sample("trainwatch_ingest_rejected_batches_total", {{"kind", "logs"}}, Load(s.log_batches_rejected));
+  Counter(t, "trainwatch_ingest_duplicate_deliveries_total",
+          "Batches an agent sent again after a lost answer, not stored twice.", Load(s.duplicate_deliveries));
+  Counter(t, "trainwatch_ingest_write_errors_total", "Writes the store refused (the sender got a 5xx).",
+          Load(s.write_errors));
+  t->Histogram("trainwatch_ingest_write_seconds",
+               "Time to make a batch durable (the store's group commit).", s.write_seconds);
+}
+
+void WriteStore(store::Db& db, util::PromText* t) {
+  if (db.writable()) {
+    const store::Db::HeadStats h = db.GetHeadStats();
+    Gauge(t, "trainwatch_store_series", "Series the store knows.", static_cast<double>(h.series));
+    Gauge(t, "trainwatch_store_open_series", "Series with unsealed data in memory.",
+          static_cast<double>(h.open_series));
+    Gauge(t, "trainwatch_store_head_bytes", "Memory of the unsealed chunks and their series.",
+          static_cast<double>(h.head_bytes + h.registry_bytes));
+    Gauge(t, "trainwatch_store_head_log_bytes", "The head log since its last checkpoint.",
+          static_cast<double>(h.head_log_bytes));
+  }
+  t->Family("trainwatch_store_sst_bytes", "gauge", "Bytes of table files, by part of the store.");
+  for (int i = 0; i < store::kv::kCfCount; ++i) {
+    const auto cf = static_cast<store::kv::Cf>(i);
+    t->Sample("trainwatch_store_sst_bytes", {{"part", std::string(store::kv::CfName(cf))}},
+              static_cast<double>(db.kv().SstBytes(cf)));
+  }
+  t->Family("trainwatch_store_memtable_bytes", "gauge", "Bytes of write buffers, by part of the store.");
+  for (int i = 0; i < store::kv::kCfCount; ++i) {
+    const auto cf = static_cast<store::kv::Cf>(i);
+    t->Sample("trainwatch_store_memtable_bytes", {{"part", std::string(store::kv::CfName(cf))}},
+              static_cast<double>(db.kv().MemtableBytes(cf)));
+  }
+}
+
+void WriteRules(const rules::Engine& engine, util::PromText* t) {
+  const rules::Engine::Stats s = engine.GetStats();
+  Counter(t, "trainwatch_rules_items_total",
+          "Batches and job records the rule engine took from ingest.", static_cast<double>(s.items_queued));
+  Gauge(t, "trainwatch_rules_queue_items", "Items waiting for the rule engine's thread.",
+        static_cast<double>(s.items_pending));
+  Counter(t, "trainwatch_rules_inputs_total", "Datapoints and log events the rules evaluated.",
+          static_cast<double>(s.inputs_evaluated));
+  Gauge(t, "trainwatch_rules_jobs", "Jobs whose rules are being evaluated.", static_cast<double>(s.jobs_watched));
+  t->Histogram("trainwatch_rules_evaluation_seconds",
+               "From ingest to the rules' results written, per item (queue wait included).",
+               engine.evaluation_seconds());
+}
+
+void WriteLive(const api::live::LiveHub& hub, util::PromText* t) {
+  Gauge(t, "trainwatch_live_held_bytes", "What the dashboard's live stream holds for readers.",
+        static_cast<double>(hub.HeldBytes()));
+  Counter(t, "trainwatch_live_evicted_entries_total", "Live entries dropped by the memory bounds.",
+          static_cast<double>(hub.entries_evicted()));
+  Counter(t, "trainwatch_live_reader_resets_total",
+          "Live reads that had fallen behind (or asked for what was gone) and refetched.",
+          static_cast<double>(hub.readers_reset()));
+}
+
+std::vector<api::MetricsPage::Writer> HealthWriters(const ServeOptions& options, ingest::Ingest* ingest,
+                                                    const api::live::LiveHub* hub) {
+  std::vector<api::MetricsPage::Writer> out;
+  if (ingest != nullptr) out.push_back([ingest](util::PromText* t) { WriteIngest(ingest->stats(), t); });
+  if (options.db != nullptr) out.push_back([db = options.db](util::PromText* t) { WriteStore(*db, t); });
+  if (options.rules != nullptr) {
+    out.push_back([engine = options.rules](util::PromText* t) { WriteRules(*engine, t); });
+  }
+  out.push_back([hub](util::PromText* t) { WriteLive(*hub, t); });
+  return out;
+}
+
+}  // namespace
 
 StoreServices::StoreServices(store::Db& db, ingest::Ingest* ingest, job::LocalJobs* local_jobs,
                              const RunnerContacts* contacts, api::AgentBackend* agents)
@@ -27,7 +121,8 @@ Serving::Serving(const ServeOptions& options, const api::Backends& backends, ing
       aws_(options.api, backends, util::SystemClock::Get()),
       native_(api::NativeOptions{.version = options.version}, backends, util::SystemClock::Get()),
       live_(&hub_, backends.jobs),
-      router_(&aws_, &native_, &metrics_, &live_) {}
+      metrics_page_(backends, HealthWriters(options, ingest, &hub_)),
+      router_(&aws_, &native_, &metrics_, &live_, &metrics_page_) {}
 
 absl::StatusOr<std::unique_ptr<Serving>> Serving::Start(const ServeOptions& options,
                                                         const api::Backends& backends,

@@ -3,7 +3,9 @@
 // for `trainwatch server` and `trainwatch run --ui`: the api's backends over
 // the store (StoreServices), and on one port (Serving) the AWS endpoints, the
 // native API, the dashboard's live stream (a LiveHub subscribed to the
-// process's ingest) and /metrics.
+// process's ingest) and /metrics (api/prometheus/metrics_page.h: the
+// server's counters, then ingest's, the store's, the rule engine's and the
+// live stream's).
 //
 //   app::StoreServices services(*db, ingest.get());
 //   auto serving = app::Serving::Start(options, services.backends(), ingest.get());
@@ -20,10 +22,12 @@
 #include "api/live/live_hub.h"
 #include "api/live/live_stream.h"
 #include "api/native/native_api.h"
+#include "api/prometheus/metrics_page.h"
 #include "app/api_backends.h"
 #include "ingest/ingest.h"
 #include "job/local_jobs.h"
 #include "query/store_reader.h"
+#include "rules/engine.h"
 #include "server/metrics.h"
 #include "server/router.h"
 #include "server/server.h"
@@ -57,6 +61,10 @@ struct ServeOptions {
   api::ApiOptions api;
   std::string version = "unknown";
   api::live::LiveOptions live;
+  // What /metrics reports on besides the server and ingest (each may be
+  // null; each must outlive the Serving).
+  store::Db* db = nullptr;
+  const rules::Engine* rules = nullptr;
 };
 
 class Serving {
@@ -82,6 +90,7 @@ class Serving {
   api::Api aws_;
   api::NativeApi native_;
   api::live::LiveApi live_;
+  api::MetricsPage metrics_page_;
   server::ServerMetrics metrics_;
   server::Router router_;
   std::unique_ptr<server::Server> server_;  // last: stopped first

@@ -281,6 +281,8 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
       serve_options.version = VersionString();
       serve_options.server.host = ui_address.host;
       serve_options.server.port = ui_address.port;
+      serve_options.db = db.get();
+      if (local_rules != nullptr) serve_options.rules = &local_rules->engine();
       absl::StatusOr<std::unique_ptr<app::Serving>> served =
           app::Serving::Start(serve_options, ui_services->backends(), local.get());
       if (!served.ok()) {

@@ -154,6 +154,8 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   serve_options.server.authenticated = api_options.credentials != nullptr;
   serve_options.server.threads = flags.threads;
   serve_options.server.poll_us = flags.poll_us;
+  serve_options.db = db->get();
+  if (rules != nullptr) serve_options.rules = &rules->engine();
   absl::StatusOr<std::unique_ptr<app::Serving>> served =
       app::Serving::Start(serve_options, services.backends(), ingest.get());
   if (!served.ok()) {

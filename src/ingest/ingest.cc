@@ -1,6 +1,7 @@
 #include "ingest/ingest.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "absl/strings/str_format.h"
@@ -188,16 +189,41 @@ absl::Status Ingest::SetRuleStatuses(const std::string& name, int host_index,
   return absl::OkStatus();
 }
 
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
 absl::StatusOr<bool> Ingest::PutSamples(const model::SampleBatch& batch,
                                         const store::Delivery* delivery) {
-  TW_RETURN_IF_ERROR(ValidateSamples(batch, clock_->NowMs(), options_));
-  bool written = true;
-  if (delivery != nullptr) {
-    TW_ASSIGN_OR_RETURN(written, db_->PutSamples(batch, *delivery));
-  } else {
-    TW_RETURN_IF_ERROR(db_->PutSamples(batch));
+  if (absl::Status s = ValidateSamples(batch, clock_->NowMs(), options_); !s.ok()) {
+    stats_.sample_batches_rejected.fetch_add(1, std::memory_order_relaxed);
+    return s;
   }
-  if (!written) return false;  // delivered before: the subscribers saw it then
+  const auto start = std::chrono::steady_clock::now();
+  bool written = true;
+  absl::Status s;
+  if (delivery != nullptr) {
+    absl::StatusOr<bool> w = db_->PutSamples(batch, *delivery);
+    s = w.status();
+    if (w.ok()) written = *w;
+  } else {
+    s = db_->PutSamples(batch);
+  }
+  if (!s.ok()) {
+    stats_.write_errors.fetch_add(1, std::memory_order_relaxed);
+    return s;
+  }
+  stats_.write_seconds.Observe(SecondsSince(start));
+  if (!written) {  // delivered before: the subscribers saw it then
+    stats_.duplicate_deliveries.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  stats_.sample_batches.fetch_add(1, std::memory_order_relaxed);
+  stats_.samples.fetch_add(batch.SampleCount(), std::memory_order_relaxed);
   for (model::IngestObserver* o : *Observers()) o->OnSamples(batch);
   return true;
 }
@@ -205,6 +231,7 @@ absl::StatusOr<bool> Ingest::PutSamples(const model::SampleBatch& batch,
 absl::StatusOr<bool> Ingest::PutLogEvents(const model::LogBatch& batch,
                                           const store::Delivery* delivery) {
   if (batch.stream.group.empty() || batch.stream.stream.empty()) {
+    stats_.log_batches_rejected.fetch_add(1, std::memory_order_relaxed);
     return absl::InvalidArgumentError(absl::StrFormat(
         "log events need a group and a stream name (got group \"%s\", stream \"%s\")",
         batch.stream.group, batch.stream.stream));
@@ -218,16 +245,28 @@ absl::StatusOr<bool> Ingest::PutLogEvents(const model::LogBatch& batch,
       break;
     }
   }
+  const auto start = std::chrono::steady_clock::now();
   bool written = true;
+  absl::Status s;
   if (delivery != nullptr) {
-    TW_ASSIGN_OR_RETURN(written, db_->PutLogs(*to_write, *delivery));
+    absl::StatusOr<bool> w = db_->PutLogs(*to_write, *delivery);
+    s = w.status();
+    if (w.ok()) written = *w;
   } else {
-    TW_RETURN_IF_ERROR(db_->PutLogs(*to_write));
+    s = db_->PutLogs(*to_write);
   }
-  if (written) {
-    for (model::IngestObserver* o : *Observers()) o->OnLogs(*to_write);
+  if (!s.ok()) {
+    stats_.write_errors.fetch_add(1, std::memory_order_relaxed);
+    return s;
   }
-  return written;
+  stats_.write_seconds.Observe(SecondsSince(start));
+  if (!written) {
+    stats_.duplicate_deliveries.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  stats_.log_events.fetch_add(to_write->events.size(), std::memory_order_relaxed);
+  for (model::IngestObserver* o : *Observers()) o->OnLogs(*to_write);
+  return true;
 }
 
 absl::StatusOr<bool> Ingest::CreateJobRecord(const model::JobRecord& job,

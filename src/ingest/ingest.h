@@ -29,6 +29,7 @@
 //
 // Thread safety: all methods are thread-safe.
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "store/db.h"
 #include "util/clock.h"
 #include "util/mutex.h"
+#include "util/prom_text.h"
 
 namespace trainwatch::ingest {
 
@@ -89,6 +91,19 @@ class Ingest final : public model::TelemetrySink {
   void Subscribe(model::IngestObserver* observer);
   void Unsubscribe(model::IngestObserver* observer);
 
+  // What went through, since this Ingest was made (for /metrics).
+  struct Stats {
+    std::atomic<uint64_t> samples{0};        // stored
+    std::atomic<uint64_t> sample_batches{0};  // stored
+    std::atomic<uint64_t> sample_batches_rejected{0};  // invalid: nothing stored
+    std::atomic<uint64_t> log_events{0};     // stored (after splitting long ones)
+    std::atomic<uint64_t> log_batches_rejected{0};
+    std::atomic<uint64_t> duplicate_deliveries{0};  // a resent batch, not stored again
+    std::atomic<uint64_t> write_errors{0};   // the store refused a write
+    util::Histogram write_seconds;           // samples and logs: the store's write
+  };
+  const Stats& stats() const { return stats_; }
+
  private:
   absl::StatusOr<bool> PutSamples(const model::SampleBatch& batch, const store::Delivery* delivery);
   absl::StatusOr<bool> PutLogEvents(const model::LogBatch& batch, const store::Delivery* delivery);
@@ -103,6 +118,7 @@ class Ingest final : public model::TelemetrySink {
   std::shared_ptr<const ObserverList> Observers() const;
   mutable util::Mutex mu_;
   std::shared_ptr<const ObserverList> subscribers_ ABSL_GUARDED_BY(mu_);
+  Stats stats_;
 };
 
 }  // namespace trainwatch::ingest

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "absl/strings/str_format.h"
+#include "model/job_events.h"
 #include "query/cursor.h"
 #include "query/errors.h"
 #include "util/status_macros.h"
@@ -128,6 +129,19 @@ absl::StatusOr<ListJobsResponse> ListJobs(std::vector<model::JobRecord> jobs,
         EncodeCursor(CursorKind::kJobs, binding, {{"i", k.number}, {"s", k.text}, {"n", k.name}});
   }
   return out;
+}
+
+std::vector<std::pair<std::string, ListMetricsQuery>> JobSeriesQueries(const model::JobRecord& job) {
+  std::vector<std::pair<std::string, ListMetricsQuery>> queries;
+  ListMetricsQuery by_job;
+  by_job.dimensions.push_back({std::string(model::kTrainingJobNameDim), job.name});
+  queries.emplace_back("algorithm", std::move(by_job));
+  for (const model::JobRecord& host : model::HostRecords(job)) {
+    ListMetricsQuery by_host;
+    by_host.dimensions.push_back({"Host", host.HostName()});
+    queries.emplace_back("system", std::move(by_host));
+  }
+  return queries;
 }
 
 }  // namespace trainwatch::query

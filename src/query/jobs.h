@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "model/job_record.h"
+#include "query/reader.h"
 
 namespace trainwatch::query {
 
@@ -49,5 +51,11 @@ struct ListJobsResponse {
 // the caller where that matters).
 absl::StatusOr<ListJobsResponse> ListJobs(std::vector<model::JobRecord> jobs,
                                           const ListJobsRequest& request);
+
+// The series of a job, as MetricsReader::ListSeries queries, each with its
+// group: "algorithm" (dimension TrainingJobName=NAME: what the job's log
+// and client produce) then "system" for each host (Host=NAME/algo-N: what
+// the profiler samples). A series may match more than one (list it once).
+std::vector<std::pair<std::string, ListMetricsQuery>> JobSeriesQueries(const model::JobRecord& job);
 
 }  // namespace trainwatch::query

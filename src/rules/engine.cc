@@ -46,6 +46,7 @@ Engine::~Engine() {
 }
 
 void Engine::Enqueue(Item item) {
+  item.queued_at = std::chrono::steady_clock::now();
   util::MutexLock lock(mu_);
   pending_.push_back(std::move(item));
   ++queued_;
@@ -139,6 +140,19 @@ std::optional<std::vector<model::RuleStatus>> Engine::Statuses(const std::string
   return it->second;
 }
 
+Engine::Stats Engine::GetStats() const {
+  Stats stats;
+  {
+    util::MutexLock lock(mu_);
+    stats.items_queued = queued_;
+    stats.items_processed = processed_;
+    stats.items_pending = pending_.size();
+  }
+  stats.inputs_evaluated = inputs_evaluated_.load(std::memory_order_relaxed);
+  stats.jobs_watched = jobs_watched_.load(std::memory_order_relaxed);
+  return stats;
+}
+
 void Engine::Loop(std::stop_token stop) {
   const auto tick = std::chrono::milliseconds(std::max<int64_t>(options_.tick_ms, 1));
   while (true) {
@@ -154,7 +168,13 @@ void Engine::Loop(std::stop_token stop) {
     const int64_t now_ms = options_.clock->NowMs();
     if (now_ms - last_tick_ms_ >= options_.tick_ms) Tick(now_ms, &outcomes);
     Write(outcomes);
+    jobs_watched_.store(jobs_.size(), std::memory_order_relaxed);
     if (!items.empty()) {
+      const auto done = std::chrono::steady_clock::now();
+      for (const Item& item : items) {
+        evaluation_seconds_.Observe(std::chrono::duration<double>(done - item.queued_at).count());
+        inputs_evaluated_.fetch_add(item.inputs.size(), std::memory_order_relaxed);
+      }
       util::MutexLock lock(mu_);
       processed_ += items.size();
       processed_changed_.notify_all();

@@ -22,6 +22,8 @@
 //
 // Thread safety: the observer methods, Flush and Statuses are thread-safe.
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -40,6 +42,7 @@
 #include "rules/inputs.h"
 #include "util/clock.h"
 #include "util/mutex.h"
+#include "util/prom_text.h"
 
 namespace trainwatch::rules {
 
@@ -99,6 +102,19 @@ class Engine final : public model::IngestObserver {
   // The statuses the engine holds for `job` (nullopt: not a job it watches).
   std::optional<std::vector<model::RuleStatus>> Statuses(const std::string& job) const;
 
+  // For /metrics. Items are observed batches and records; nothing is ever
+  // dropped (the queue is not bounded: observers must not block ingest).
+  struct Stats {
+    uint64_t items_queued = 0;
+    uint64_t items_processed = 0;  // evaluated and their results written
+    size_t items_pending = 0;      // queued, not taken yet
+    uint64_t inputs_evaluated = 0;
+    size_t jobs_watched = 0;
+  };
+  Stats GetStats() const;
+  // From an item's observation to its results written (queue wait included).
+  const util::Histogram& evaluation_seconds() const { return evaluation_seconds_; }
+
  private:
   // One observed batch or record, queued for the engine thread.
   struct Item {
@@ -106,6 +122,7 @@ class Engine final : public model::IngestObserver {
     std::vector<OwnedInput> inputs;
     model::JobRecord job;
     std::unique_ptr<JobEvaluator> rebuilt;  // kWatch: the state rebuilt from the store
+    std::chrono::steady_clock::time_point queued_at;
   };
   void Loop(std::stop_token stop);
   void Enqueue(Item item);
@@ -134,6 +151,10 @@ class Engine final : public model::IngestObserver {
   mutable util::Mutex rule_jobs_mu_;
   std::shared_ptr<const std::set<std::string>> rule_jobs_ ABSL_GUARDED_BY(rule_jobs_mu_) =
       std::make_shared<const std::set<std::string>>();
+
+  util::Histogram evaluation_seconds_;
+  std::atomic<uint64_t> inputs_evaluated_{0};
+  std::atomic<size_t> jobs_watched_{0};  // jobs_.size(), for other threads
 
   // The engine thread's own.
   std::map<std::string, std::unique_ptr<JobEvaluator>> jobs_;

@@ -1,20 +1,19 @@
 #pragma once
-// ServerMetrics: the HTTP server's own health counters, exposed at /metrics
-// in the Prometheus text format. Lock-free; updated from every server thread.
+// ServerMetrics: the HTTP server's own health counters, part of /metrics
+// (the Prometheus text format; the process's other parts add theirs:
+// api/metrics_page.h). Lock-free; updated from every server thread.
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
 
+#include "util/prom_text.h"
+
 namespace trainwatch::server {
 
 class ServerMetrics {
  public:
-  // Upper bounds (seconds) of the request-duration histogram buckets.
-  static constexpr std::array<double, 9> kBuckets = {0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                     0.05,  0.1,    0.5,   1.0};
-
   void ConnectionOpened() {
     connections_total_.fetch_add(1, std::memory_order_relaxed);
     connections_open_.fetch_add(1, std::memory_order_relaxed);
@@ -44,8 +43,8 @@ class ServerMetrics {
   // Timeout phases.
   static constexpr int kIdle = 0, kHeader = 1, kBody = 2, kWrite = 3;
 
-  // The exposition text (text/plain; version=0.0.4), with process RSS.
-  std::string Render() const;
+  // Writes these counters and the process's resident memory.
+  void Write(util::PromText* out) const;
 
  private:
   std::atomic<int64_t> connections_open_{0};
@@ -60,8 +59,7 @@ class ServerMetrics {
   std::array<std::atomic<uint64_t>, 6> by_class_{};  // 1xx..5xx, other
   std::atomic<uint64_t> bytes_in_{0};
   std::atomic<uint64_t> bytes_out_{0};
-  std::array<std::atomic<uint64_t>, kBuckets.size()> duration_buckets_{};
-  std::atomic<uint64_t> duration_micros_{0};
+  util::Histogram duration_;
 };
 
 // Resident set size of this process in bytes (from /proc/self/statm), or -1.

@@ -87,11 +87,13 @@ api::HttpResponse Router::TooLarge(const api::HttpRequest& head, size_t limit) c
 api::HttpResponse Router::Handle(const api::HttpRequest& request) const {
   if (live_ != nullptr && api::live::LiveApi::Serves(request)) return live_->Handle(request);
   if (IsNative(request)) return native_->Handle(request);
-  if (request.Path() == "/metrics" && (request.method == "GET" || request.method == "HEAD")) {
-    api::HttpResponse r;
+  if (api::MetricsPage::Serves(request)) {
+    const api::MetricsPage::Writer server_part = [this](util::PromText* text) {
+      if (metrics_ != nullptr) metrics_->Write(text);
+    };
+    static const api::MetricsPage kServerOnly(api::Backends{}, {});
+    api::HttpResponse r = (page_ != nullptr ? page_ : &kServerOnly)->Handle(request, server_part);
     r.headers.Add("x-amzn-RequestId", api::NewRequestId());
-    r.headers.Add("Content-Type", "text/plain; version=0.0.4");
-    r.body = metrics_ != nullptr ? metrics_->Render() : "";
     return r;
   }
   if (request.method == "POST" && aws_ != nullptr) return aws_->Handle(request);

@@ -195,6 +195,7 @@ void LiveHub::EvictOldest(const std::string& key) {
   total_bytes_ -= front.bytes;
   history.dropped_through = front.seq;
   history.entries.pop_front();
+  entries_evicted_.fetch_add(1, std::memory_order_relaxed);
   if (!history.entries.empty()) return;
   if (forgotten_.size() >= kMaxForgotten) {
     for (const auto& f : forgotten_) forgotten_floor_ = std::max(forgotten_floor_, f.second);
@@ -210,6 +211,7 @@ LiveHub::Read LiveHub::ReadAfter(const Filter& filter, uint64_t after, size_t ma
   Read read;
   read.head = seq_;
   auto reset = [&](std::string reason) {
+    readers_reset_.fetch_add(1, std::memory_order_relaxed);
     read.reset = true;
     read.reason = std::move(reason);
     read.entries.clear();

@@ -27,6 +27,7 @@
 // records are read later by the stream (LiveStream), on the server's thread.
 // Thread-safe.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -128,6 +129,10 @@ class LiveHub final : public model::IngestObserver {
   const LiveOptions& options() const { return options_; }
   // Bytes held now (for tests and /metrics).
   size_t HeldBytes() const;
+  // Entries the bounds evicted, and reads answered "reset" (a reader that
+  // fell behind or asked for what is gone refetches), since the hub was made.
+  uint64_t entries_evicted() const { return entries_evicted_.load(std::memory_order_relaxed); }
+  uint64_t readers_reset() const { return readers_reset_.load(std::memory_order_relaxed); }
 
  private:
   struct Held {
@@ -177,6 +182,8 @@ class LiveHub final : public model::IngestObserver {
   std::deque<JobChange> changes_ ABSL_GUARDED_BY(mu_);
   uint64_t changes_dropped_through_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t next_waiter_ ABSL_GUARDED_BY(mu_) = 1;
+  std::atomic<uint64_t> entries_evicted_{0};
+  mutable std::atomic<uint64_t> readers_reset_{0};  // ReadAfter is const
   std::map<uint64_t, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -12,16 +12,13 @@
 #include "api/native/native_api.h"
 #include "api/native/native_util.h"
 #include "model/job_events.h"
+#include "query/jobs.h"
 
 namespace trainwatch::api {
 
 using namespace native_internal;
 
 namespace {
-
-// The dimension of instance metrics (profiler/metric_names.h's kHostDim,
-// which api/ does not include): "<job>/algo-<n>".
-constexpr std::string_view kHostDim = "Host";
 
 std::string TierName(int64_t period_s) {
   return period_s == 0 ? "raw" : absl::StrFormat("%ds", period_s);
@@ -56,16 +53,7 @@ HttpResponse NativeApi::JobSeries(const std::string& name) const {
   absl::StatusOr<std::optional<model::JobRecord>> job = backends_.jobs->GetJob(name);
   if (!job.ok()) return FromStatus(job.status());
   if (!*job) return Error(404, "NotFound", absl::StrFormat("no job named %s", name));
-  // Algorithm metrics carry the job's name; instance metrics its hosts'.
-  std::vector<std::pair<std::string, ListMetricsQuery>> queries;
-  ListMetricsQuery by_job;
-  by_job.dimensions.push_back({std::string(model::kTrainingJobNameDim), (*job)->name});
-  queries.emplace_back("algorithm", std::move(by_job));
-  for (const model::JobRecord& host : model::HostRecords(**job)) {
-    ListMetricsQuery by_host;
-    by_host.dimensions.push_back({std::string(kHostDim), host.HostName()});
-    queries.emplace_back("system", std::move(by_host));
-  }
+  std::vector<std::pair<std::string, ListMetricsQuery>> queries = query::JobSeriesQueries(**job);
   Json items = Json::array();
   std::set<model::SeriesKey> seen;
   for (auto& [group, q] : queries) {

@@ -1,0 +1,116 @@
+#include "util/prom_text.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "absl/strings/str_format.h"
+
+namespace trainwatch::util {
+
+void Histogram::Observe(double seconds) {
+  // The count first: a scrape between the two sees no bucket above +Inf.
+  count_.fetch_add(1, std::memory_order_relaxed);
+  for (size_t i = 0; i < kDefaultBounds.size(); ++i) {
+    if (seconds <= kDefaultBounds[i]) {
+      buckets_[i].fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+  const double micros = seconds > 0 ? seconds * 1e6 : 0;
+  sum_micros_.fetch_add(static_cast<uint64_t>(micros), std::memory_order_relaxed);
+}
+
+uint64_t Histogram::CumulativeCount(size_t i) const {
+  uint64_t n = 0;
+  for (size_t k = 0; k <= i && k < buckets_.size(); ++k) n += buckets_[k].load(std::memory_order_relaxed);
+  return n;
+}
+
+std::string EscapeLabelValue(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string EscapeHelp(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Go's strconv formatting, which Prometheus parses: NaN, +Inf, -Inf, and
+// the shortest text that reads back as the same double.
+std::string FormatValue(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  std::string s = absl::StrFormat("%.15g", v);
+  if (std::strtod(s.c_str(), nullptr) != v) s = absl::StrFormat("%.17g", v);
+  return s;
+}
+
+void AppendLabels(const PromText::Labels& labels, std::string* out) {
+  if (labels.empty()) return;
+  out->push_back('{');
+  bool first = true;
+  for (const auto& [k, v] : labels) {
+    if (!first) out->push_back(',');
+    first = false;
+    out->append(k).append("=\"").append(EscapeLabelValue(v)).append("\"");
+  }
+  out->push_back('}');
+}
+
+}  // namespace
+
+void PromText::Family(std::string_view name, std::string_view type, std::string_view help) {
+  out_.append("# HELP ").append(name).append(" ").append(EscapeHelp(help));
+  out_.append("\n# TYPE ").append(name).append(" ").append(type).append("\n");
+}
+
+void PromText::Sample(std::string_view name, const Labels& labels, double value) {
+  out_.append(name);
+  AppendLabels(labels, &out_);
+  out_.append(" ").append(FormatValue(value)).append("\n");
+}
+
+void PromText::Histogram(std::string_view name, std::string_view help, const util::Histogram& h,
+                         const Labels& labels) {
+  Family(name, "histogram", help);
+  const std::string bucket = std::string(name) + "_bucket";
+  const std::span<const double> bounds = h.bounds();
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    Labels with_le = labels;
+    with_le.emplace_back("le", absl::StrFormat("%g", bounds[i]));
+    Sample(bucket, with_le, static_cast<double>(h.CumulativeCount(i)));
+  }
+  // The count is read once, so +Inf and _count agree.
+  const double count = static_cast<double>(h.count());
+  Labels inf = labels;
+  inf.emplace_back("le", "+Inf");
+  Sample(bucket, inf, count);
+  Sample(std::string(name) + "_sum", labels, h.sum_seconds());
+  Sample(std::string(name) + "_count", labels, count);
+}
+
+}  // namespace trainwatch::util
