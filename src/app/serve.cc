@@ -29,7 +29,8 @@ void WriteIngest(const ingest::Ingest::Stats& s, util::PromText* t) {
   t->Sample("trainwatch_ingest_rejected_batches_total", {{"kind", "logs"}}, Load(s.log_batches_rejected));
   Counter(t, "trainwatch_ingest_duplicate_deliveries_total",
           "Batches an agent sent again after a lost answer, not stored twice.", Load(s.duplicate_deliveries));
-  Counter(t, "trainwatch_ingest_write_errors_total", "Writes the store refused (the sender got a 5xx).",
+  Counter(t, "trainwatch_ingest_write_errors_total",
+          "Writes the store refused after the batch was found valid (I/O, or a conflict).",
           Load(s.write_errors));
   t->Histogram("trainwatch_ingest_write_seconds",
                "Time to make a batch durable (the store's group commit).", s.write_seconds);

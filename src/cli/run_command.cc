@@ -349,7 +349,6 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
         rules_summary = RulesSummary(*statuses);
       }
     }
-    local_rules.reset();
   }
   std::string report_line;
   if (reports) {
@@ -361,6 +360,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   }
   ui.reset();  // the job has ended: streams close, the port is free
   ui_services.reset();
+  local_rules.reset();  // after the UI, whose /metrics reads the engine
   if (remote) {
     // Whatever the server has not taken yet is on disk: wait for it (a
     // server that is away for a while gets it when it is back).

@@ -1,14 +1,14 @@
 #pragma once
 // How a series (namespace, metric name, dimensions, unit) is named in
-// Prometheus's data model: one rule for everything that speaks it
-// (/metrics?job=, and remote write). docs/prometheus.md documents it.
+// Prometheus's data model (/metrics?job=): one rule, documented in
+// docs/prometheus.md.
 //
-//   metric name  the CloudWatch metric name with every character outside
+//   metric name  the CloudWatch metric name with every byte outside
 //                [a-zA-Z0-9_:] replaced by '_', and '_' put in front of a
 //                leading digit ("train:loss" stays, "val-acc" -> "val_acc",
 //                "1cycle" -> "_1cycle")
 //   labels       namespace="<namespace>", then each dimension: its name
-//                with every character outside [a-zA-Z0-9_] replaced by '_'
+//                with every byte outside [a-zA-Z0-9_] replaced by '_'
 //                ('_' in front of a leading digit), "dim_" in front of a name
 //                that would start with "__" or be "namespace" or "unit", and
 //                "_2", "_3", ... after a name an earlier dimension took;

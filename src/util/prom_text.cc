@@ -12,7 +12,9 @@ void Histogram::Observe(double seconds) {
   count_.fetch_add(1, std::memory_order_relaxed);
   for (size_t i = 0; i < kDefaultBounds.size(); ++i) {
     if (seconds <= kDefaultBounds[i]) {
-      buckets_[i].fetch_add(1, std::memory_order_relaxed);
+      // Release, with CumulativeCount's acquire: a scrape that sees this
+      // bucket's increment sees the count's too.
+      buckets_[i].fetch_add(1, std::memory_order_release);
       break;
     }
   }
@@ -22,14 +24,55 @@ void Histogram::Observe(double seconds) {
 
 uint64_t Histogram::CumulativeCount(size_t i) const {
   uint64_t n = 0;
-  for (size_t k = 0; k <= i && k < buckets_.size(); ++k) n += buckets_[k].load(std::memory_order_relaxed);
+  for (size_t k = 0; k <= i && k < buckets_.size(); ++k) n += buckets_[k].load(std::memory_order_acquire);
   return n;
 }
+
+namespace {
+
+// Length of the valid UTF-8 sequence at the start of `v` (as Go's decoder
+// takes it: no overlong forms, no surrogates, nothing above U+10FFFF), or 0.
+size_t Utf8Length(std::string_view v) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(v[i]); };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (v.size() < n || b(1) < lo || b(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i) {
+    if (b(i) < 0x80 || b(i) > 0xBF) return 0;
+  }
+  return n;
+}
+
+}  // namespace
 
 std::string EscapeLabelValue(std::string_view v) {
   std::string out;
   out.reserve(v.size());
-  for (char c : v) {
+  while (!v.empty()) {
+    const size_t n = Utf8Length(v);
+    if (n == 0) {
+      // Prometheus refuses a whole scrape over one label value that is not
+      // UTF-8 (nothing at ingest promises UTF-8): U+FFFD instead.
+      out += "\xEF\xBF\xBD";
+      v.remove_prefix(1);
+      continue;
+    }
+    const char c = v[0];
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
@@ -37,8 +80,9 @@ std::string EscapeLabelValue(std::string_view v) {
     } else if (c == '"') {
       out += "\\\"";
     } else {
-      out += c;
+      out.append(v.substr(0, n));
     }
+    v.remove_prefix(n);
   }
   return out;
 }

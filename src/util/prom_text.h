@@ -66,8 +66,9 @@ class PromText {
   std::string out_;
 };
 
-// A label value or help text escaped for the format (\\, \n, and \" in
-// label values).
+// A label value escaped for the format (\\, \n, \"), with each byte that
+// is not part of valid UTF-8 replaced by U+FFFD (Prometheus refuses the
+// whole scrape otherwise).
 std::string EscapeLabelValue(std::string_view v);
 
 }  // namespace trainwatch::util

@@ -20,6 +20,14 @@ TEST(PromTextTest, FamiliesAndSamplesInTheTextFormat) {
             "trainwatch_x_total 0.1\n");
 }
 
+TEST(PromTextTest, LabelValuesAreValidUtf8) {
+  EXPECT_EQ(EscapeLabelValue("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+  EXPECT_EQ(EscapeLabelValue("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(EscapeLabelValue("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
+  EXPECT_EQ(EscapeLabelValue("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
+  EXPECT_EQ(EscapeLabelValue("end\xE2\x82"), "end\xEF\xBF\xBD\xEF\xBF\xBD");  // cut short
+}
+
 TEST(PromTextTest, ValuesReadBackExactly) {
   PromText t;
   t.Sample("a", {}, std::nan(""));

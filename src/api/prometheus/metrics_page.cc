@@ -1,5 +1,6 @@
 #include "api/prometheus/metrics_page.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
@@ -78,11 +79,15 @@ HttpResponse MetricsPage::Job(const std::string& name) const {
   std::vector<std::pair<std::string, ListMetricsQuery>> queries = query::JobSeriesQueries(**job);
   // Families by name; in each, one sample per label set (two series that
   // name alike: the one with the newer value).
+  using Labels = std::vector<std::pair<std::string, std::string>>;
   struct Point {
+    Labels labels;  // in the naming rule's order
     int64_t t_ms;
     double value;
   };
-  std::map<std::string, std::map<std::vector<std::pair<std::string, std::string>>, Point>> families;
+  // Keyed by the labels sorted: renamed dimensions can give one label set
+  // in two orders.
+  std::map<std::string, std::map<Labels, Point>> families;
   std::set<model::SeriesKey> seen;
   for (auto& [group, q] : queries) {
     q.limit = std::numeric_limits<size_t>::max();
@@ -93,8 +98,11 @@ HttpResponse MetricsPage::Job(const std::string& name) const {
     for (const query::SeriesInfo& s : *series) {
       if (!s.last || !seen.insert(s.key).second) continue;
       model::PrometheusSeries p = model::ToPrometheus(s.key);
-      auto [it, inserted] = families[p.name].try_emplace(std::move(p.labels), Point{s.last->t_ms, s.last->value});
-      if (!inserted && s.last->t_ms > it->second.t_ms) it->second = Point{s.last->t_ms, s.last->value};
+      Labels key = p.labels;
+      std::sort(key.begin(), key.end());
+      Point point{std::move(p.labels), s.last->t_ms, s.last->value};
+      auto [it, inserted] = families[p.name].try_emplace(std::move(key), point);
+      if (!inserted && point.t_ms > it->second.t_ms) it->second = std::move(point);
     }
   }
   util::PromText text;
@@ -106,7 +114,7 @@ HttpResponse MetricsPage::Job(const std::string& name) const {
     // Never let a job's metric take the name of one of trainwatch's own.
     if (family == "trainwatch_job_info") continue;
     text.Family(family, "gauge", "The job's latest value (trainwatch).");
-    for (const auto& [labels, point] : samples) text.Sample(family, labels, point.value);
+    for (const auto& [key, point] : samples) text.Sample(family, point.labels, point.value);
   }
   return Text(200, text.str());
 }

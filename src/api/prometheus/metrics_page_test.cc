@@ -95,6 +95,15 @@ TEST_F(MetricsPageTest, SeriesThatNameAlikeGiveOneSampleTheNewest) {
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_THAT(r.body, HasSubstr("a_b{namespace=\"/aws/sagemaker/TrainingJobs\",TrainingJobName=\"j1\"} 2\n"));
   EXPECT_THAT(r.body, Not(HasSubstr("TrainingJobName=\"j1\"} 1\n")));
+  // Renamed dimensions can give one label set in two orders: still one sample.
+  clock_.AdvanceMs(1000);
+  Put(kNs, "m", {{"TrainingJobName", "j1"}, {"a-b", "1"}, {"a_b", "2"}}, {{kNow - 500, 5}});
+  Put(kNs, "m", {{"TrainingJobName", "j1"}, {"a-b-2", "2"}, {"a_b", "1"}}, {{kNow - 400, 6}});
+  r = Get("/metrics?job=j1");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_THAT(r.body, HasSubstr("m{namespace=\"/aws/sagemaker/TrainingJobs\",TrainingJobName=\"j1\","
+                                "a_b_2=\"2\",a_b=\"1\"} 6\n"));  // the newer series' labels
+  EXPECT_THAT(r.body, Not(HasSubstr("} 5\n")));
 }
 
 TEST_F(MetricsPageTest, ErrorsSayWhatToDo) {
