@@ -11,6 +11,7 @@
 // called concurrently from several threads: implementations are thread-safe.
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -220,11 +221,14 @@ class MetricsReader {
   }
   // The raw samples, start_ms <= t < end_ms, of every series (every unit)
   // of the metrics ListMetrics(query) finds, query.limit ignored: what the
-  // raw tier still holds (rules replay).
+  // raw tier still holds (rules replay). When `want` is set, only the series
+  // it returns true for are read (the others are not decoded).
   // Unimplemented for a reader that keeps no raw samples.
+  using SeriesFilter = std::function<bool(const model::SeriesKey&)>;
   virtual absl::StatusOr<std::vector<RawSeries>> ReadRaw(const ListMetricsQuery& query,
-                                                         int64_t start_ms, int64_t end_ms) {
-    (void)query, (void)start_ms, (void)end_ms;
+                                                         int64_t start_ms, int64_t end_ms,
+                                                         const SeriesFilter& want) {
+    (void)query, (void)start_ms, (void)end_ms, (void)want;
     return absl::UnimplementedError("this reader keeps no raw samples");
   }
 };

@@ -212,7 +212,8 @@ absl::StatusOr<std::optional<LastSample>> LastValueFromView(const store::ReadVie
 
 absl::StatusOr<std::vector<RawSeries>> ReadRawFromView(const store::ReadView& view,
                                                        ListMetricsQuery query, int64_t start_ms,
-                                                       int64_t end_ms) {
+                                                       int64_t end_ms,
+                                                       const MetricsReader::SeriesFilter& want) {
   std::vector<RawSeries> out;
   query.limit = 500;
   while (true) {
@@ -222,6 +223,7 @@ absl::StatusOr<std::vector<RawSeries>> ReadRawFromView(const store::ReadView& vi
       std::vector<store::SeriesRef> refs;
       TW_RETURN_IF_ERROR(view.FindSeries(id.ns, id.metric, id.dimensions, nullptr, &refs));
       for (const store::SeriesRef& ref : refs) {
+        if (want && !want(ref.key)) continue;
         RawSeries series{ref.key, {}};
         TW_RETURN_IF_ERROR(view.ScanRows(ref.id, start_ms, end_ms,
                                          [&](uint8_t lane, const store::Row& row) {
@@ -261,8 +263,8 @@ class ViewMetricsReader final : public MetricsReader {
     return LastValueFromView(view_, key);
   }
   absl::StatusOr<std::vector<RawSeries>> ReadRaw(const ListMetricsQuery& query, int64_t start_ms,
-                                                 int64_t end_ms) override {
-    return ReadRawFromView(view_, query, start_ms, end_ms);
+                                                 int64_t end_ms, const SeriesFilter& want) override {
+    return ReadRawFromView(view_, query, start_ms, end_ms, want);
   }
   absl::StatusOr<std::vector<SeriesInfo>> ListSeries(const ListMetricsQuery& query) override {
     return ListSeriesFromView(view_, query);
@@ -288,10 +290,11 @@ absl::StatusOr<std::vector<StatisticsBucket>> StoreReader::GetStatistics(
 }
 
 absl::StatusOr<std::vector<RawSeries>> StoreReader::ReadRaw(const ListMetricsQuery& query,
-                                                           int64_t start_ms, int64_t end_ms) {
+                                                           int64_t start_ms, int64_t end_ms,
+                                                           const SeriesFilter& want) {
   absl::StatusOr<store::ReadView> view = db_.View();
   if (!view.ok()) return view.status();
-  return ReadRawFromView(*view, query, start_ms, end_ms);
+  return ReadRawFromView(*view, query, start_ms, end_ms, want);
 }
 
 absl::StatusOr<std::unique_ptr<MetricsReader>> StoreReader::Snapshot() {

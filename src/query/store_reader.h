@@ -39,7 +39,7 @@ class StoreReader final : public MetricsReader, public LogsReader, public JobsRe
   // units, in MetricId order. O(series in the namespace) a page.
   absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& query) override;
   absl::StatusOr<std::vector<RawSeries>> ReadRaw(const ListMetricsQuery& query, int64_t start_ms,
-                                                 int64_t end_ms) override;
+                                                 int64_t end_ms, const SeriesFilter& want) override;
   // Like ListMetrics, each unit apart, with the series' last-value records.
   absl::StatusOr<std::vector<SeriesInfo>> ListSeries(const ListMetricsQuery& query) override;
   // query/chart.h: one pass over the chunks, rollup periods, head rows and

@@ -221,7 +221,7 @@ absl::Status AddRawUsage(const model::JobRecord& job, query::MetricsReader& metr
       q.metric = std::string(res.metric);
       q.dimensions.push_back({std::string(profiler::kHostDim), host.HostName()});
       TW_ASSIGN_OR_RETURN(std::vector<query::RawSeries> raw,
-                          metrics.ReadRaw(q, start_ms, end_ms + 1));
+                          metrics.ReadRaw(q, start_ms, end_ms + 1, {}));
       std::vector<double> values;
       for (const query::RawSeries& s : raw) {
         if (s.key.dimensions.size() != 1) continue;  // per device or interface

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <queue>
 #include <utility>
 
@@ -25,12 +26,11 @@ struct Source {
   std::vector<model::Sample> samples;
 };
 
-// The job's stored series and output lines of [start_ms, end_ms), each in
-// time order; together, in this order, they are the inputs the live engine
-// saw (FeedStoredInputs merges them by time, ties in this order).
-absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metrics,
-                       query::LogsReader& logs, int64_t start_ms, int64_t end_ms,
-                       std::vector<Source>* out) {
+// The job's stored series of [start_ms, end_ms) that become inputs, each
+// in time order. Series no rule takes are not read.
+absl::StatusOr<std::vector<Source>> ReadSeriesSlice(const model::JobRecord& job,
+                                                    query::MetricsReader& metrics,
+                                                    int64_t start_ms, int64_t end_ms) {
   std::vector<query::ListMetricsQuery> queries;
   query::ListMetricsQuery by_job;
   by_job.dimensions.push_back({std::string(model::kTrainingJobNameDim), job.name});
@@ -41,8 +41,14 @@ absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metric
     by_host.dimensions.push_back({std::string(profiler::kHostDim), host.HostName()});
     queries.push_back(by_host);
   }
+  const query::MetricsReader::SeriesFilter wanted = [&](const model::SeriesKey& key) {
+    std::optional<OwnedInput> base = SeriesInput(key);
+    return base && base->job == job.name;
+  };
+  std::vector<Source> out;
   for (const query::ListMetricsQuery& q : queries) {
-    TW_ASSIGN_OR_RETURN(std::vector<query::RawSeries> raw, metrics.ReadRaw(q, start_ms, end_ms));
+    TW_ASSIGN_OR_RETURN(std::vector<query::RawSeries> raw,
+                        metrics.ReadRaw(q, start_ms, end_ms, wanted));
     for (query::RawSeries& series : raw) {
       std::optional<OwnedInput> base = SeriesInput(series.key);
       if (!base || base->job != job.name || series.samples.empty()) continue;
@@ -50,9 +56,15 @@ absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metric
       source.fixed_value = base->input.signal == Signal::kNonFinite;
       source.base = std::move(*base);
       source.samples = std::move(series.samples);
-      out->push_back(std::move(source));
+      out.push_back(std::move(source));
     }
   }
+  return out;
+}
+
+// The job's output lines of [start_ms, end_ms), one source per host.
+absl::Status ReadLinesSlice(const model::JobRecord& job, query::LogsReader& logs,
+                            int64_t start_ms, int64_t end_ms, std::vector<Source>* out) {
   for (const model::JobRecord& host : model::HostRecords(job)) {
     if (host.log_stream.empty()) continue;
     query::LogReadQuery q;
@@ -81,6 +93,39 @@ absl::Status ReadSlice(const model::JobRecord& job, query::MetricsReader& metric
   return absl::OkStatus();
 }
 
+// One slice read and put in order: its sources, and the source of each of
+// its inputs in turn (a k-way merge by (time, source): the order a stable
+// sort of the sources' inputs, concatenated, would give).
+struct Slice {
+  std::vector<Source> sources;
+  std::vector<uint32_t> order;
+};
+
+absl::StatusOr<Slice> ReadSlice(const model::JobRecord& job, query::MetricsReader& metrics,
+                                query::LogsReader& logs, int64_t start_ms, int64_t end_ms) {
+  Slice slice;
+  TW_ASSIGN_OR_RETURN(slice.sources, ReadSeriesSlice(job, metrics, start_ms, end_ms));
+  // Series first, then lines: ties in time go in this order.
+  TW_RETURN_IF_ERROR(ReadLinesSlice(job, logs, start_ms, end_ms, &slice.sources));
+  const std::vector<Source>& sources = slice.sources;
+  size_t total = 0;
+  for (const Source& source : sources) total += source.samples.size();
+  slice.order.reserve(total);
+  std::vector<size_t> next(sources.size(), 0);
+  using Head = std::pair<int64_t, uint32_t>;  // (time of the next sample, source)
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    heads.push({sources[i].samples[0].t_ms, static_cast<uint32_t>(i)});
+  }
+  while (!heads.empty()) {
+    const uint32_t i = heads.top().second;
+    heads.pop();
+    slice.order.push_back(i);
+    if (++next[i] < sources[i].samples.size()) heads.push({sources[i].samples[next[i]].t_ms, i});
+  }
+  return slice;
+}
+
 }  // namespace
 
 absl::Status ForEachStoredInput(const model::JobRecord& job, query::MetricsReader& metrics,
@@ -90,28 +135,30 @@ absl::Status ForEachStoredInput(const model::JobRecord& job, query::MetricsReade
   // A little past the end: data written as the job ended.
   const int64_t read_end = end_ms + 1;
   slice_ms = std::max<int64_t>(slice_ms, 1);
+  // The next slice is read, decoded and put in order on a thread of its own
+  // while this one is fed (reading was over a third of a replay's time): two
+  // slices in memory at most.
+  auto read = [&job, &metrics, &logs, read_end, slice_ms](int64_t start) {
+    return ReadSlice(job, metrics, logs, start, std::min(read_end, start + slice_ms));
+  };
+  std::future<absl::StatusOr<Slice>> pending;
+  if (job.creation_ms < read_end) pending = std::async(std::launch::async, read, job.creation_ms);
   for (int64_t start = job.creation_ms; start < read_end; start += slice_ms) {
     const int64_t end = std::min(read_end, start + slice_ms);
-    std::vector<Source> sources;
-    TW_RETURN_IF_ERROR(ReadSlice(job, metrics, logs, start, end, &sources));
-    // A k-way merge by (time, source): the order a stable sort of the
-    // sources' inputs, concatenated, would give, without building them.
+    absl::StatusOr<Slice> slice = pending.get();
+    if (end < read_end) pending = std::async(std::launch::async, read, end);
+    if (!slice.ok()) return slice.status();  // ~future waits for the read in flight
+    const std::vector<Source>& sources = slice->sources;
     std::vector<Input> bases;
     bases.reserve(sources.size());
     for (const Source& source : sources) bases.push_back(source.base.AsInput());
-    std::vector<size_t> next(sources.size(), 0);
-    using Head = std::pair<int64_t, size_t>;  // (time of the next sample, source)
-    std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
-    for (size_t i = 0; i < sources.size(); ++i) heads.push({sources[i].samples[0].t_ms, i});
-    while (!heads.empty()) {
-      const size_t i = heads.top().second;
-      heads.pop();
+    std::vector<size_t> cursor(sources.size(), 0);
+    for (const uint32_t i : slice->order) {
       const Source& source = sources[i];
-      const model::Sample& sample = source.samples[next[i]];
+      const model::Sample& sample = source.samples[cursor[i]++];
       Input& in = bases[i];
       in.t_ms = sample.t_ms;
       if (!source.fixed_value) in.value = sample.value;
-      if (++next[i] < source.samples.size()) heads.push({source.samples[next[i]].t_ms, i});
       visit(in);
     }
     if (progress) progress(end);

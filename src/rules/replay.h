@@ -49,6 +49,9 @@ struct Input;
 // time order (ties by series): its metrics, its hosts' profiler series, its
 // output lines. No ticks. Reads slice_ms of data at a time and calls
 // `progress` (when set) after each slice. What the report and replay share.
+// `metrics` and `logs` are read from a thread of its own (the next slice
+// while this one is fed): they must be thread-safe as query/reader.h says,
+// so not a reader Snapshot() made.
 absl::Status ForEachStoredInput(const model::JobRecord& job, query::MetricsReader& metrics,
                                 query::LogsReader& logs, int64_t end_ms, int64_t slice_ms,
                                 const std::function<void(int64_t t_ms)>& progress,

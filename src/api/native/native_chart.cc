@@ -106,7 +106,7 @@ HttpResponse NativeApi::JobSamples(const std::string& name, const HttpRequest& r
                  absl::StrFormat("query parameter start (%d ms) must be before end (%d ms)",
                                  *start, *end));
   }
-  absl::StatusOr<std::vector<query::RawSeries>> raw = backends_.metrics->ReadRaw(q, *start, *end);
+  absl::StatusOr<std::vector<query::RawSeries>> raw = backends_.metrics->ReadRaw(q, *start, *end, {});
   if (!raw.ok()) return FromStatus(raw.status());
   // An answer holds at most max_samples_per_answer samples: those before the time
   // `next_start`, which the next request gives as its start.

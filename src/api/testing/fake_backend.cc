@@ -214,13 +214,15 @@ absl::StatusOr<std::vector<MetricId>> FakeBackend::ListMetrics(const ListMetrics
 
 absl::StatusOr<std::vector<query::RawSeries>> FakeBackend::ReadRaw(const ListMetricsQuery& q,
                                                                    int64_t start_ms,
-                                                                   int64_t end_ms) {
+                                                                   int64_t end_ms,
+                                                                   const SeriesFilter& want) {
   util::MutexLock lock(mu_);
   std::vector<query::RawSeries> out;
   for (const auto& [key, series] : series_) {
     if (q.ns && key.ns != *q.ns) continue;
     if (q.metric && key.metric != *q.metric) continue;
     if (!MatchesDimensions(key, q.dimensions)) continue;
+    if (want && !want(key)) continue;
     query::RawSeries raw{key, {}};
     for (const Point& p : series.points) {
       if (p.t_ms >= start_ms && p.t_ms < end_ms) raw.samples.push_back({p.t_ms, p.sum / p.count});

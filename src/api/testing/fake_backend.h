@@ -60,7 +60,8 @@ class FakeBackend final : public model::SampleSink,
   // query::M4; x=step from the job's step series as stored.
   absl::StatusOr<query::ChartAnswer> Chart(const query::ChartQuery& query) override;
   absl::StatusOr<std::vector<query::RawSeries>> ReadRaw(const ListMetricsQuery& query,
-                                                        int64_t start_ms, int64_t end_ms) override;
+                                                        int64_t start_ms, int64_t end_ms,
+                                                        const SeriesFilter& want) override;
 
   // LogsReader, LogsWriter
   absl::Status CreateLogGroup(const std::string& group, int64_t now_ms) override;
