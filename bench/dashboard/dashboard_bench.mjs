@@ -16,11 +16,19 @@
 //   latency               a running job prints `lat: <epoch ms>` every 50 ms; the
 //                         open job page notes when each value reaches its chart
 //                         (live stream, SSE) and is drawn (next animation frame)
+//   the peer              with --prometheus: the same 1,000,000 points (an hour
+//                         earlier) in Debian's prometheus (promtool makes the
+//                         blocks), its classic graph page (/classic/graph: the
+//                         only graph UI Debian's package serves) opened on them
+//                         in a fresh context until its chart is drawn, in
+//                         alternating pairs with trainwatch's 1M-point view;
+//                         and whether the spike is among the points it drew
 //
-//   node bench/dashboard/dashboard_bench.mjs --trainwatch BIN --source REPO [--runs 7]
+//   node bench/dashboard/dashboard_bench.mjs --trainwatch BIN --source REPO [--runs 7] [--prometheus]
 import fs from 'node:fs';
 import path from 'node:path';
 import {createRequire} from 'node:module';
+import {execFileSync, spawn} from 'node:child_process';
 import {freePort, sleep, Server, runJob, importFile, tempDir, writeSpikeSeries, waitFor} from
   '../../tests/browser/harness.mjs';
 
@@ -32,6 +40,7 @@ const arg = (name, fallback) => {
 const BIN = arg('trainwatch');
 const SOURCE = arg('source', '.');
 const RUNS = Number(arg('runs', 7));
+const PROMETHEUS = argv.includes('--prometheus');
 if (!BIN) {
   console.error('usage: dashboard_bench.mjs --trainwatch BIN --source REPO [--runs 7]');
   process.exit(2);
@@ -63,6 +72,72 @@ const stats = (xs) => {
 };
 const fmt = (o, unit) => `median ${o.median.toFixed(1)} ${unit} (min ${o.min.toFixed(1)}, max ${o.max.toFixed(1)}, n ${o.n})`;
 
+// The peer: Debian's prometheus over blocks promtool makes from the same
+// values (writeSpikeSeries' formula), an hour in the past.
+let promProcess = null;
+const PROM_T0 = Date.now() - 3600000;
+async function startPrometheus() {
+  const dir = path.join(data, 'prometheus');
+  fs.mkdirSync(dir);
+  const om = path.join(dir, 'spike.om');
+  const fd = fs.openSync(om, 'w');
+  fs.writeSync(fd, '# TYPE spike:loss gauge\n');
+  const labels = '{namespace="/aws/sagemaker/TrainingJobs",TrainingJobName="big-1m"}';
+  for (let from = 0; from < 1000000; from += 100000) {
+    let text = '';
+    for (let i = from; i < from + 100000; i++) {
+      const v = i === 654321 ? 50 : Number((1 + 0.2 * Math.sin(i / 40000) + 0.01 * ((i * 7919) % 13) / 13).toFixed(5));
+      text += `spike:loss${labels} ${v} ${((PROM_T0 + i) / 1000).toFixed(3)}\n`;
+    }
+    fs.writeSync(fd, text);
+  }
+  fs.writeSync(fd, '# EOF\n');
+  fs.closeSync(fd);
+  execFileSync('promtool', ['tsdb', 'create-blocks-from', 'openmetrics', om, path.join(dir, 'tsdb')], {stdio: 'ignore'});
+  fs.writeFileSync(path.join(dir, 'prometheus.yml'), 'global:\n  scrape_interval: 1h\nscrape_configs: []\n');
+  const port = await freePort();
+  promProcess = spawn('prometheus', [`--config.file=${path.join(dir, 'prometheus.yml')}`,
+    `--storage.tsdb.path=${path.join(dir, 'tsdb')}`, '--storage.tsdb.retention.time=10y',
+    `--web.listen-address=127.0.0.1:${port}`], {stdio: 'ignore'});
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor('prometheus', async () => (await fetch(`${base}/-/ready`)).ok, 60000, 200);
+  return {base};
+}
+
+// One cold view of the classic graph page on the 1M points: until its chart's
+// line is drawn; what its range query answered (points, step, max).
+async function promView(prom) {
+  const context = await browser.newContext({viewport: {width: 1280, height: 900}});
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.setCacheDisabled', {cacheDisabled: true});
+  let total = 0;
+  cdp.on('Network.loadingFinished', (e) => { total += e.encodedDataLength; });
+  let answer = null;
+  page.on('response', async (r) => {
+    if (r.url().includes('/api/v1/query_range')) {
+      const url = new URL(r.url());
+      const body = await r.json().catch(() => null);
+      const values = body?.data?.result?.[0]?.values || [];
+      answer = {points: values.length, step: Number(url.searchParams.get('step')),
+                max: Math.max(...values.map((v) => Number(v[1])))};
+    }
+  });
+  const end = new Date(PROM_T0 + 1000000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, '');
+  const q = new URLSearchParams({'g0.expr': 'spike:loss', 'g0.tab': '0', 'g0.range_input': '1000s',
+                                 'g0.end_input': end, 'g0.stacked': '0'});
+  const start = Date.now();
+  await page.goto(`${prom.base}/classic/graph?${q}`);
+  await page.waitForFunction(() => document.querySelector('.graph svg path.path, .graph svg path'), null,
+                             {timeout: 60000, polling: 'raf'});
+  const first = Date.now() - start;
+  await waitFor('the range query answer', async () => answer, 10000, 50);
+  await sleep(200);
+  await context.close();
+  return {first, total, ...answer};
+}
+
 const server = new Server(BIN, data, await freePort());
 let browser;
 try {
@@ -83,6 +158,7 @@ try {
   }
   browser = await chromium.launch({executablePath: process.env.TW_CHROMIUM || '/usr/bin/chromium',
                                    headless: true, args: ['--no-sandbox']});
+  const prom = PROMETHEUS ? await startPrometheus() : null;
 
   // One cold view of a job page: time until `ready` holds, and bytes by URL.
   async function view(job, ready) {
@@ -116,11 +192,13 @@ try {
 
   const bigRuns = [];
   const wideRuns = [];
+  const promRuns = [];
   for (let i = 0; i < RUNS; i++) {
     bigRuns.push(await view('big-1m', async (page, start) => {
       await drawn(page, 'figure.chart[data-metric="spike:loss"][data-points]');
       return {first: Date.now() - start};
     }));
+    if (prom) promRuns.push(await promView(prom));
     wideRuns.push(await view('wide-200', async (page, start, received) => {
       await drawn(page, 'figure.chart[data-points]');
       const first = Date.now() - start;
@@ -155,6 +233,15 @@ try {
     }));
   }
   console.log(`D1 first chart, 1 series of 1,000,000 points: ${fmt(stats(bigRuns.map((r) => r.first)), 'ms')}`);
+  if (prom) {
+    const ratios = bigRuns.map((r, k) => r.first / promRuns[k].first);
+    const last = promRuns[promRuns.length - 1];
+    const fmt2 = (o) => `median ${o.median.toFixed(2)}x (min ${o.min.toFixed(2)}, max ${o.max.toFixed(2)}, n ${o.n})`;
+    console.log(`D1 peer: prometheus classic graph, the same 1,000,000 points: ${fmt(stats(promRuns.map((r) => r.first)), 'ms')}; ` +
+                `trainwatch/prometheus ${fmt2(stats(ratios))}; prometheus drew ${last.points} points ` +
+                `(step ${last.step} s, max ${last.max}: the spike of 50 ${last.max === 50 ? 'shown' : 'missed'}); ` +
+                `bytes ${fmt(stats(promRuns.map((r) => r.total / 1000)), 'kB')}`);
+  }
   console.log(`D2 bytes of that chart: ${fmt(stats(bigRuns.map((r) => r.chartBytes / 1000)), 'kB')}; ` +
               `whole first view: ${fmt(stats(bigRuns.map((r) => r.total / 1000)), 'kB')}`);
   console.log(`D3 first chart, 200 series: ${fmt(stats(wideRuns.map((r) => r.first)), 'ms')}; ` +
@@ -207,6 +294,7 @@ try {
     console.log('D4 line printed -> point drawn: no live point was seen (is the live stream on?)');
   }
 } finally {
+  if (promProcess) promProcess.kill('SIGTERM');
   if (browser) await browser.close();
   await server.stop();
   fs.rmSync(data, {recursive: true, force: true});
