@@ -188,10 +188,14 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
     CommitSealJobs(drain_seals, &batch);
   }
   FinishHeadLog(&batch);
-  if (batch.Count() == 0) return;
+  if (batch.Count() == 0) {
+    if (log_writer_ != nullptr) log_writer_->ForgetMisses();
+    return;
+  }
   kv::WriteOptions wo;
   wo.sync = options_.sync_writes;
   absl::Status s = kv_->Write(&batch, wo);
+  if (s.ok() && log_writer_ != nullptr) log_writer_->ForgetMisses();  // the batch is written
   if (!s.ok()) {
     write_error_ = absl::Status(
         s.code(), absl::StrFormat("writing to \"%s\" failed (%s); reopen the data folder",

@@ -502,5 +502,32 @@ TEST_F(DbTest, EverythingSurvivesReopen) {
   EXPECT_LT(seqs[0], seqs[1]);  // sequence numbers never repeat across restarts
 }
 
+// Requests naming streams and groups that do not exist (deletes here) do not
+// grow what the writer remembers without bound; what exists is kept.
+TEST(LogWriterTest, RemembersABoundedNumberOfMissingStreams) {
+  testing::TempDir dir;
+  kv::KvOptions o;
+  o.path = dir.path() + "/kv";
+  absl::StatusOr<std::unique_ptr<kv::Kv>> kv = kv::Kv::Open(o);
+  ASSERT_TRUE(kv.ok()) << kv.status();
+  LogWriter writer(kv->get());
+  ASSERT_TRUE(writer.Load().ok());
+  kv::WriteBatch batch;
+  ASSERT_EQ(*writer.CreateGroup("g", 1000, &batch), LogChange::kDone);
+  ASSERT_EQ(*writer.CreateStream({"g", "kept"}, 1000, &batch), LogChange::kDone);
+  ASSERT_TRUE((*kv)->Write(&batch, {}).ok());
+  for (int i = 0; i < 20000; ++i) {
+    kv::WriteBatch b;
+    absl::StatusOr<LogChange> change = writer.DeleteStream({"g", "nope-" + std::to_string(i)}, &b);
+    ASSERT_TRUE(change.ok()) << change.status();
+    writer.ForgetMisses();  // as each commit does
+  }
+  EXPECT_LE(writer.remembered(), LogWriter::kMaxRememberedMisses + 3);
+  kv::WriteBatch b;
+  absl::StatusOr<LogChange> again = writer.CreateStream({"g", "kept"}, 2000, &b);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, LogChange::kExists);
+}
+
 }  // namespace
 }  // namespace trainwatch::store

@@ -171,6 +171,7 @@ absl::StatusOr<std::optional<LogGroupInfo>*> LogWriter::Group(std::string_view g
           absl::StrFormat("log group \"%s\" has an unreadable record", group));
     }
   }
+  if (!info) ++remembered_misses_;
   return &groups_.emplace(std::string(group), std::move(info)).first->second;
 }
 
@@ -187,7 +188,15 @@ absl::StatusOr<std::optional<LogStreamInfo>*> LogWriter::FindStream(const model:
           "log stream \"%s\" of group \"%s\" has an unreadable record", id.stream, id.group));
     }
   }
+  if (!info) ++remembered_misses_;
   return &streams_.emplace(id, std::move(info)).first->second;
+}
+
+void LogWriter::ForgetMisses() {
+  if (remembered_misses_ <= kMaxRememberedMisses) return;
+  std::erase_if(streams_, [](const auto& e) { return !e.second.has_value(); });
+  std::erase_if(groups_, [](const auto& e) { return !e.second.has_value(); });
+  remembered_misses_ = 0;
 }
 
 void LogWriter::PutGroup(const LogGroupInfo& info, kv::WriteBatch* batch) {
@@ -253,6 +262,7 @@ absl::StatusOr<LogChange> LogWriter::DeleteStream(const model::LogStreamId& id,
   if (!stream->has_value()) return LogChange::kNoStream;
   DeleteStreamRecords(**stream, batch);
   stream->reset();
+  ++remembered_misses_;
   return LogChange::kDone;
 }
 
@@ -287,9 +297,11 @@ absl::StatusOr<LogChange> LogWriter::DeleteGroup(std::string_view name, kv::Writ
     if (!stream->has_value()) continue;
     DeleteStreamRecords(**stream, batch);
     stream->reset();
+  ++remembered_misses_;
   }
   batch->Delete(kv::Cf::kLogs, logkeys::Group(name));
   group->reset();
+  ++remembered_misses_;
   return LogChange::kDone;
 }
 

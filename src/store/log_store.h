@@ -154,6 +154,14 @@ class LogWriter {
   // counts and bytes. Events written since the plan are never in its ranges:
   // Prepare does not store retention-old events. Returns the number deleted.
   absl::StatusOr<uint64_t> ApplyExpiry(const std::vector<LogExpiry>& plan, kv::WriteBatch* batch);
+  // Drops what it remembers of groups and streams that do not exist once
+  // there are more than kMaxRememberedMisses (requests naming streams that
+  // do not exist grew it without bound). Only between writes: a delete in a
+  // batch not yet written is known here alone.
+  void ForgetMisses();
+  static constexpr size_t kMaxRememberedMisses = 4096;
+  // Groups and streams remembered (for tests).
+  size_t remembered() const { return streams_.size() + groups_.size(); }
 
  private:
   // The group's record, or nullopt when it does not exist.
@@ -173,6 +181,7 @@ class LogWriter {
   // or looked up and missing).
   std::map<model::LogStreamId, std::optional<LogStreamInfo>> streams_;
   std::map<std::string, std::optional<LogGroupInfo>, std::less<>> groups_;
+  size_t remembered_misses_ = 0;  // nullopt entries made since the last ForgetMisses (about)
 };
 
 }  // namespace trainwatch::store
