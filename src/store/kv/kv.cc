@@ -332,12 +332,10 @@ absl::StatusOr<std::unique_ptr<Kv>> Kv::Open(const KvOptions& options) {
   // flushed, so restart and secondary catch-up replay little.
   db_options.max_total_wal_size = 64 << 20;
   db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
-  // Each write's WAL record is compressed (streaming ZSTD, written before the
-  // write returns, so acknowledged still means durable): the head log's rows
-  // and checkpoints were two thirds of the bytes the server wrote under HTTP
-  // ingest (BENCHMARKS.md, disk written). Uncompressed WALs of older folders
-  // read as before.
-  db_options.wal_compression = rocksdb::kZSTD;
+  // No wal_compression: in RocksDB 7.8 (Debian 12) it is experimental, and
+  // with it on, a folder the HTTP ingest benchmark wrote could not be opened
+  // again ("Corruption: bad WriteBatch Put" replaying the WAL). It cut the
+  // bytes written by a third.
   db_options.avoid_unnecessary_blocking_io = true;
   db_options.max_file_opening_threads = 1;
   if (secondary) {
