@@ -43,10 +43,7 @@ class NativeChartTest : public ::testing::Test {
   }
   void Put(const std::string& ns, const std::string& metric, std::vector<model::Dimension> dims,
            std::vector<model::Sample> samples, const std::string& unit = "None") {
-    model::SampleBatch b;
-    b.series.push_back({*model::MakeSeriesKey(ns, metric, std::move(dims), unit), 1,
-                        std::move(samples), {}, {}});
-    ASSERT_TRUE(fake_.Put(b).ok());
+    ASSERT_TRUE(fake_.PutSeries(ns, metric, std::move(dims), std::move(samples), unit).ok());
   }
   static std::string Target(const std::string& query) {
     return "/api/v1/chart?namespace=%2Faws%2Fsagemaker%2FTrainingJobs&metric=train%3Aloss"

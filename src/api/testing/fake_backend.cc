@@ -73,6 +73,16 @@ size_t FakeBackend::PutCallsForTest() const {
   return put_calls_;
 }
 
+absl::Status FakeBackend::PutSeries(const std::string& ns, const std::string& metric,
+                                    std::vector<model::Dimension> dims,
+                                    std::vector<model::Sample> samples, const std::string& unit) {
+  absl::StatusOr<model::SeriesKey> key = model::MakeSeriesKey(ns, metric, std::move(dims), unit);
+  if (!key.ok()) return key.status();
+  model::SampleBatch b;
+  b.series.push_back({*std::move(key), 1, std::move(samples), {}, {}});
+  return Put(b);
+}
+
 absl::Status FakeBackend::Put(const model::SampleBatch& batch) {
   util::MutexLock lock(mu_);
   ++put_calls_;

@@ -38,6 +38,11 @@ class FakeBackend final : public model::SampleSink,
   void RejectMetric(const std::string& metric, absl::Status status);
   // Inserts or replaces a job record as is.
   void SetJob(const model::JobRecord& job);
+  // Puts one series' samples (a canonical key from these parts); the status
+  // of Put.
+  absl::Status PutSeries(const std::string& ns, const std::string& metric,
+                         std::vector<model::Dimension> dims, std::vector<model::Sample> samples,
+                         const std::string& unit = "None");
   // Every sample stored so far for the series, as (t_ms, value, count).
   struct Observation {
     int64_t t_ms;
