@@ -197,7 +197,8 @@ class StatisticsTest(HookTestCase):
     def test_a_non_finite_gradient_between_full_steps_is_counted_at_its_own_step(self):
         model = nn.Sequential(nn.Linear(2, 1, bias=False))
         optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
-        tw_torch.watch(model, optimizer, run=self.run, collections=["gradients"])
+        tw_torch.watch(model, optimizer, run=self.run, collections=["gradients"],
+                       initial_steps=0)
         for step in range(3):  # step 0 is a full one; 1 and 2 send only the l2
             optimizer.zero_grad()
             model(torch.ones(1, 2)).sum().backward()
@@ -213,7 +214,8 @@ class StatisticsTest(HookTestCase):
     def test_a_weight_gone_non_finite_between_full_steps_is_counted_at_its_own_step(self):
         model = nn.Sequential(nn.Linear(2, 2))
         optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
-        tw_torch.watch(model, optimizer, run=self.run, collections=["weights"])
+        tw_torch.watch(model, optimizer, run=self.run, collections=["weights"],
+                       initial_steps=0)
         for step in range(2):
             if step == 1:
                 with torch.no_grad():
@@ -403,7 +405,7 @@ class WeightUpdatesTest(HookTestCase):
     def test_norms_every_step_and_everything_every_save_interval(self):
         model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-        hook = tw_torch.watch(model, optimizer, run=self.run, save_interval=5)
+        hook = tw_torch.watch(model, optimizer, run=self.run, save_interval=5, initial_steps=0)
         batch = torch.randn(4, 2)
         changes = []  # ||W_s - W_(s-1)|| and ||W_(s-1)|| of each step
         for _ in range(12):
@@ -434,7 +436,8 @@ class WeightUpdatesTest(HookTestCase):
     def test_norm_and_save_intervals_of_their_own(self):
         model = nn.Sequential(nn.Linear(2, 2))
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        hook = tw_torch.watch(model, optimizer, run=self.run, save_interval=3, norm_interval=2)
+        hook = tw_torch.watch(model, optimizer, run=self.run, save_interval=3, norm_interval=2,
+                              initial_steps=0)
         batch = torch.randn(4, 2)
         changes = []
         for _ in range(7):
@@ -625,6 +628,53 @@ class FlightRecorderTest(HookTestCase):
 
 
 @unittest.skipIf(torch is None, "PyTorch is not installed")
+class InputsAndFirstStepsTest(HookTestCase):
+    def test_image_channel_means_token_shares_and_gradient_quantiles(self):
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(10, 2)
+                self.fc = nn.Linear(3 * 4 * 4 + 2 * 6, 1)
+
+            def forward(self, images, tokens):
+                return self.fc(torch.cat([images.flatten(1), self.embed(tokens).flatten(1)], 1))
+
+        model = Model()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        hook = tw_torch.watch(model, optimizer, run=self.run, initial_steps=2, save_interval=100,
+                              token_values=(0, 7))
+        images = torch.rand(5, 3, 4, 4) * 255
+        tokens = torch.tensor([[7, 7, 0, 0, 0, 1]] * 5)
+        gradients = []
+        for _ in range(3):
+            model(images, tokens).pow(2).mean().backward()
+            gradients.append(model.fc.weight.grad.detach().clone().reshape(-1))
+            optimizer.step()
+            optimizer.zero_grad()
+        self.assertTrue(self.run.flush(10))
+        for c in range(3):
+            got = self.stat("model:input_0", "inputs", "channel_mean", Channel=str(c))
+            self.assertEqual(len(got), 2, "steps 0 and 1 (full), not 2")
+            self.assertAlmostEqual(got[0], images[:, c].mean().item(), places=3)
+        self.assertEqual(self.stat("model:input_0", "inputs", "samples"), [5.0, 5.0])
+        self.assertEqual(self.stat("embed:input", "inputs", "token_fraction", Token="0"),
+                         [0.5, 0.5])
+        self.assertAlmostEqual(
+            self.stat("embed:input", "inputs", "token_fraction", Token="7")[0], 1 / 3)
+        for stat, q in (("p5", 0.05), ("p95", 0.95)):
+            got = self.stat("fc.weight", "gradients", stat)
+            self.assertEqual(len(got), 2, stat)
+            self.assertAlmostEqual(got[0], torch.quantile(gradients[0], q).item(), places=5)
+
+    def test_bad_input_arguments_name_themselves(self):
+        model = nn.Linear(1, 1)
+        with self.assertRaisesRegex(ValueError, "token_values must be token ids"):
+            tw_torch.watch(model, run=self.run, token_values=(0, -1))
+        with self.assertRaisesRegex(ValueError, "initial_steps must be an int >= 0"):
+            tw_torch.watch(model, run=self.run, initial_steps=-1)
+
+
+@unittest.skipIf(torch is None, "PyTorch is not installed")
 class ArgumentsTest(unittest.TestCase):
     def test_bad_arguments_name_themselves(self):
         with support.captured_stderr():
@@ -679,7 +729,9 @@ class UnderTheRunnerTest(unittest.TestCase):
             with trainwatch.Trial("under-runner", endpoint=runner.url) as trial:
                 self.assertEqual(trial.steps(), list(range(25)))
                 norms = trial.tensor("0.weight", "weights").values("update_ratio")
-                self.assertEqual(sorted(norms), [0, 20])  # at the full steps
+                full = list(range(10)) + [20]  # the first ten steps, then every 20th
+                self.assertEqual(sorted(norms), full)  # at the full steps
                 self.assertTrue(all(0 < r < 1 for r in norms.values()), norms)
-                self.assertEqual(sorted(trial.tensor("1:output").values("dead_fraction")),
-                                 [0, 20])
+                self.assertEqual(sorted(trial.tensor("1:output").values("dead_fraction")), full)
+                quantiles = trial.tensor("0.weight", "gradients").values("p5")
+                self.assertEqual(sorted(quantiles), list(range(10)), "p5 at the first steps only")

@@ -106,6 +106,30 @@ class TrialTest(unittest.TestCase):
         self.assertEqual(self.trial.tensor("fc1.weight", "weights").values("norm")[3], 3.3)
         self.assertEqual(self.trial.tensor("relu:output").values("dead_fraction"), {0: 0.25})
 
+    def test_statistics_of_parts_come_by_channel_or_token(self):
+        self.fake.accepted.append({"series": [
+            tensor("samples", "model:input", "inputs", [T0, T0 + 1000], [64, 64]),
+            tensor("channel_mean", "model:input", "inputs", [T0, T0 + 1000], [127.5, 120.0],
+                   Channel="0"),
+            tensor("channel_mean", "model:input", "inputs", [T0], [0.01], Channel="1"),
+            tensor("token_fraction", "0:input", "inputs", [T0 + 2000], [0.66], Token="0"),
+        ]})
+        self.trial.refresh()
+        images = self.trial.tensor("model:input")
+        self.assertEqual(images.stats(), ["channel_mean", "samples"])
+        self.assertEqual(images.parts("channel_mean"), [0, 1])
+        self.assertEqual(images.values("channel_mean", part=0), {0: 127.5, 1: 120.0})
+        self.assertEqual(images.values("channel_mean", 1), {0: 0.01})
+        self.assertEqual(images.steps(), [0, 1])
+        with self.assertRaisesRegex(ValueError, r"stored per channel: pass part= \(one of \[0, 1\]\)"):
+            images.values("channel_mean")
+        with self.assertRaisesRegex(ValueError, "samples is not a statistic of parts"):
+            images.parts("samples")
+        self.assertEqual(self.trial.tensor("0:input").values("token_fraction", 0), {2: 0.66})
+        if importlib.util.find_spec("pandas") is not None:
+            self.assertEqual(list(images.to_pandas().columns),
+                             ["channel_mean[0]", "channel_mean[1]", "samples"])
+
     def test_the_record_final_metrics_rules_and_findings(self):
         self.assertEqual(self.trial.status(), "Completed")
         self.assertEqual(self.trial.final_metrics(), {"train:loss": 0.25})

@@ -56,6 +56,18 @@ MODEL_NAME = "model"  # the module path of the watched model itself
 # 7 ms steps), 0.4 % and 1.8 % of the mean step every 20 steps, twice that
 # every 10 (BENCHMARKS.md, P1; docs/python.md, Cost).
 SAVE_INTERVAL = 20
+# Every statistic at the first steps too, with the gradients' p5 and p95:
+# PoorWeightInitialization judges the first 10 saved steps.
+INITIAL_STEPS = 10
+# p5 and p95 of a gradient come from at most this many of its elements,
+# evenly spaced (a sort of them: about a millisecond on the CPU).
+QUANTILE_ELEMENTS = 1 << 16
+# A model input of 4 dimensions with at most this many channels is an image:
+# its per-channel means go to CheckInputImages.
+IMAGE_MAX_CHANNELS = 16
+# Token ids whose share of the inputs of embedding layers is counted
+# (NLPSequenceRatio's default: 0, the usual padding id).
+TOKEN_VALUES = (0,)
 
 
 def _to_host(vector):
@@ -274,6 +286,24 @@ def _tensors_of(value, name):
     return []
 
 
+def _quantiles(x):
+    """p5 and p95 of flat floating-point x (NaN where x holds NaN), as a vector
+    on its device, from at most QUANTILE_ELEMENTS evenly spaced elements."""
+    n = x.numel()
+    if n > QUANTILE_ELEMENTS:
+        x = x[::-(-n // QUANTILE_ELEMENTS)]
+    return torch.quantile(x, torch.tensor([0.05, 0.95], dtype=x.dtype, device=x.device))
+
+
+def _channel_means(x, axis):
+    """Each channel's mean of image batch x ([N, C, H, W] with axis 1), as a
+    vector on its device; None when x is no image batch."""
+    if x.dim() != 4 or not x.is_floating_point() or not 0 < axis < 4 or \
+            not 0 < x.shape[axis] <= IMAGE_MAX_CHANNELS or not x.numel():
+        return None
+    return x.detach().transpose(0, axis).reshape(x.shape[axis], -1).mean(1, dtype=torch.float32)
+
+
 def _parameter_kind(name):
     return "biases" if name.rsplit(".", 1)[-1].startswith("bias") else "weights"
 
@@ -420,7 +450,8 @@ class Hook:
     def __init__(self, model, optimizer=None, *, run=None, collections=COLLECTIONS,
                  include_regex=None, save_interval=SAVE_INTERVAL, norm_interval=1, report_steps=True,
                  loss_metric=None, flight_recorder_steps=0, flight_recorder_regex=None,
-                 dump_signal=None):
+                 dump_signal=None, initial_steps=INITIAL_STEPS, image_channel_axis=1,
+                 token_values=TOKEN_VALUES):
         if not isinstance(model, nn.Module):
             raise TypeError("model must be a torch.nn.Module, got %s" % type(model).__name__)
         if optimizer is not None and not callable(getattr(optimizer, "step", None)):
@@ -434,6 +465,14 @@ class Hook:
         for what, value in (("save_interval", save_interval), ("norm_interval", norm_interval)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError("%s must be an int >= 1, got %r" % (what, value))
+        for what, value in (("initial_steps", initial_steps),
+                            ("image_channel_axis", image_channel_axis)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError("%s must be an int >= 0, got %r" % (what, value))
+        token_values = tuple(token_values)
+        if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in token_values):
+            raise ValueError("token_values must be token ids (ints >= 0), got %r"
+                             % (token_values,))
         if isinstance(flight_recorder_steps, bool) or not isinstance(flight_recorder_steps, int) \
                 or flight_recorder_steps < 0:
             raise ValueError("flight_recorder_steps must be an int >= 0, got %r"
@@ -443,6 +482,9 @@ class Hook:
         self.run = run if run is not None else Run()
         self.collections = frozenset(collections)
         self.save_interval = save_interval
+        self.initial_steps = initial_steps
+        self.image_channel_axis = image_channel_axis
+        self.token_values = token_values
         self.norm_interval = norm_interval
         self.report_steps = report_steps
         self.loss_metric = loss_metric
@@ -554,6 +596,9 @@ class Hook:
                 else module is self.model
             if wants_io and selected:
                 self._handles.append(module.register_forward_hook(self._io_hook(name)))
+            if "inputs" in self.collections and self.token_values and \
+                    isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
+                self._handles.append(module.register_forward_pre_hook(self._token_hook(name)))
         if self.optimizer is not None:
             self._wrap_optimizer()
 
@@ -574,14 +619,20 @@ class Hook:
 
     # --- during a step ----------------------------------------------------------------
 
+    def _is_full(self, step):
+        """Whether every statistic is computed at `step`."""
+        return step % self.save_interval == 0 or step < self.initial_steps
+
     def _begin_step_state(self):
-        self._full = self.current_step % self.save_interval == 0
+        self._full = self._is_full(self.current_step)
         self._norms = self.current_step % self.norm_interval == 0
         self._forward_start = None
         self._losses = {}
         self._captured = {}      # (tensor name, collection) -> (element count, _fast_raw vector)
         self._alive = {}         # ReLU output name -> each unit's largest value in the step
         self._unsaturated = {}   # tanh/sigmoid input name -> units inside the bounds at least once
+        self._channels = {}      # image input name -> (images, channel means on the device)
+        self._tokens = {}        # embedding input name -> (elements, counts of token_values)
 
     def _recording(self):
         return self.model.training and self.run.active
@@ -667,6 +718,24 @@ class Hook:
                         continue
                     for tensor, x in _tensors_of(value, name + suffix):
                         self._capture(tensor, collection, x)
+                        if collection == "inputs":
+                            means = _channel_means(x, self.image_channel_axis)
+                            if means is not None:
+                                self._channels[tensor] = (x.shape[0], means)
+        return hook
+
+    def _token_hook(self, name):
+        tensor = name + ":input"
+
+        def hook(module, inputs):
+            if not (self._full and self._recording()) or not inputs or \
+                    not isinstance(inputs[0], torch.Tensor) or inputs[0].is_floating_point():
+                return
+            x = inputs[0]
+            if x.numel():
+                with torch.no_grad():
+                    counts = torch.stack([(x == v).sum() for v in self.token_values])
+                self._tokens[tensor] = (x.numel(), counts.double())
         return hook
 
     # --- the end of a step ------------------------------------------------------------
@@ -709,7 +778,7 @@ class Hook:
         self._last_end = time.perf_counter()
 
     def _parameter_blocks(self, blocks):
-        copy = (self.current_step + 1) % self.save_interval == 0  # the next step is full
+        copy = self._is_full(self.current_step + 1)
         if self._norm_groups is not None and (self._norms or self._full or copy):
             if any(group.moved() for group in self._norm_groups):
                 # Measured anew from here, grouped by their new devices.
@@ -733,6 +802,8 @@ class Hook:
                 self._full_block(blocks, name, kind, p, False)
             if self._watch_gradients and p.grad is not None and p.grad.numel():
                 self._full_block(blocks, name, "gradients", p, True)
+                if self.current_step < self.initial_steps:
+                    blocks.append(("quantiles", name, _quantiles(_as_float(p.grad))))
 
     def _full_block(self, blocks, name, collection, p, gradient):
         x = _as_float(p.grad if gradient else p)
@@ -752,6 +823,10 @@ class Hook:
                 active = units.sum(dtype=torch.float64) if stat == "saturated_fraction" else \
                     (units > 0).sum(dtype=torch.float64)
                 blocks.append(("fraction", (tensor, stat, units.numel()), active.reshape(1)))
+        for tensor, (images, means) in self._channels.items():
+            blocks.append(("channels", (tensor, images), means))
+        for tensor, (elements, counts) in self._tokens.items():
+            blocks.append(("tokens", (tensor, elements), counts))
 
     def _loss_blocks(self, blocks):
         if "losses" not in self.collections and self.loss_metric is None:
@@ -802,6 +877,19 @@ class Hook:
                 tensor, stat, units = what
                 if units:
                     stats.append((tensor, "activations", stat, 1.0 - raw[0] / units))
+            elif kind == "quantiles":
+                stats.append((what, "gradients", "p5", raw[0]))
+                stats.append((what, "gradients", "p95", raw[1]))
+            elif kind == "channels":
+                tensor, images = what
+                stats.append((tensor, "inputs", "samples", float(images)))
+                stats.extend((tensor, "inputs", ("channel_mean", "Channel", str(c)), mean)
+                             for c, mean in enumerate(raw))
+            elif kind == "tokens":
+                tensor, elements = what
+                stats.append((tensor, "inputs", "count", float(elements)))
+                stats.extend((tensor, "inputs", ("token_fraction", "Token", str(v)), n / elements)
+                             for v, n in zip(self.token_values, raw))
             elif kind == "loss":
                 _append_stats(stats, what, "losses", LOSS_STATS, _loss_stats(raw), len(raw))
             else:  # loss_exact
@@ -867,6 +955,9 @@ class Hook:
             dims = {"Tensor": tensor, "Collection": collection}
             if rank is not None:
                 dims["Rank"] = str(rank)
+            if isinstance(stat, tuple):  # a statistic of one part: (stat, dimension, part)
+                stat, part_dim, part = stat
+                dims[part_dim] = part
             key = self._keys[cache_key] = self.run.series_key(TENSORS, stat, dims)
         return key
 
@@ -954,7 +1045,8 @@ class _FlightRecorder:
 
 def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_regex=None,
           save_interval=SAVE_INTERVAL, norm_interval=1, report_steps=True, loss_metric=None,
-          flight_recorder_steps=0, flight_recorder_regex=None, dump_signal=None):
+          flight_recorder_steps=0, flight_recorder_regex=None, dump_signal=None,
+          initial_steps=INITIAL_STEPS, image_channel_axis=1, token_values=TOKEN_VALUES):
     """Watches `model`: per step, statistics of its tensors go to the job
     (trainwatch/Tensors, one series per tensor and statistic). Returns the Hook.
 
@@ -968,6 +1060,14 @@ def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_r
     save_interval   every how many steps every statistic, and the weights'
                     update_norm/update_ratio, are computed (default 20; step 0
                     first).
+    initial_steps   every statistic at each of the first N steps too, with the
+                    gradients' p5 and p95 (default 10: PoorWeightInitialization).
+    image_channel_axis
+                    the channel axis of 4-D image inputs (collection inputs),
+                    whose per-channel means CheckInputImages reads (default 1,
+                    [N, C, H, W]; 3 for channels-last).
+    token_values    token ids whose share of the inputs of embedding layers is
+                    sent (default (0,), the usual padding id; NLPSequenceRatio).
     norm_interval   every how many steps the weights' norm and the gradients'
                     l2 are (default 1: every step).
     report_steps    send the step number as the job's step metric (rank 0).
@@ -982,4 +1082,6 @@ def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_r
                 save_interval=save_interval, norm_interval=norm_interval,
                 report_steps=report_steps, loss_metric=loss_metric,
                 flight_recorder_steps=flight_recorder_steps,
-                flight_recorder_regex=flight_recorder_regex, dump_signal=dump_signal)
+                flight_recorder_regex=flight_recorder_regex, dump_signal=dump_signal,
+                initial_steps=initial_steps, image_channel_axis=image_channel_axis,
+                token_values=token_values)

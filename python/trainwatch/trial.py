@@ -97,6 +97,11 @@ class Series:
                                  "value": self.values})
 
 
+# Dimensions of a statistic of one part of a tensor (the hook's channel_mean of
+# an image input's channel, token_fraction of one token id).
+PART_DIMS = {"channel_mean": "Channel", "token_fraction": "Token"}
+
+
 class Tensor:
     """The statistics of one tensor (trainwatch.torch's hook), by step."""
 
@@ -117,29 +122,52 @@ class Tensor:
             dims["Rank"] = self.rank
         return dims
 
+    def _of_tensor(self, s):
+        """Whether series `s` is a statistic of this tensor (of any part)."""
+        dims = s["dimensions"]
+        part = PART_DIMS.get(s["metric"])
+        if part is not None:
+            dims = {k: v for k, v in dims.items() if k != part}
+        return s["namespace"] == TENSORS and dims == self._dimensions()
+
     def stats(self):
         """The statistics stored for this tensor (mean, l2, norm, dead_fraction...)."""
-        dims = self._dimensions()
-        return sorted({s["metric"] for s in self._trial._series_list()
-                       if s["namespace"] == TENSORS and s["dimensions"] == dims})
+        return sorted({s["metric"] for s in self._trial._series_list() if self._of_tensor(s)})
 
-    def series(self, stat="mean"):
+    def parts(self, stat):
+        """The channels (channel_mean) or token ids (token_fraction) the statistic
+        was stored for, as ints."""
+        part = PART_DIMS.get(stat)
+        if part is None:
+            raise ValueError("%s is not a statistic of parts; those are %s"
+                             % (stat, ", ".join(sorted(PART_DIMS))))
+        return sorted(int(s["dimensions"][part]) for s in self._trial._series_list()
+                      if s["metric"] == stat and self._of_tensor(s))
+
+    def series(self, stat="mean", part=None):
         dims = self._dimensions()
+        if stat in PART_DIMS:
+            if part is None:
+                raise ValueError("%s is stored per %s: pass part= (one of %s)"
+                                 % (stat, PART_DIMS[stat].lower(), self.parts(stat)))
+            dims[PART_DIMS[stat]] = str(part)
         for s in self._trial._samples(TENSORS, stat):
             if s["dimensions"] == dims:
                 return self._trial._as_series(s, self.rank)
         return self._trial._as_series({"metric": stat, "dimensions": dims, "unit": "None",
                                        "t_ms": [], "values": []})
 
-    def values(self, stat="mean"):
-        """{step: value} of one statistic."""
-        return self.series(stat).by_step()
+    def values(self, stat="mean", part=None):
+        """{step: value} of one statistic; `part`: the channel or token id of
+        channel_mean and token_fraction."""
+        return self.series(stat, part).by_step()
 
     def steps(self):
         """The steps at which any statistic of the tensor was stored."""
         steps = set()
         for stat in self.stats():
-            steps.update(self.values(stat))
+            for part in self.parts(stat) if stat in PART_DIMS else (None,):
+                steps.update(self.values(stat, part))
         return sorted(steps)
 
     def reduction_value(self, step, stat="mean"):
@@ -154,8 +182,12 @@ class Tensor:
     def to_pandas(self):
         """A DataFrame indexed by step, one column per statistic."""
         pandas = _pandas()
-        return pandas.DataFrame({stat: pandas.Series(self.values(stat), dtype="float64")
-                                 for stat in self.stats()}).sort_index().rename_axis("step")
+        columns = {}
+        for stat in self.stats():  # a statistic of parts: a column per part, "channel_mean[0]"
+            for part in self.parts(stat) if stat in PART_DIMS else (None,):
+                name = stat if part is None else "%s[%d]" % (stat, part)
+                columns[name] = pandas.Series(self.values(stat, part), dtype="float64")
+        return pandas.DataFrame(columns).sort_index().rename_axis("step")
 
 
 def _start_server(data):

@@ -25,6 +25,10 @@ inline constexpr std::string_view kValueDim = "Value";
 inline constexpr std::string_view kTensorsNamespace = "trainwatch/Tensors";
 inline constexpr std::string_view kTensorDim = "Tensor";
 inline constexpr std::string_view kCollectionDim = "Collection";
+// The part of a tensor a per-part statistic describes: the channel of an
+// image input's channel_mean, the token id of a token input's token_fraction.
+inline constexpr std::string_view kChannelDim = "Channel";
+inline constexpr std::string_view kTokenDim = "Token";
 
 // A classifier's predictions, from the Python client's log_predictions: per
 // step, how many samples of each true class (dimension Label) were predicted

@@ -50,8 +50,16 @@ std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key) {
     const std::string* collection = key.FindDimension(model::kCollectionDim);
     std::optional<TensorStat> stat = ParseTensorStat(key.metric);
     if (tensor == nullptr || !stat) return std::nullopt;
-    return SeriesSignal{Signal::kTensor, static_cast<int>(*stat), *tensor,
+    SeriesSignal signal{Signal::kTensor, static_cast<int>(*stat), *tensor,
                         collection != nullptr ? *collection : std::string()};
+    if (*stat == TensorStat::kChannelMean || *stat == TensorStat::kTokenFraction) {
+      const std::string* part = key.FindDimension(
+          *stat == TensorStat::kChannelMean ? model::kChannelDim : model::kTokenDim);
+      std::optional<int> n = part != nullptr ? ParseIndex(*part) : std::nullopt;
+      if (!n) return std::nullopt;  // a per-part statistic without its part says nothing
+      signal.part = *n;
+    }
+    return signal;
   }
   if (key.ns == model::kPredictionsNamespace) {
     const std::string* label = key.FindDimension(model::kLabelDim);
@@ -114,6 +122,7 @@ std::optional<OwnedInput> SeriesInput(const model::SeriesKey& key) {
   in.name = std::move(signal->name);
   in.collection = std::move(signal->collection);
   in.input.predicted = signal->predicted;
+  in.input.part = signal->part;
   if (signal->signal == Signal::kNonFinite) {
     in.input.value = std::numeric_limits<double>::quiet_NaN();
     const std::string* v = key.FindDimension(model::kValueDim);

@@ -45,6 +45,7 @@ struct SeriesSignal {
   std::string name;
   std::string collection = {};
   int predicted = -1;
+  int part = -1;  // Input::part
 };
 std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key);
 

@@ -66,6 +66,11 @@ enum class TensorStat : uint8_t {
   kUpdateRatio,        // ||dW|| / ||W_previous||
   kDeadFraction,       // ReLU outputs: share of units positive for < 1% of the batch
   kSaturatedFraction,  // tanh/sigmoid inputs: share of units outside the flat-region bounds
+  kP5,                 // gradients at the first steps: 5th and 95th percentiles
+  kP95,
+  kChannelMean,        // an image input's mean of one channel (Input::part); with kSamples
+  kSamples,            // the images (first dimension) of the step's input
+  kTokenFraction,      // a token-id input's share of one token id (Input::part)
 };
 // "abs_mean" -> kAbsMean; nullopt for a name that is none.
 std::optional<TensorStat> ParseTensorStat(std::string_view name);
@@ -80,6 +85,7 @@ struct Input {
   std::string_view name; // kMetric, kNonFinite: the metric's name; kTensor: the tensor's
   std::string_view collection;  // kTensor: the tensor's collection ("gradients", ...)
   int predicted = -1;           // kPrediction: the predicted class
+  int part = -1;                // kTensor: the channel (kChannelMean) or token id (kTokenFraction)
   int64_t step = -1;     // the last step seen at t_ms (-1: none yet); the engine fills it
 };
 

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -25,7 +28,8 @@ constexpr double kNoMax = std::numeric_limits<double>::infinity();
 constexpr std::string_view kTensorStatNames[] = {
     "count", "zeros",     "nan",         "pos_inf",      "neg_inf",       "min",
     "max",   "mean",      "abs_mean",    "variance",     "l1",            "l2",
-    "norm",  "update_norm", "update_ratio", "dead_fraction", "saturated_fraction"};
+    "norm",  "update_norm", "update_ratio", "dead_fraction", "saturated_fraction",
+    "p5",    "p95",       "channel_mean", "samples",      "token_fraction"};
 
 bool IsStat(const Input& in, TensorStat stat) {
   return in.signal == Signal::kTensor && in.index == static_cast<int>(stat);
@@ -310,7 +314,320 @@ Verdict OnEnd(const AllZeroParams& p, AllZeroState& s, int64_t end_ms) {
   return s.seen.any ? Verdict::Ok() : NoTensors(p.selection, "zero counts", end_ms);
 }
 
+// ---------------------------------------------------- PoorWeightInitialization
+
+namespace {
+
+bool IsActivationInput(const PoorWeightInitializationParams& p, const Input& in) {
+  return IsStat(in, TensorStat::kVariance) && in.collection == "activations" &&
+         std::regex_search(in.name.begin(), in.name.end(), *p.activation_inputs);
+}
+
+// A bias's gradient ("fc.bias"; the last part of the name starts with "bias",
+// as the hook tells biases from weights): biases start at zero, and a bias of
+// a few elements has a spread of about nothing whatever its initialisation.
+bool IsBias(std::string_view name) {
+  const size_t dot = name.rfind('.');
+  return name.substr(dot == std::string_view::npos ? 0 : dot + 1).starts_with("bias");
+}
+
+// The variance ratio of the save that ends.
+Verdict EndSave(const PoorWeightInitializationParams& p, PoorWeightInitializationState& s) {
+  const int layers = s.layers;
+  s.layers = 0;
+  if (layers < 2 || s.fired_ratio || s.var_max <= 0) return Verdict::Pending();
+  const double ratio = s.var_min > 0 ? s.var_max / s.var_min
+                                     : std::numeric_limits<double>::infinity();
+  if (ratio <= p.threshold) return Verdict::Ok();
+  s.fired_ratio = true;
+  Finding f;
+  f.reason = "activation_variance_ratio";
+  f.subject = s.max_name;
+  f.step = s.step;
+  f.t_ms = s.t_ms;
+  f.observed = ratio;
+  f.threshold = p.threshold;
+  f.message = absl::StrFormat(
+      "The inputs of the activations differ in variance by %s times across the layers%s "
+      "(%s: %s, %s: %s; the limit is %s times).",
+      Num(ratio), AtStep(s.step), s.max_name, Num(s.var_max), s.min_name, Num(s.var_min),
+      Num(p.threshold));
+  f.recommendation =
+      "Well initialised layers keep their activations' variance about the same from layer to "
+      "layer: initialise with He (ReLU) or Xavier (tanh/sigmoid), check layers initialised by "
+      "hand, or add normalisation (BatchNorm, LayerNorm).";
+  return Verdict::Issue(std::move(f));
+}
+
+}  // namespace
+
+Verdict OnInput(const PoorWeightInitializationParams& p, PoorWeightInitializationState& s,
+                const Input& in) {
+  if (in.signal != Signal::kTensor) return Verdict::Pending();
+  const bool activation = IsActivationInput(p, in);
+  const bool quantile = in.collection == "gradients" && !IsBias(in.name) &&
+                        (IsStat(in, TensorStat::kP5) || IsStat(in, TensorStat::kP95));
+  const bool loss = in.collection == "losses" && IsStat(in, TensorStat::kMean);
+  if (!activation && !quantile && !loss) return Verdict::Pending();
+  Verdict verdict;
+  if (in.t_ms != s.t_ms) {  // a new save: the one before is complete
+    if (s.saves > 0 && s.saves <= p.steps) verdict = EndSave(p, s);
+    s.spread.clear();
+    s.t_ms = in.t_ms;
+    s.step = in.step;
+    ++s.saves;
+  }
+  if (s.saves > p.steps) return verdict;  // only the first saves are judged
+  if (activation) {
+    s.seen_activations = true;
+    if (s.layers == 0 || in.value > s.var_max) {
+      s.var_max = in.value;
+      s.max_name = std::string(in.name);
+    }
+    if (s.layers == 0 || in.value < s.var_min) {
+      s.var_min = in.value;
+      s.min_name = std::string(in.name);
+    }
+    ++s.layers;
+    return verdict.kind == Verdict::kPending ? Verdict::Ok() : verdict;
+  }
+  if (quantile) {
+    s.seen_gradients = true;
+    auto it = s.spread.try_emplace(std::string(in.name), std::numeric_limits<double>::quiet_NaN(),
+                                   std::numeric_limits<double>::quiet_NaN()).first;
+    (IsStat(in, TensorStat::kP5) ? it->second.first : it->second.second) = in.value;
+    const double spread = it->second.second - it->second.first;
+    if (std::isnan(spread)) return verdict;
+    if (spread >= p.distribution_range) return verdict.kind == Verdict::kPending ? Verdict::Ok() : verdict;
+    Finding f = TensorFinding("gradient_distribution_range", in, spread, p.distribution_range);
+    f.message = absl::StrFormat(
+        "The gradients of %s are nearly all the same: p95 - p5 = %s, under %s%s.", in.name,
+        Num(spread), Num(p.distribution_range), AtStep(in.step));
+    f.recommendation =
+        "Gradients this narrow at the start mean the layer barely learns: check its "
+        "initialisation (He/Xavier, not constants or zeros) and the scale of its inputs.";
+    verdict.kind = Verdict::kIssue;
+    verdict.findings.push_back(std::move(f));
+    return verdict;
+  }
+  s.seen_loss = true;
+  ++s.loss_saves;
+  if (in.value < s.best_loss) {
+    s.best_loss = in.value;
+    s.since_best = 0;
+    return verdict.kind == Verdict::kPending ? Verdict::Ok() : verdict;
+  }
+  ++s.since_best;
+  if (s.since_best < p.patience || s.fired_loss) return verdict;
+  s.fired_loss = true;
+  Finding f = TensorFinding("loss_not_decreasing", in, in.value, s.best_loss);
+  f.message = absl::StrFormat(
+      "The loss %s did not fall for %d saved steps in a row at the start of training%s "
+      "(best %s).",
+      in.name, s.since_best, AtStep(in.step), Num(s.best_loss));
+  f.recommendation =
+      "A loss that does not move in the first steps often means a bad initialisation (weights "
+      "too small or too large, dead or saturated units) or a learning rate far off.";
+  verdict.kind = Verdict::kIssue;
+  verdict.findings.push_back(std::move(f));
+  return verdict;
+}
+
+Verdict OnEnd(const PoorWeightInitializationParams& p, PoorWeightInitializationState& s,
+              int64_t end_ms) {
+  Verdict verdict;
+  if (s.saves > 0 && s.saves <= p.steps) verdict = EndSave(p, s);
+  if (verdict.kind == Verdict::kPending) verdict.kind = Verdict::kOk;
+  auto missing = [&](bool seen, std::string_view what, std::string_view how) {
+    if (seen) return;
+    verdict.findings.push_back(
+        NoDataFinding(absl::StrFormat("the job sent no %s", what), std::string(how), end_ms));
+  };
+  missing(s.seen_activations,
+          absl::StrFormat("variance of the activation inputs matching %s (collection activations)",
+                          p.activation_inputs_text),
+          "Watch the model with trainwatch.torch.watch(model, optimizer) (collection "
+          "activations is on by default; docs/python.md), or set activation_inputs_regex=.");
+  missing(s.seen_gradients, "p5 and p95 of the gradients at the first steps",
+          "Watch the model with trainwatch.torch.watch(model, optimizer): it sends them at its "
+          "first initial_steps steps (docs/python.md).");
+  missing(s.seen_loss, "loss (collection losses)",
+          "Record the loss with hook.record_loss(loss) or hook.wrap_loss(loss_fn).");
+  return verdict;
+}
+
+// ------------------------------------------------------------ CheckInputImages
+
+namespace {
+
+// A channel's mean over the folded steps and the current one (when its
+// images are known), and the images it counts.
+std::pair<double, double> ChannelMean(const CheckInputImagesState::PerTensor& t, int channel) {
+  double sum = 0, images = 0;
+  if (auto it = t.folded.find(channel); it != t.folded.end()) {
+    sum = it->second.first;
+    images = it->second.second;
+  }
+  if (auto it = t.means.find(channel); it != t.means.end() && t.samples > 0) {
+    sum += it->second * t.samples;
+    images += t.samples;
+  }
+  return {images > 0 ? sum / images : 0, images};
+}
+
+void FoldStep(CheckInputImagesState::PerTensor& t) {
+  if (t.samples > 0) {
+    t.folded_samples += t.samples;
+    for (const auto& [channel, mean] : t.means) {
+      auto& [sum, images] = t.folded[channel];
+      sum += mean * t.samples;
+      images += t.samples;
+    }
+  }
+  t.means.clear();
+  t.samples = -1;
+}
+
+}  // namespace
+
+Verdict OnInput(const CheckInputImagesParams& p, CheckInputImagesState& s, const Input& in) {
+  const bool mean = IsStat(in, TensorStat::kChannelMean);
+  if ((!mean && !IsStat(in, TensorStat::kSamples)) || !p.selection.Selects(in)) {
+    return Verdict::Pending();
+  }
+  s.seen.any = true;
+  CheckInputImagesState::PerTensor& t = s.tensors[std::string(in.name)];
+  if (in.t_ms != t.t_ms) {
+    FoldStep(t);
+    t.t_ms = in.t_ms;
+  }
+  if (mean) {
+    t.means[in.part] = in.value;
+  } else {
+    t.samples = in.value;
+  }
+  const double seen = t.folded_samples + std::max(t.samples, 0.0);
+  if (seen < p.threshold_samples) return Verdict::Pending();
+  Verdict verdict = Verdict::Ok();
+  std::set<int> channels;
+  for (const auto& [channel, sums] : t.folded) channels.insert(channel);
+  for (const auto& [channel, m] : t.means) channels.insert(channel);
+  for (int channel : channels) {
+    const auto [channel_mean, images] = ChannelMean(t, channel);
+    if (images <= 0 || std::abs(channel_mean) <= p.threshold_mean || t.fired[channel]) continue;
+    t.fired[channel] = true;
+    Finding f = TensorFinding("input_not_normalized", in, channel_mean, p.threshold_mean);
+    f.subject = absl::StrFormat("%s channel %d", in.name, channel);
+    f.message = absl::StrFormat(
+        "Channel %d of the images in %s has mean %s over %s images%s; normalised inputs have "
+        "|mean| <= %s.",
+        channel, in.name, Num(channel_mean), Num(images), AtStep(in.step), Num(p.threshold_mean));
+    f.recommendation =
+        "Normalise the images before the model (e.g. torchvision.transforms.Normalize with the "
+        "data set's per-channel mean and std): un-normalised inputs slow or stall training.";
+    verdict.kind = Verdict::kIssue;
+    verdict.findings.push_back(std::move(f));
+  }
+  return verdict;
+}
+
+Verdict OnEnd(const CheckInputImagesParams& p, CheckInputImagesState& s, int64_t end_ms) {
+  if (!s.seen.any) return NoTensors(p.selection, "per-channel means of image inputs", end_ms);
+  double most = 0;
+  for (const auto& [name, t] : s.tensors) {
+    most = std::max(most, t.folded_samples + std::max(t.samples, 0.0));
+  }
+  if (most >= p.threshold_samples) return Verdict::Ok();
+  Finding f = NoDataFinding(
+      absl::StrFormat("the job's image inputs counted %s images, fewer than threshold_samples "
+                      "(%s): their means were not judged",
+                      Num(most), Num(p.threshold_samples)),
+      "Lower threshold_samples, or let the hook save more steps (save_interval) or run longer.",
+      end_ms);
+  return {Verdict::kOk, {std::move(f)}};
+}
+
+// ------------------------------------------------------------- NLPSequenceRatio
+
+Verdict OnInput(const NLPSequenceRatioParams& p, NLPSequenceRatioState& s, const Input& in) {
+  if (!IsStat(in, TensorStat::kTokenFraction) || !p.selection.Selects(in)) {
+    return Verdict::Pending();
+  }
+  s.seen.any = true;
+  for (const auto& [token, threshold] : p.tokens) {
+    if (token != in.part) continue;
+    s.token_seen[token] = true;
+    const double percent = 100 * in.value;
+    if (percent <= threshold) return Verdict::Ok();
+    Finding f = TensorFinding("token_ratio", in, percent, threshold);
+    f.subject = absl::StrFormat("%s token %d", in.name, token);
+    f.message = absl::StrFormat("%s%% of the tokens of %s are token id %d%s (limit %s%%).",
+                                Num(percent), in.name, token, AtStep(in.step), Num(threshold));
+    f.recommendation =
+        "Sequences this full of one token (padding, end of sequence or unknown) carry little: "
+        "bucket sequences by length, shorten the padding, or enlarge the vocabulary.";
+    return Verdict::Issue(std::move(f));
+  }
+  return Verdict::Pending();
+}
+
+Verdict OnEnd(const NLPSequenceRatioParams& p, NLPSequenceRatioState& s, int64_t end_ms) {
+  if (!s.seen.any) return NoTensors(p.selection, "token shares (token_fraction)", end_ms);
+  std::vector<std::string> missing;
+  for (const auto& [token, threshold] : p.tokens) {
+    if (!s.token_seen[token]) missing.push_back(absl::StrCat(token));
+  }
+  if (missing.empty()) return Verdict::Ok();
+  Finding f = NoDataFinding(
+      absl::StrFormat("the job sent no share of token id %s", absl::StrJoin(missing, ", ")),
+      absl::StrFormat("The hook counts the token ids it is given: "
+                      "trainwatch.torch.watch(model, token_values=(%s)).",
+                      absl::StrJoin(missing, ", ")),
+      end_ms);
+  return {Verdict::kOk, {std::move(f)}};
+}
+
 // --------------------------------------------------------------------- catalog
+
+namespace {
+
+// token_values and token_thresholds_percent, paired by position.
+absl::StatusOr<std::vector<std::pair<int, double>>> ParseTokenThresholds(const ParamValues& v) {
+  std::vector<std::string> tokens = absl::StrSplit(v.String("token_values"), ',',
+                                                   absl::SkipWhitespace());
+  std::vector<std::string> percents = absl::StrSplit(v.String("token_thresholds_percent"), ',',
+                                                     absl::SkipWhitespace());
+  if (tokens.empty() || tokens.size() != percents.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rule NLPSequenceRatio pairs token_values with token_thresholds_percent by position: "
+        "got %d token ids (\"%s\") and %d percents (\"%s\"); give one percent per token id, "
+        "e.g. token_values=0,1 token_thresholds_percent=50,10",
+        tokens.size(), v.String("token_values"), percents.size(),
+        v.String("token_thresholds_percent")));
+  }
+  std::vector<std::pair<int, double>> out;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    int token;
+    double percent;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(tokens[i]), &token) || token < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rule NLPSequenceRatio: token_values item %d, \"%s\", is not a token id (an integer "
+          "from 0)",
+          i + 1, tokens[i]));
+    }
+    if (!absl::SimpleAtod(absl::StripAsciiWhitespace(percents[i]), &percent) ||
+        !(percent >= 0 && percent <= 100)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rule NLPSequenceRatio: token_thresholds_percent item %d, \"%s\", is not a percent "
+          "from 0 to 100",
+          i + 1, percents[i]));
+    }
+    out.emplace_back(token, percent);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<RuleInfo> TensorRuleInfos() {
   std::vector<RuleInfo> out;
@@ -416,6 +733,70 @@ std::vector<RuleInfo> TensorRuleInfos() {
       .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
         AllZeroParams p{MakeTensorSelection(v, ""), v.Number("threshold")};
         return std::make_unique<PureRule<AllZeroParams, AllZeroState>>(p);
+      }});
+  out.push_back(RuleInfo{
+      .name = "PoorWeightInitialization",
+      .family = RuleFamily::kDebug,
+      .summary = "at the first steps: layers' activation inputs of very different variance, "
+                 "gradients of almost no spread, or a loss that does not fall",
+      .watches = "variance of the activation inputs, p5/p95 of the gradients and the recorded "
+                 "loss at the first steps (trainwatch.torch.watch)",
+      .params = {{"activation_inputs_regex", ParamType::kRegex, ":input$", "", 0, 0,
+                  "the activation inputs compared (collection activations; the hook names a "
+                  "module's input <module>:input)"},
+                 {"threshold", ParamType::kNumber, "10", "", 1, kNoMax,
+                  "largest over smallest variance of the layers' activation inputs"},
+                 {"distribution_range", ParamType::kNumber, "0.001", "", 0, kNoMax,
+                  "a gradient's p95 - p5 below this is an issue"},
+                 {"patience", ParamType::kInteger, "5", "", 1, kNoMax,
+                  "saved steps without a lower loss"},
+                 {"steps", ParamType::kInteger, "10", "", 1, kNoMax,
+                  "the first saved steps judged"}},
+      .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
+        PoorWeightInitializationParams p;
+        p.activation_inputs_text = v.String("activation_inputs_regex");
+        p.activation_inputs =
+            std::make_shared<const std::regex>(p.activation_inputs_text, std::regex::ECMAScript);
+        p.threshold = v.Number("threshold");
+        p.distribution_range = v.Number("distribution_range");
+        p.patience = v.Integer("patience");
+        p.steps = v.Integer("steps");
+        return std::make_unique<
+            PureRule<PoorWeightInitializationParams, PoorWeightInitializationState>>(p);
+      }});
+  out.push_back(RuleInfo{
+      .name = "CheckInputImages",
+      .family = RuleFamily::kDebug,
+      .summary = "image inputs are not normalised: a channel's mean is far from 0",
+      .watches = "channel_mean and samples of 4-D image inputs (trainwatch.torch.watch, "
+                 "collection inputs)",
+      .params = WithSelection({{"threshold_mean", ParamType::kNumber, "0.2", "", 0, kNoMax,
+                                 "a channel's |mean| above this is an issue"},
+                                {"threshold_samples", ParamType::kInteger, "500", "", 1, kNoMax,
+                                 "images seen before the means are judged"}}),
+      .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
+        CheckInputImagesParams p{MakeTensorSelection(v, ""), v.Number("threshold_mean"),
+                                 static_cast<double>(v.Integer("threshold_samples"))};
+        return std::make_unique<PureRule<CheckInputImagesParams, CheckInputImagesState>>(p);
+      }});
+  out.push_back(RuleInfo{
+      .name = "NLPSequenceRatio",
+      .family = RuleFamily::kDebug,
+      .summary = "too many of the tokens of a step's sequences are one token id (padding, "
+                 "unknown)",
+      .watches = "token_fraction of the inputs of embedding layers (trainwatch.torch.watch, "
+                 "collection inputs, token_values=)",
+      .params = WithSelection(
+          {{"token_values", ParamType::kString, "0", "", 0, 0,
+            "comma-separated token ids (the hook counts its token_values)"},
+           {"token_thresholds_percent", ParamType::kString, "50", "", 0, 0,
+            "comma-separated percents, one per token id (paired by position)"}}),
+      .check = [](const ParamValues& v) -> absl::Status {
+        return ParseTokenThresholds(v).status();
+      },
+      .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
+        NLPSequenceRatioParams p{MakeTensorSelection(v, ""), *ParseTokenThresholds(v)};
+        return std::make_unique<PureRule<NLPSequenceRatioParams, NLPSequenceRatioState>>(p);
       }});
   return out;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The model rules over tensor statistics (spec/rules.md §5.1-§5.7, §5.13,
-// §5.14): what the Python client's PyTorch hook computes where the tensors
+// §5.14, §5.19, §5.20): what the Python client's PyTorch hook computes where the tensors
 // live and sends every saved step (docs/python.md) reaches them as kTensor
 // inputs, one per tensor and statistic. Each rule is a Params/State pair and
 // its OnInput/OnEnd (rules/rule.h); TensorRuleInfos() (rules/catalog.h)
@@ -14,6 +14,7 @@
 // data" warning, never a silent pass.
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -141,5 +142,79 @@ struct AllZeroState {
 };
 Verdict OnInput(const AllZeroParams& p, AllZeroState& s, const Input& in);
 Verdict OnEnd(const AllZeroParams& p, AllZeroState& s, int64_t end_ms);
+
+// PoorWeightInitialization (§5.3), over the first `steps` saved steps (the
+// hook saves every statistic at its first steps, docs/python.md), fires on
+// any of: the variances of the activation inputs of the layers (tensors of
+// collection activations whose name activation_inputs_regex finds) differing
+// by more than `threshold` times at one step; a weight's gradient whose
+// p95 - p5 is under `distribution_range` (biases' are not judged: they start
+// at zero); a recorded loss (collection losses) that did not
+// fall for `patience` saves in a row.
+struct PoorWeightInitializationParams {
+  std::shared_ptr<const std::regex> activation_inputs;
+  std::string activation_inputs_text;
+  double threshold = 10;
+  double distribution_range = 0.001;
+  int64_t patience = 5;
+  int64_t steps = 10;
+};
+struct PoorWeightInitializationState {
+  int64_t saves = 0;        // saves begun (distinct times of the inputs read)
+  int64_t t_ms = std::numeric_limits<int64_t>::min();  // the current save's
+  int64_t step = -1;        // the current save's step
+  // The current save's activation-input variances: the largest and smallest.
+  int layers = 0;
+  double var_max = 0, var_min = 0;
+  std::string max_name, min_name;
+  std::map<std::string, std::pair<double, double>, std::less<>> spread;  // p5, p95 of this save
+  double best_loss = std::numeric_limits<double>::infinity();
+  int64_t loss_saves = 0, since_best = 0;
+  bool seen_activations = false, seen_gradients = false, seen_loss = false;
+  bool fired_ratio = false, fired_loss = false;
+};
+Verdict OnInput(const PoorWeightInitializationParams& p, PoorWeightInitializationState& s,
+                const Input& in);
+Verdict OnEnd(const PoorWeightInitializationParams& p, PoorWeightInitializationState& s,
+              int64_t end_ms);
+
+// CheckInputImages (§5.19): the mean of each channel of the image inputs over
+// every saved step (each step's channel_mean weighted by its images), once
+// `threshold_samples` images were seen, farther from 0 than `threshold_mean`.
+// The channel axis is chosen where the statistics are computed (the hook's
+// image_channel_axis).
+struct CheckInputImagesParams {
+  TensorSelection selection;
+  double threshold_mean = 0.2;
+  double threshold_samples = 500;
+};
+struct CheckInputImagesState {
+  TensorSeen seen;
+  struct PerTensor {
+    int64_t t_ms = std::numeric_limits<int64_t>::min();  // the current step's
+    double samples = -1;                     // the current step's images (-1: not yet known)
+    std::map<int, double> means;             // the current step's channel means
+    double folded_samples = 0;               // images of the steps before
+    std::map<int, std::pair<double, double>> folded;  // channel -> sum of mean * images, images
+    std::map<int, bool> fired;
+  };
+  std::map<std::string, PerTensor, std::less<>> tensors;
+};
+Verdict OnInput(const CheckInputImagesParams& p, CheckInputImagesState& s, const Input& in);
+Verdict OnEnd(const CheckInputImagesParams& p, CheckInputImagesState& s, int64_t end_ms);
+
+// NLPSequenceRatio (§5.20): per step and token-id input, the share of each
+// listed token id (token_fraction, counted by the hook for its token_values)
+// above its threshold (percent), paired by position.
+struct NLPSequenceRatioParams {
+  TensorSelection selection;
+  std::vector<std::pair<int, double>> tokens;  // token id, threshold percent
+};
+struct NLPSequenceRatioState {
+  TensorSeen seen;
+  std::map<int, bool> token_seen;
+};
+Verdict OnInput(const NLPSequenceRatioParams& p, NLPSequenceRatioState& s, const Input& in);
+Verdict OnEnd(const NLPSequenceRatioParams& p, NLPSequenceRatioState& s, int64_t end_ms);
 
 }  // namespace trainwatch::rules

@@ -51,7 +51,7 @@ TEST(TensorInputs, TheHooksSeriesBecomeTensorInputsOfTheirJob) {
   auto unknown = model::MakeSeriesKey("trainwatch/Tensors", "kurtosis",
                                       {{"TrainingJobName", "j1"}, {"Tensor", "x"}}, "None");
   EXPECT_FALSE(SeriesInput(*unknown).has_value()) << "a statistic no rule knows is not read";
-  for (int i = 0; i <= static_cast<int>(TensorStat::kSaturatedFraction); ++i) {
+  for (int i = 0; i <= static_cast<int>(TensorStat::kTokenFraction); ++i) {
     const auto stat = static_cast<TensorStat>(i);
     EXPECT_EQ(ParseTensorStat(TensorStatName(stat)), stat) << TensorStatName(stat);
   }
@@ -250,6 +250,138 @@ TEST(Confusion, IdentityPassesOneConfusionOfTenFails) {
   for (int c = 0; c < 9; ++c) strict->OnInput(Predicted(c, c, 1, 1));
   strict->OnInput(Predicted(4, 7, 1, 1));
   EXPECT_EQ(strict->OnEnd(5000).kind, Verdict::kIssue);
+}
+
+Input Part(std::string_view name, TensorStat stat, int part, double value, int64_t step) {
+  Input in = Tensor(name, "inputs", stat, value, step);
+  in.part = part;
+  return in;
+}
+
+TEST(TensorInputs, PerPartStatisticsCarryTheirChannelOrToken) {
+  auto key = model::MakeSeriesKey("trainwatch/Tensors", "channel_mean",
+                                  {{"TrainingJobName", "j1"}, {"Tensor", "model:input"},
+                                   {"Collection", "inputs"}, {"Channel", "2"}},
+                                  "None");
+  ASSERT_TRUE(key.ok());
+  std::optional<OwnedInput> in = SeriesInput(*key);
+  ASSERT_TRUE(in.has_value());
+  EXPECT_EQ(in->input.index, static_cast<int>(TensorStat::kChannelMean));
+  EXPECT_EQ(in->input.part, 2);
+  auto no_part = model::MakeSeriesKey(
+      "trainwatch/Tensors", "token_fraction",
+      {{"TrainingJobName", "j1"}, {"Tensor", "embed:input"}, {"Collection", "inputs"}}, "None");
+  EXPECT_FALSE(SeriesInput(*no_part).has_value()) << "a token share of no token says nothing";
+}
+
+TEST(PoorWeightInitialization, LayersOfVeryDifferentVarianceAtTheFirstSteps) {
+  std::unique_ptr<Rule> rule = Make("PoorWeightInitialization");
+  EXPECT_EQ(rule->OnInput(Tensor("1:input", "activations", TensorStat::kVariance, 1.0, 0)).kind,
+            Verdict::kOk);
+  EXPECT_EQ(rule->OnInput(Tensor("1:output", "activations", TensorStat::kVariance, 900, 0)).kind,
+            Verdict::kPending)
+      << "outputs are not activation inputs";
+  rule->OnInput(Tensor("3:input", "activations", TensorStat::kVariance, 50.0, 0));
+  // The save is judged when the next one starts.
+  Verdict v = rule->OnInput(Tensor("1:input", "activations", TensorStat::kVariance, 1.0, 1));
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  EXPECT_EQ(v.findings[0].reason, "activation_variance_ratio");
+  EXPECT_EQ(v.findings[0].subject, "3:input");
+  EXPECT_EQ(v.findings[0].observed, 50);
+  EXPECT_THAT(v.findings[0].message, HasSubstr("differ in variance by 50 times across the layers at step 0 (3:input: 50, 1:input: 1"));
+  Verdict end = rule->OnEnd(5000);
+  EXPECT_EQ(end.kind, Verdict::kOk) << "reported once";
+  std::vector<std::string> missing;
+  for (const Finding& f : end.findings) missing.push_back(f.message);
+  EXPECT_THAT(missing, ::testing::ElementsAre(HasSubstr("no p5 and p95 of the gradients"),
+                                              HasSubstr("no loss (collection losses)")));
+}
+
+TEST(PoorWeightInitialization, OnlyTheFirstStepsAreJudged) {
+  std::unique_ptr<Rule> rule = Make("PoorWeightInitialization", {{"steps", "2"}});
+  for (int64_t step = 0; step < 2; ++step) {
+    rule->OnInput(Tensor("1:input", "activations", TensorStat::kVariance, 1.0, step));
+    rule->OnInput(Tensor("2:input", "activations", TensorStat::kVariance, 2.0, step));
+  }
+  rule->OnInput(Tensor("1:input", "activations", TensorStat::kVariance, 1.0, 2));
+  EXPECT_EQ(rule->OnInput(Tensor("2:input", "activations", TensorStat::kVariance, 1e6, 2)).kind,
+            Verdict::kPending);
+  EXPECT_EQ(rule->OnEnd(5000).kind, Verdict::kOk) << "step 2 is past the window";
+}
+
+TEST(PoorWeightInitialization, NarrowGradientsAndAFlatLoss) {
+  std::unique_ptr<Rule> rule = Make("PoorWeightInitialization", {{"patience", "2"}});
+  rule->OnInput(Tensor("fc.weight", "gradients", TensorStat::kP5, -0.1, 0));
+  EXPECT_EQ(rule->OnInput(Tensor("fc.weight", "gradients", TensorStat::kP95, 0.1, 0)).kind,
+            Verdict::kOk);
+  rule->OnInput(Tensor("fc.bias", "gradients", TensorStat::kP95, 1e-4, 0));
+  EXPECT_EQ(rule->OnInput(Tensor("fc.bias", "gradients", TensorStat::kP5, 0, 0)).kind,
+            Verdict::kPending)
+      << "biases start at zero: their spread is not judged";
+  rule->OnInput(Tensor("out.weight", "gradients", TensorStat::kP95, 1e-4, 0));
+  Verdict narrow = rule->OnInput(Tensor("out.weight", "gradients", TensorStat::kP5, 0, 0));
+  ASSERT_EQ(narrow.kind, Verdict::kIssue);
+  EXPECT_EQ(narrow.findings[0].reason, "gradient_distribution_range");
+  EXPECT_EQ(narrow.findings[0].subject, "out.weight");
+  EXPECT_EQ(rule->OnInput(Tensor("loss", "losses", TensorStat::kMean, 2.0, 0)).kind, Verdict::kOk);
+  EXPECT_EQ(rule->OnInput(Tensor("loss", "losses", TensorStat::kMean, 2.0, 1)).kind,
+            Verdict::kPending);
+  Verdict flat = rule->OnInput(Tensor("loss", "losses", TensorStat::kMean, 2.5, 2));
+  ASSERT_EQ(flat.kind, Verdict::kIssue);
+  EXPECT_EQ(flat.findings[0].reason, "loss_not_decreasing");
+  EXPECT_THAT(flat.findings[0].message, HasSubstr("did not fall for 2 saved steps in a row"));
+}
+
+TEST(CheckInputImages, ChannelMeansWeightedByImagesOnceEnoughWereSeen) {
+  std::unique_ptr<Rule> rule = Make("CheckInputImages", {{"threshold_samples", "100"}});
+  // Step 0: 60 images, channel 0 at mean 0.0, channel 1 at 0.5.
+  rule->OnInput(Part("model:input", TensorStat::kChannelMean, 0, 0.0, 0));
+  rule->OnInput(Part("model:input", TensorStat::kChannelMean, 1, 0.5, 0));
+  EXPECT_EQ(rule->OnInput(Tensor("model:input", "inputs", TensorStat::kSamples, 60, 0)).kind,
+            Verdict::kPending)
+      << "60 images are too few";
+  // Step 1: 40 images; channel 1 at -0.5: its mean over 100 images is 0.1.
+  rule->OnInput(Part("model:input", TensorStat::kChannelMean, 0, 1.0, 1));
+  rule->OnInput(Part("model:input", TensorStat::kChannelMean, 1, -0.5, 1));
+  Verdict v = rule->OnInput(Tensor("model:input", "inputs", TensorStat::kSamples, 40, 1));
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  ASSERT_EQ(v.findings.size(), 1u) << "channel 1 averages 0.1";
+  EXPECT_EQ(v.findings[0].subject, "model:input channel 0");
+  EXPECT_DOUBLE_EQ(v.findings[0].observed, 0.4);
+  EXPECT_THAT(v.findings[0].message, HasSubstr("Channel 0 of the images in model:input has mean 0.4 over 100 images"));
+  EXPECT_EQ(rule->OnEnd(5000).kind, Verdict::kOk);
+  Verdict few = Make("CheckInputImages")->OnEnd(1);
+  EXPECT_EQ(few.findings[0].reason, "no_data");
+}
+
+TEST(NLPSequenceRatio, EachTokenAgainstItsOwnThreshold) {
+  std::unique_ptr<Rule> rule =
+      Make("NLPSequenceRatio", {{"token_values", "0, 1"}, {"token_thresholds_percent", "50,10"}});
+  EXPECT_EQ(rule->OnInput(Part("embed:input", TensorStat::kTokenFraction, 0, 0.4, 0)).kind,
+            Verdict::kOk);
+  EXPECT_EQ(rule->OnInput(Part("embed:input", TensorStat::kTokenFraction, 7, 0.9, 0)).kind,
+            Verdict::kPending)
+      << "token 7 is not listed";
+  Verdict v = rule->OnInput(Part("embed:input", TensorStat::kTokenFraction, 1, 0.25, 0));
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  EXPECT_EQ(v.findings[0].subject, "embed:input token 1");
+  EXPECT_THAT(v.findings[0].message, HasSubstr("25% of the tokens of embed:input are token id 1 at step 0 (limit 10%)"));
+  EXPECT_TRUE(rule->OnEnd(5000).findings.empty());
+  std::unique_ptr<Rule> other = Make("NLPSequenceRatio", {{"token_values", "3"}});
+  other->OnInput(Part("embed:input", TensorStat::kTokenFraction, 0, 0.9, 0));
+  Verdict end = other->OnEnd(5000);
+  ASSERT_EQ(end.findings.size(), 1u);
+  EXPECT_THAT(end.findings[0].recommendation, HasSubstr("token_values=(3)"));
+  for (auto [values, percents, error] :
+       {std::tuple{"0,1", "50", "got 2 token ids (\"0,1\") and 1 percents"},
+        std::tuple{"x", "50", "item 1, \"x\", is not a token id"},
+        std::tuple{"0", "150", "\"150\", is not a percent from 0 to 100"}}) {
+    absl::StatusOr<std::unique_ptr<Rule>> bad = MakeRule(
+        "NLPSequenceRatio", {{"token_values", values}, {"token_thresholds_percent", percents}},
+        Profile::kDefault);
+    ASSERT_FALSE(bad.ok()) << values;
+    EXPECT_THAT(bad.status().message(), HasSubstr(error));
+  }
 }
 
 }  // namespace

@@ -4,7 +4,8 @@ script uses it: `import trainwatch` without installing it, metrics through
 the run's endpoint, the aliases, a Trial reading back exactly what was
 logged, and the PyTorch hook on tiny CPU models whose troubles the model
 rules find live (ExplodingTensor stopping the job, VanishingGradient,
-DeadRelu, UnchangedTensor, Overfit), with a healthy run finding nothing.
+DeadRelu, UnchangedTensor, Overfit, PoorWeightInitialization,
+CheckInputImages, NLPSequenceRatio), with a healthy run finding nothing.
 
 Usage: python_client_test.py --trainwatch PATH/trainwatch [unittest args]
 Run with /usr/bin/python3 (Debian's, which has python3-torch); the hook's
@@ -161,7 +162,11 @@ for step in range(200):
         self.assertIn("Stopped", proc.stderr)
         status = self.rules("exploding")["ExplodingTensor"]
         self.assertEqual(status["status"], "IssuesFound")
-        self.assertEqual(status["findings"][0]["reason"], "nan" if "nan" in proc.stdout else "infinite")
+        # The loss's own finding (at the first steps every statistic is computed, so its
+        # gradients' NaN may be found at the same step).
+        loss = [f for f in status["findings"] if f["subject"] == "loss"]
+        self.assertTrue(loss, status["findings"])
+        self.assertEqual(loss[0]["reason"], "nan" if "nan" in proc.stdout else "infinite")
 
     def test_a_rule_signal_makes_the_flight_recorder_write_the_steps_it_fired_on(self):
         body = r"""
@@ -267,6 +272,66 @@ for step in range(60):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(self.rules("overfit")["Overfit"]["status"], "IssuesFound")
 
+    def test_a_layer_initialised_far_too_large_is_a_poor_weight_initialization(self):
+        body = r"""
+model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 1))
+with torch.no_grad():
+    model[2].weight.mul_(100.0)
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-6)
+hook = trainwatch.torch.watch(model, optimizer)
+for step in range(3):
+    loss = nn.functional.mse_loss(model(x), y)
+    hook.record_loss(loss)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+        proc = self.run_torch("poorinit", body, "--rule", "PoorWeightInitialization")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        status = self.rules("poorinit")["PoorWeightInitialization"]
+        self.assertEqual(status["status"], "IssuesFound", status)
+        finding = status["findings"][0]
+        self.assertEqual(finding["reason"], "activation_variance_ratio")
+        self.assertEqual(finding["subject"], "3:input", "the input of the ReLU after the layer")
+
+    def test_images_that_are_not_normalised_are_found(self):
+        body = r"""
+model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 14 * 14, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-6)
+hook = trainwatch.torch.watch(model, optimizer)
+for step in range(10):  # 640 images, at the first steps (every statistic)
+    images = torch.rand(64, 3, 16, 16) * 255  # raw pixel values
+    images[:, 1] = torch.randn(64, 16, 16)    # channel 1 normalised
+    model(images).mean().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+        proc = self.run_torch("images", body, "--rule", "CheckInputImages")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        status = self.rules("images")["CheckInputImages"]
+        self.assertEqual(status["status"], "IssuesFound", status)
+        self.assertEqual({f["subject"] for f in status["findings"]},
+                         {"model:input channel 0", "model:input channel 2"})
+
+    def test_sequences_mostly_padding_are_found(self):
+        body = r"""
+model = nn.Sequential(nn.Embedding(100, 8), nn.Flatten(), nn.Linear(8 * 12, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+hook = trainwatch.torch.watch(model, optimizer)
+for step in range(3):
+    tokens = torch.randint(1, 100, (16, 12))
+    tokens[:, 4:] = 0                         # two thirds padding
+    model(tokens).mean().backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+        proc = self.run_torch("padding", body, "--rule", "NLPSequenceRatio")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        status = self.rules("padding")["NLPSequenceRatio"]
+        self.assertEqual(status["status"], "IssuesFound", status)
+        self.assertEqual(status["findings"][0]["subject"], "0:input token 0")
+        self.assertAlmostEqual(status["findings"][0]["observed"], 100 * 8 / 12, places=3)
+
     def test_each_rank_of_a_distributed_job_sends_its_own_statistics(self):
         script = r"""
 import os, torch, torch.distributed as dist, torch.multiprocessing as mp
@@ -317,13 +382,14 @@ for step in range(25):
     optimizer.zero_grad()
 """
         rules = ["ExplodingTensor", "VanishingGradient", "DeadRelu", "UnchangedTensor",
-                 "WeightUpdateRatio", "TensorVariance:max_threshold=1e6"]
+                 "WeightUpdateRatio", "TensorVariance:max_threshold=1e6",
+                 "PoorWeightInitialization"]
         flags = [a for r in rules for a in ("--rule", r)]
         proc = self.run_torch("healthy", body, *flags)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         statuses = self.rules("healthy")
         for name in ("ExplodingTensor", "VanishingGradient", "DeadRelu", "UnchangedTensor",
-                     "WeightUpdateRatio", "TensorVariance"):
+                     "WeightUpdateRatio", "TensorVariance", "PoorWeightInitialization"):
             self.assertEqual(statuses[name]["status"], "NoIssuesFound", statuses[name])
             self.assertEqual(statuses[name]["findings"], [], "each saw its tensors")
 
