@@ -2,6 +2,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "api/cbor.h"
 #include "api/cloudwatch/cloudwatch.h"
 #include "api/form.h"
 #include "api/gzip.h"
@@ -114,12 +115,6 @@ HttpResponse Api::Handle(const HttpRequest& request) const {
     if (!auth.ok()) return fail(auth);
   }
   if (!route.error.ok()) return fail(route.error);
-  if (route.protocol == Protocol::kCbor) {
-    return fail(NotImplemented(absl::StrFormat(
-        "%s over Smithy RPC v2 CBOR (trainwatch speaks the query protocol and AWS JSON 1.0 to "
-        "CloudWatch clients; set the client to use one of them)",
-        route.operation.empty() ? "CloudWatch" : route.operation)));
-  }
   return Dispatch(request, route.service, route.protocol, route.operation, request_id);
 }
 
@@ -147,6 +142,13 @@ HttpResponse Api::Dispatch(const HttpRequest& request, Service service, Protocol
           "The parameter Version must be 2010-08-01 (got %s).",
           QuoteValue(version->is_string() ? version->get<std::string>() : ""))));
     }
+  } else if (protocol == Protocol::kCbor) {
+    absl::StatusOr<nlohmann::json> cbor = DecodeCbor(*body, kMaxJsonDepth);
+    if (!cbor.ok()) return fail(InvalidParameterValue(MessageOf(cbor.status())));
+    if (!cbor->is_object()) {
+      return fail(InvalidParameterValue("The request body must be a CBOR map of input members."));
+    }
+    tree = *std::move(cbor);
   } else {
     absl::StatusOr<nlohmann::json> json = ParseJsonBody(*body);
     if (!json.ok()) return fail(json.status());
@@ -180,7 +182,13 @@ HttpResponse Api::Dispatch(const HttpRequest& request, Service service, Protocol
   HttpResponse response;
   response.status = 200;
   response.headers.Add("x-amzn-RequestId", request_id);
-  response.headers.Add("Content-Type", std::string(ContentType(protocol)));
+  if (protocol == Protocol::kCbor) {
+    response.headers.Add("smithy-protocol", "rpc-v2-cbor");
+    // An operation without output has no body and no Content-Type (Smithy).
+    if (!out->empty()) response.headers.Add("Content-Type", std::string(ContentType(protocol)));
+  } else {
+    response.headers.Add("Content-Type", std::string(ContentType(protocol)));
+  }
   response.body = *std::move(out);
   return response;
 }

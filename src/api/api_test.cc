@@ -67,10 +67,26 @@ TEST_F(ApiTest, RoutesEveryProtocolAndAnswersUnknownsInKind) {
   cbor.headers.Add("smithy-protocol", "rpc-v2-cbor");
   cbor.headers.Add("Content-Type", "application/cbor");
   out = api_.Handle(cbor);
-  EXPECT_EQ(out.status, 400);
+  EXPECT_EQ(out.status, 200);
   EXPECT_EQ(*out.headers.Find("smithy-protocol"), "rpc-v2-cbor");
   EXPECT_EQ(*out.headers.Find("Content-Type"), "application/cbor");
-  EXPECT_EQ(static_cast<unsigned char>(out.body[0]), 0xA2);  // a map of two pairs
+  EXPECT_EQ(static_cast<unsigned char>(out.body[0]), 0xA1);  // {"Metrics": [...]}
+
+  HttpRequest cbor_without_operation;
+  cbor_without_operation.target = "/";
+  cbor_without_operation.headers.Add("smithy-protocol", "rpc-v2-cbor");
+  out = api_.Handle(cbor_without_operation);
+  EXPECT_EQ(out.status, 400);
+  EXPECT_EQ(*out.headers.Find("Content-Type"), "application/cbor");
+  EXPECT_EQ(static_cast<unsigned char>(out.body[0]), 0xA2);  // {"__type", "message"}
+  EXPECT_THAT(out.body, HasSubstr("names its operation in the path"));
+
+  HttpRequest bad_cbor = cbor;
+  bad_cbor.body = std::string("\xa1\x61", 2);
+  out = api_.Handle(bad_cbor);
+  EXPECT_EQ(out.status, 400);
+  EXPECT_THAT(out.body, HasSubstr("InvalidParameterValue"));
+  EXPECT_THAT(out.body, HasSubstr("The CBOR body ends inside an item at byte 1"));
 
   // Any path is accepted (botocore appends the endpoint URL's path).
   HttpRequest with_path = CloudWatchJson("ListMetrics", "{}");

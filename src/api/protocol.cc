@@ -38,6 +38,12 @@ Route RouteRequest(const HttpRequest& request) {
                                                 Clip(service)));
       }
     }
+    if (!cbor_path) {
+      route.error = AwsStatus(
+          "InvalidAction",
+          "A Smithy RPC v2 CBOR request names its operation in the path: POST "
+          "/service/GraniteServiceVersion20100801/operation/OPERATION.");
+    }
     if (target != nullptr) {
       route.error = InvalidParameterValue(
           "A Smithy RPC v2 CBOR request must not carry X-Amz-Target.");

@@ -3,9 +3,10 @@
 
 Every CloudWatch request the real clients sent (tests/captures: the query
 protocol of Debian's awscli and boto3, the JSON 1.0 of the newer ones) is
-decoded into its parameters and sent again, once in the query protocol and
-once in AWS JSON 1.0, each to a fresh tw_test_server, by a botocore whose
-CloudWatch model is pinned to that protocol. The answers botocore decodes
+decoded into its parameters and sent again, once in the query protocol, once
+in AWS JSON 1.0 and once in Smithy RPC v2 CBOR, each to a fresh
+tw_test_server, by a botocore whose CloudWatch model is pinned to that
+protocol. The answers botocore decodes
 (data, or error code and message) must be equal, request by request. Cases
 the captures lack follow them (sub-second times, missing values...).
 
@@ -14,7 +15,7 @@ to the present, the same for both protocols, so that writes are accepted and
 reads find them.
 
 Usage: protocol_equivalence_test.py --server PATH/tw_test_server [unittest args]
-Needs a python whose botocore speaks both protocols to CloudWatch (the
+Needs a python whose botocore speaks the three protocols to CloudWatch (the
 `python3` first on PATH, botocore >= 1.36); skipped with a notice otherwise.
 """
 import json
@@ -180,10 +181,13 @@ def pinned_model_dir(python, protocol):
     return folder
 
 
-def botocore_with_both(python):
+PROTOCOLS = ("query", "json", "smithy-rpc-v2-cbor")
+
+
+def botocore_with_all(python):
     script = ("import botocore.loaders; m = botocore.loaders.Loader()"
               ".load_service_model('cloudwatch', 'service-2')['metadata'];"
-              "print('json' in m.get('protocols', []) and 'query' in m.get('protocols', []))")
+              "print(all(p in m.get('protocols', []) for p in %r))" % (PROTOCOLS,))
     p = subprocess.run([python, "-c", script], capture_output=True, text=True)
     return p.returncode == 0 and p.stdout.strip() == "True"
 
@@ -192,9 +196,9 @@ class ProtocolEquivalence(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.python = shutil.which("python3")
-        if not cls.python or not botocore_with_both(cls.python):
-            raise unittest.SkipTest("no python3 on PATH whose botocore speaks both the query "
-                                    "protocol and JSON 1.0 to CloudWatch")
+        if not cls.python or not botocore_with_all(cls.python):
+            raise unittest.SkipTest("no python3 on PATH whose botocore speaks the query "
+                                    "protocol, JSON 1.0 and RPC v2 CBOR to CloudWatch")
         # Every CloudWatch request of the query and JSON clients, in capture order.
         cls.captures = tempfile.mkdtemp(prefix="tw-captures-")
         n = 0
@@ -229,18 +233,20 @@ class ProtocolEquivalence(unittest.TestCase):
             shutil.rmtree(home, ignore_errors=True)
             shutil.rmtree(models, ignore_errors=True)
 
-    def test_every_request_gets_the_same_answer_in_both_protocols(self):
-        query, json10 = self.answers("query"), self.answers("json")
+    def test_every_request_gets_the_same_answer_in_every_protocol(self):
+        query, json10, cbor = (self.answers(p) for p in PROTOCOLS)
         self.assertEqual(len(query), len(json10))
+        self.assertEqual(len(query), len(cbor))
         self.assertGreaterEqual(len(query), 20)
         answered = sum("answer" in a for a in query)
         self.assertGreaterEqual(answered, 10, "most captured requests succeed")
         math = [a for a in query if a["request"] == "metric math"][0]
         self.assertIn("answer", math, math)
         self.assertEqual([r["Label"] for r in math["answer"]["MetricDataResults"]], ["twice", "loss"])
-        for a, b in zip(query, json10):
+        for a, b, c in zip(query, json10, cbor):
             with self.subTest(request=a["request"], operation=a["operation"]):
-                self.assertEqual(a, b)
+                self.assertEqual(a, b, "query vs JSON 1.0")
+                self.assertEqual(a, c, "query vs RPC v2 CBOR")
 
 
 if __name__ == "__main__":

@@ -26,29 +26,35 @@ constexpr std::string_view kLater[] = {
 absl::StatusOr<std::string> Handle(std::string_view operation, const Node& input,
                                    Protocol protocol, const Context& context,
                                    const Backends& backends) {
-  bool query = protocol == Protocol::kQuery;
+  const bool query = protocol == Protocol::kQuery;
+  const bool cbor = protocol == Protocol::kCbor;
+  auto encode = [&](const auto& response) {
+    return query ? EncodeXml(response, context.request_id)
+                 : cbor ? EncodeCbor(response) : EncodeJson(response);
+  };
   if (operation == "PutMetricData") {
     TW_ASSIGN_OR_RETURN(PutMetricDataRequest request, DecodePutMetricData(input, context.now_ms));
     TW_RETURN_IF_ERROR(RunPutMetricData(request, backends));
-    return query ? EncodeEmptyXml(operation, context.request_id) : std::string("{}");
+    if (query) return EncodeEmptyXml(operation, context.request_id);
+    return cbor ? std::string() : std::string("{}");
   }
   if (operation == "GetMetricStatistics") {
     TW_ASSIGN_OR_RETURN(GetMetricStatisticsRequest request,
                         DecodeGetMetricStatistics(input, context));
     TW_ASSIGN_OR_RETURN(GetMetricStatisticsResponse response,
                         RunGetMetricStatistics(request, context, backends));
-    return query ? EncodeXml(response, context.request_id) : EncodeJson(response);
+    return encode(response);
   }
   if (operation == "GetMetricData") {
     TW_ASSIGN_OR_RETURN(GetMetricDataRequest request, DecodeGetMetricData(input, context));
     TW_ASSIGN_OR_RETURN(GetMetricDataResponse response,
                         RunGetMetricData(request, context, backends));
-    return query ? EncodeXml(response, context.request_id) : EncodeJson(response);
+    return encode(response);
   }
   if (operation == "ListMetrics") {
     TW_ASSIGN_OR_RETURN(ListMetricsRequest request, DecodeListMetrics(input, context));
     TW_ASSIGN_OR_RETURN(ListMetricsResponse response, RunListMetrics(request, context, backends));
-    return query ? EncodeXml(response, context.request_id) : EncodeJson(response);
+    return encode(response);
   }
   for (std::string_view later : kLater) {
     if (operation == later) return NotImplemented(operation);

@@ -3,7 +3,8 @@
 // GetMetricStatistics, GetMetricData, ListMetrics, each as
 //   Decode*(input)   -> typed request, fully validated (AWS codes and texts)
 //   Run*(request)    -> typed response, through the Backends
-//   Encode (query XML or JSON 1.0) in query_codec.cc / json_codec.cc.
+//   Encode (query XML, JSON 1.0, CBOR) in query_codec.cc / json_codec.cc /
+//   cbor_codec.cc.
 // Handle() ties them together for the dispatcher.
 
 #include <cstdint>
@@ -152,9 +153,15 @@ std::string EncodeJson(const GetMetricStatisticsResponse& response);
 std::string EncodeJson(const GetMetricDataResponse& response);
 std::string EncodeJson(const ListMetricsResponse& response);
 
+// Smithy RPC v2 CBOR bodies.
+std::string EncodeCbor(const GetMetricStatisticsResponse& response);
+std::string EncodeCbor(const GetMetricDataResponse& response);
+std::string EncodeCbor(const ListMetricsResponse& response);
+
 // ------------------------------------------------------------- dispatcher
 
-// Runs `operation` and returns the encoded body (query XML or JSON 1.0).
+// Runs `operation` and returns the encoded body (query XML, JSON 1.0 or
+// CBOR; an operation without output answers CBOR clients with no body).
 // Unknown operations: InvalidAction; CloudWatch operations trainwatch does not
 // serve yet: the "not implemented" error.
 absl::StatusOr<std::string> Handle(std::string_view operation, const Node& input,
