@@ -8,10 +8,12 @@ in the spirit of smdebug's trials.
 """
 
 import bisect
+import json
 import os
 import re
 import shutil
 import subprocess
+import time
 
 from . import _env, _http, _sigv4
 from ._run import TENSORS, TRAINING_JOBS
@@ -330,6 +332,61 @@ class Trial:
         values = [v for _, v in samples]
         return self._as_series({"metric": name, "dimensions": self._job_dims(), "unit": unit,
                                 "t_ms": t_ms, "values": values})
+
+    def metric_data(self, queries, start_ms=None, end_ms=None):
+        """CloudWatch's GetMetricData over the server's data, metric math
+        included (POST /api/v1/metrics/data): {Id: Series} of the queries
+        that return data, each Series named by its label and aligned with
+        the job's steps. A query is GetMetricData's (Id, MetricStat or
+        Expression, Label, ReturnData, Period), or, for one of the job's own
+        metrics, {"Id": "loss", "metric": "train:loss", "stat": "Average",
+        "period": 60} (stat and period optional, as here). start_ms and
+        end_ms default to the job's span, a minute either side."""
+        body = {"MetricDataQueries": [self._metric_data_query(q) for q in queries],
+                "ScanBy": "TimestampAscending"}
+        record = self.record()
+        now_ms = int(time.time() * 1000)
+        if start_ms is None:
+            start_ms = record.get("creation_ms", now_ms - 3_600_000) - 60_000
+        if end_ms is None:
+            end_ms = (record.get("training_end_ms") or now_ms) + 60_000
+        body["StartTime"] = start_ms // 1000
+        body["EndTime"] = -(-end_ms // 1000)
+        merged = {}
+        while True:
+            status, data = self._connection.request(
+                "POST", "/api/v1/metrics/data", body=json.dumps(body).encode(),
+                content_type="application/json")
+            if status != 200:
+                raise ValueError("metric_data: %s" % _http.error_message(data))
+            answer = json.loads(data.decode("utf-8"))
+            for r in answer.get("MetricDataResults", []):
+                into = merged.setdefault(r["Id"], {"metric": r.get("Label", r["Id"]),
+                                                   "dimensions": {}, "t_ms": [], "values": []})
+                into["t_ms"].extend(int(round(t * 1000)) for t in r.get("Timestamps", []))
+                into["values"].extend(r.get("Values", []))
+            if not answer.get("NextToken"):
+                break
+            body["NextToken"] = answer["NextToken"]
+        return {i: self._as_series(s) for i, s in merged.items()}
+
+    def _metric_data_query(self, query):
+        if not isinstance(query, dict) or "Id" not in query:
+            raise ValueError("metric_data: each query is a dict with an Id, got %r" % (query,))
+        if "metric" not in query:
+            return query
+        unknown = set(query) - {"Id", "metric", "stat", "period", "Label", "ReturnData"}
+        if unknown:
+            raise ValueError("metric_data: the shorthand {Id, metric, stat, period, Label, "
+                             "ReturnData} has no %s" % ", ".join(sorted(unknown)))
+        out = {"Id": query["Id"], "MetricStat": {
+            "Metric": {"Namespace": TRAINING_JOBS, "MetricName": query["metric"],
+                       "Dimensions": [{"Name": k, "Value": v} for k, v in self._job_dims().items()]},
+            "Period": query.get("period", 60), "Stat": query.get("stat", "Average")}}
+        for key in ("Label", "ReturnData"):
+            if key in query:
+                out[key] = query[key]
+        return out
 
     def to_pandas(self, names=None):
         """The job's metrics (or those of `names`) as one long DataFrame with

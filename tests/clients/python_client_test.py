@@ -75,7 +75,11 @@ class Client(unittest.TestCase):
         code = ("import json, sys, trainwatch\n"
                 "t = trainwatch.Trial(sys.argv[1], data=sys.argv[2])\n"
                 "print(json.dumps({'status': t.status(), 'final': t.final_metrics(),\n"
-                "  'loss': sorted(t.metric('train:loss').by_step().items()), 'steps': t.steps()}))\n"
+                "  'loss': sorted(t.metric('train:loss').by_step().items()), 'steps': t.steps(),\n"
+                "  'math': {k: [v.name, v.values] for k, v in t.metric_data([\n"
+                "    {'Id': 'top', 'metric': 'train:loss', 'stat': 'Maximum', 'ReturnData': False},\n"
+                "    {'Id': 'n', 'metric': 'train:loss', 'stat': 'SampleCount'},\n"
+                "    {'Id': 'twice', 'Expression': 'top * 2', 'Label': 'twice the top'}]).items()}}))\n"
                 "t.close()\n")
         env = dict(self.env, PYTHONPATH=os.path.join(SOURCE, "python"))
         out = subprocess.run(["/usr/bin/python3", "-c", code, name, self.data], env=env,
@@ -99,6 +103,10 @@ class Client(unittest.TestCase):
         self.assertEqual(got["loss"], [[i, v] for i, v in enumerate(losses)])
         self.assertEqual(got["steps"], list(range(50)))
         self.assertEqual(got["final"]["train:loss"], losses[-1])
+        # Metric math over the job's metrics, as CloudWatch's GetMetricData computes it.
+        self.assertEqual(sum(got["math"]["n"][1]), 50.0)
+        self.assertEqual(got["math"]["twice"], ["twice the top", [2.0 * max(losses)]])
+        self.assertNotIn("top", got["math"], "ReturnData false")
 
     def test_each_alias_logs_into_the_job(self):
         script = r"""

@@ -165,6 +165,7 @@ HttpResponse NativeApi::Handle(const HttpRequest& request) const {
   if (rest == "agent/heartbeat") return post ? Heartbeat(request) : MethodNotAllowed("POST");
   if (rest == "metrics") return get ? ListMetrics(request) : MethodNotAllowed("GET");
   if (rest == "metrics/statistics") return get ? Statistics(request) : MethodNotAllowed("GET");
+  if (rest == "metrics/data") return post ? MetricData(request) : MethodNotAllowed("POST");
   if (rest == "logs/groups") return get ? LogGroups(request) : MethodNotAllowed("GET");
   if (rest == "logs/streams") return get ? LogStreams(request) : MethodNotAllowed("GET");
   if (rest == "logs/events") return get ? LogEvents(request) : MethodNotAllowed("GET");

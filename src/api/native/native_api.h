@@ -49,6 +49,7 @@ class NativeApi {
   HttpResponse Heartbeat(const HttpRequest& request) const;
   HttpResponse ListMetrics(const HttpRequest& request) const;
   HttpResponse Statistics(const HttpRequest& request) const;
+  HttpResponse MetricData(const HttpRequest& request) const;
   HttpResponse LogGroups(const HttpRequest& request) const;
   HttpResponse LogStreams(const HttpRequest& request) const;
   HttpResponse LogEvents(const HttpRequest& request) const;

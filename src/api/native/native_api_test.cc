@@ -94,6 +94,41 @@ TEST_F(NativeApiTest, IngestThenQuery) {
   EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("period=7s"));
 }
 
+TEST_F(NativeApiTest, MetricDataAnswersAsGetMetricDataMathIncluded) {
+  nlohmann::json batch = {
+      {"series",
+       {{{"namespace", "Train"}, {"metric", "loss"}, {"dimensions", {{"TrainingJobName", "j1"}}},
+         {"t_ms", {kNow - 240000, kNow - 180000, kNow - 120000}}, {"values", {4.0, 2.0, 1.0}}}}}};
+  EXPECT_EQ(Call("POST", "/api/v1/samples", batch.dump())["accepted"], 3);
+  nlohmann::json query = {
+      {"StartTime", (kNow - 300000) / 1000},
+      {"EndTime", kNow / 1000},
+      {"ScanBy", "TimestampAscending"},
+      {"MetricDataQueries",
+       {{{"Id", "loss"},
+         {"ReturnData", false},
+         {"MetricStat",
+          {{"Metric", {{"Namespace", "Train"}, {"MetricName", "loss"},
+                       {"Dimensions", {{{"Name", "TrainingJobName"}, {"Value", "j1"}}}}}},
+           {"Period", 60},
+           {"Stat", "Average"}}}},
+        {{"Id", "half"}, {"Expression", "loss / 2"}, {"Label", "half the loss"}}}}};
+  nlohmann::json j = Call("POST", "/api/v1/metrics/data", query.dump());
+  ASSERT_EQ(j["MetricDataResults"].size(), 1u) << j;
+  const nlohmann::json& half = j["MetricDataResults"][0];
+  EXPECT_EQ(half["Id"], "half");
+  EXPECT_EQ(half["Label"], "half the loss");
+  EXPECT_EQ(half["Values"], nlohmann::json({2.0, 1.0, 0.5}));
+  EXPECT_EQ(half["Timestamps"][0], (kNow - 240000) / 1000);
+
+  query["MetricDataQueries"][1]["Expression"] = "LOG(loss)";
+  j = Call("POST", "/api/v1/metrics/data", query.dump(), 400);
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("LOG"));
+  j = Call("POST", "/api/v1/metrics/data", "[1]", 400);
+  EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("MetricDataQueries"));
+  EXPECT_EQ(Call("GET", "/api/v1/metrics/data", "", 405)["error"]["code"], "MethodNotAllowed");
+}
+
 TEST_F(NativeApiTest, IngestTakesMembersInAnyOrderAndTheFirstOfARepeatedOne) {
   // Another order than the docs', a member the format does not know, and
   // "values" twice: the first counts, as a lookup by name would find it.

@@ -3,7 +3,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "api/api.h"
+#include "api/cloudwatch/cloudwatch.h"
 #include "api/cloudwatch/statistics.h"
+#include "api/input.h"
 #include "api/errors.h"
 #include "api/form.h"
 #include "api/logs/logs.h"
@@ -89,6 +92,35 @@ HttpResponse NativeApi::Statistics(const HttpRequest& request) const {
     points_json.push_back({{"t_ms", b.t_ms}, {"unit", b.unit}, {"values", values}});
   }
   return Reply(200, Json{{"period_s", period_s}, {"datapoints", points_json}});
+}
+
+HttpResponse NativeApi::MetricData(const HttpRequest& request) const {
+  if (backends_.metrics == nullptr) return NoBackend("metric store");
+  constexpr size_t kMaxDepth = 64;
+  if (JsonNestingDepth(request.body, kMaxDepth) > kMaxDepth) {
+    return Error(400, "InvalidArgument",
+                 absl::StrFormat("the body nests JSON deeper than %d levels", kMaxDepth));
+  }
+  nlohmann::json tree = nlohmann::json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (!tree.is_object()) {
+    return Error(400, "InvalidArgument",
+                 "the body must be a JSON object: GetMetricData's input as AWS JSON 1.0 sends "
+                 "it (MetricDataQueries, StartTime, EndTime in epoch seconds; docs/api.md)");
+  }
+  // The CloudWatch operation itself, so that both answer alike (math included).
+  cloudwatch::Context context{clock_.NowMs(), "", ""};
+  absl::StatusOr<cloudwatch::GetMetricDataRequest> decoded =
+      cloudwatch::DecodeGetMetricData(Node(tree, Syntax::kJson, PathStyle::kQuery), context);
+  if (!decoded.ok()) return FromStatus(decoded.status());
+  absl::StatusOr<cloudwatch::GetMetricDataResponse> answer =
+      cloudwatch::RunGetMetricData(*decoded, context, backends_);
+  if (!answer.ok()) return FromStatus(answer.status());
+  HttpResponse r;
+  r.status = 200;
+  r.headers.Add("Content-Type", "application/json");
+  r.body = cloudwatch::EncodeJson(*answer);
+  r.body.push_back('\n');
+  return r;
 }
 
 HttpResponse NativeApi::LogGroups(const HttpRequest& request) const {
