@@ -32,6 +32,25 @@ export async function getJSON(path, params = {}) {
   return body;
 }
 
+export async function postJSON(path, body) {
+  const response = await fetch(path, {method: 'POST', body: JSON.stringify(body),
+                                      headers: {'Content-Type': 'application/json', Accept: 'application/json'}});
+  const text = await response.text();
+  let answer = null;
+  try {
+    answer = text ? JSON.parse(text) : null;
+  } catch {
+    throw new ApiError(response.status, `${path}: the answer is not JSON (HTTP ${response.status})`);
+  }
+  if (!response.ok) {
+    throw new ApiError(response.status, answer && answer.error ? answer.error.message : `HTTP ${response.status}`);
+  }
+  return answer;
+}
+
+// CloudWatch's GetMetricData, metric math included (contract: /api/v1/metrics/data).
+export const metricData = (input) => postJSON('/api/v1/metrics/data', input);
+
 // A time (ms since the epoch) as query parameters take it: ISO 8601, exact to the ms
 // (a bare number there means epoch seconds).
 export function isoTime(ms) {

@@ -208,6 +208,7 @@ export function makeChart(target, spec) {
   const api = {
     id, box, uplot: u,
     // xs ascending; lines: one y array per line (same length); times: ms per x.
+    // info: {raw, tier} of the chart API's answer, or note: the badge's text.
     setData(xs, lines, times, info = {}) {
       rawLines = lines;
       ts = times || xs;
@@ -215,7 +216,7 @@ export function makeChart(target, spec) {
       box.dataset.points = String(xs.length);
       box.dataset.raw = info.raw ? 'true' : 'false';
       if (info.tier) box.dataset.tier = info.tier;
-      badge.textContent = info.raw ? 'raw samples'
+      badge.textContent = info.note !== undefined ? info.note : info.raw ? 'raw samples'
         : (info.tier ? `${xs.length} points (M4 of the ${info.tier === 'raw' ? 'raw samples' : `${info.tier} rollup`})` : '');
     },
     setBands(bands) { spec.bands = bands; },

@@ -90,7 +90,17 @@ export async function renderJob(root, name, params, ctx) {
   const logSec = el('section', {'aria-labelledby': 'h-log', class: 'panel', id: 'log-panel'}, el('h2', {id: 'h-log'}, 'Log'));
   const metricsGrid = el('div', {class: 'grid'});
   const systemGrid = el('div', {class: 'grid'});
-  metricsSec.append(metricsGrid);
+  // Metric math over the job's metrics (CloudWatch's expressions): one chart.
+  const mathInput = el('input', {type: 'text', id: 'math-expr', size: 40, spellcheck: 'false',
+                                 value: params.get('expr') || '', placeholder: 'e.g. RATE(train_loss)',
+                                 'aria-describedby': 'math-ids'});
+  const mathIdsNote = el('span', {class: 'hint', id: 'math-ids'});
+  const mathError = el('p', {class: 'math-error', id: 'math-error', role: 'alert'});
+  const mathForm = el('form', {class: 'toolbar math', id: 'math-form'},
+    el('label', {for: 'math-expr'}, 'Metric math'), mathInput,
+    el('button', {type: 'submit'}, 'Draw'), mathIdsNote);
+  const mathGrid = el('div', {class: 'grid'});
+  metricsSec.append(mathForm, mathError, mathGrid, metricsGrid);
   systemSec.append(systemGrid);
   // The hook's tensor statistics: one chart, chosen by collection and statistic.
   const tensorOptions = {params, logY, byStep: Boolean(record.step_metric), span, report: (e) => ctx.report(e)};
@@ -126,6 +136,52 @@ export async function renderJob(root, name, params, ctx) {
   const algorithm = series.filter((s) => s.group === 'algorithm');
   const system = series.filter((s) => s.group === 'system');
   for (const s of algorithm) addChart(metricsGrid, [s], false, s.metric);
+  // Each metric's Id in expressions: its name made an Id ("train:loss" -> train_loss).
+  const mathIds = new Map();
+  function refreshMathIds() {
+    for (const s of series.filter((x) => x.group === 'algorithm')) {
+      if ([...mathIds.values()].includes(s)) continue;
+      let id = s.metric.replace(/[^A-Za-z0-9_]/g, '_');
+      id = /^[A-Z]/.test(id) ? id[0].toLowerCase() + id.slice(1) : id;
+      if (!/^[a-z]/.test(id)) id = `m_${id}`;
+      for (let n = 2; mathIds.has(id); n++) id = `${id.replace(/_\d+$/, '')}_${n}`;
+      mathIds.set(id, s);
+    }
+    mathIdsNote.textContent = mathIds.size
+      ? `Ids: ${[...mathIds].map(([id, s]) => (id === s.metric ? id : `${id} (${s.metric})`)).join(', ')}`
+      : 'No metrics to compute with yet.';
+  }
+  refreshMathIds();
+  let mathEntry = null;
+  function drawMath(expr) {
+    mathError.textContent = '';
+    if (mathEntry) {
+      charts.splice(charts.indexOf(mathEntry), 1);
+      observer.unobserve(mathEntry.box);
+      if (mathEntry.chart) mathEntry.chart.destroy();
+      mathEntry.box.remove();
+      mathEntry = null;
+    }
+    if (!expr) return null;
+    mathEntry = addChart(mathGrid, [{namespace: 'math', metric: expr, dimensions: {}}], false, `= ${expr}`);
+    mathEntry.expr = expr;
+    mathEntry.spec.ema = 0;
+    if (mathEntry.kind === 'step') mathEntry.kind = mathEntry.spec.xKind = 'time';
+    mathEntry.box.dataset.metric = 'math';
+    observer.observe(mathEntry.box);
+    return mathEntry;
+  }
+  mathForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const expr = mathInput.value.trim();
+    updateParams({expr});
+    const entry = drawMath(expr);
+    if (entry) {
+      entry.near = true;
+      load(entry);
+    }
+  });
+  if (params.get('expr')) drawMath(params.get('expr'));
   const groups = new Map();  // metric|unit -> system series drawn on one chart
   const groupKey = (s) => `${s.metric}|${s.unit || ''}`;
   for (const s of system) {
@@ -170,6 +226,7 @@ export async function renderJob(root, name, params, ctx) {
     }
     for (const s of fresh) {
       series.push(s);
+      if (s.group === 'algorithm') refreshMathIds();
       if (s.group === 'tensors') continue;  // the tensor panel draws what it chose
       let entry;
       if (s.group !== 'system') {
@@ -259,6 +316,32 @@ export async function renderJob(root, name, params, ctx) {
     });
   }
 
+  // The expression's points over the range, as GetMetricData computes them
+  // with the metrics it names read at a period of about a pixel column.
+  async function fetchMath(entry, range, width) {
+    const used = [...mathIds].filter(([id]) => new RegExp(`\\b${id}\\b`).test(entry.expr));
+    const need = (range.to - range.from) / 1000 / Math.max(1, width);
+    const period = [1, 5, 10, 20, 30].find((p) => p >= need) || 60 * Math.ceil(need / 60);
+    const queries = used.map(([id, s]) => ({
+      Id: id, ReturnData: false,
+      MetricStat: {Period: period, Stat: 'Average', Unit: s.unit && s.unit !== 'None' ? s.unit : undefined,
+                   Metric: {Namespace: s.namespace, MetricName: s.metric,
+                            Dimensions: Object.entries(s.dimensions || {}).map(([Name, Value]) => ({Name, Value}))}}}));
+    queries.push({Id: 'expr', Expression: entry.expr, Label: entry.expr});
+    try {
+      const answer = await api.metricData({StartTime: Math.floor(range.from / 1000), EndTime: Math.ceil(range.to / 1000),
+                                           ScanBy: 'TimestampAscending', MetricDataQueries: queries});
+      const first = (answer.MetricDataResults || [])[0] || {Timestamps: [], Values: []};
+      const t = first.Timestamps.map((x) => Math.round(x * 1000));
+      mathError.textContent = '';
+      entry.box.dataset.period = String(period);
+      return {x: t, y: first.Values, t, note: `${t.length} points (the metrics' averages per ${period} s)`};
+    } catch (e) {
+      mathError.textContent = `${entry.expr}: ${e.message}`;
+      throw e;
+    }
+  }
+
   async function fetchChart(entry) {
     const {chart, lines, kind} = entry;
     const seq = ++entry.seq;
@@ -266,6 +349,16 @@ export async function renderJob(root, name, params, ctx) {
     entry.box.dataset.state = 'loading';
     const sp = span();
     const range = zoom || {from: sp.start, to: sp.end};
+    if (entry.expr) {
+      const a = await fetchMath(entry, range, chart.width());
+      if (seq !== entry.seq) return;
+      const xs = kind === 'relative' ? a.t.map(toX) : a.x;
+      entry.data = {xs, ys: [a.y], ts: a.t, raw: false, tier: ''};
+      chart.setData(xs, [a.y], a.t, {note: a.note});
+      chart.uplot.setScale('x', {min: toXk(kind, range.from), max: toXk(kind, range.to)});
+      entry.box.dataset.state = 'drawn';
+      return;
+    }
     const req = {x: kind === 'step' ? 'step' : 'time', job: kind === 'step' ? name : undefined,
                  start: range.from, end: range.to, width: Math.round(chart.width())};
     const answers = await Promise.all(lines.map((s) => api.chart(s, req)));
@@ -434,6 +527,8 @@ export async function renderJob(root, name, params, ctx) {
       }
       if (!hit) { newSeries = true; continue; }
       const {entry, index} = hit;
+      // The expression's chart is computed anew with the metrics it reads.
+      if (mathEntry && entry.lines[0].group === 'algorithm') reaggregate.add(mathEntry);
       // A chart not drawn yet, or away from the viewport: it asks for its data
       // (these samples included) when it comes near.
       if (!entry.chart || !entry.near) {

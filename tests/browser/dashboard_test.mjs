@@ -115,6 +115,7 @@ async function main() {
     await checkJobs(page, theme);
     await checkSpike(page, theme);
     await checkPointLog(page, theme);
+    await checkMath(page, theme);
     await checkLazy(page, theme);
     await checkCompare(page, theme);
     await checkTensors(page, theme);
@@ -161,6 +162,9 @@ async function checkReport(job, theme) {
 
 const consoleErrors = [];
 let liveAvailable = true;
+// While a test sends a request the server refuses on purpose, the browser's
+// own "Failed to load resource" line for it is expected.
+let expectRefused = '';
 async function newPage(theme) {
   const context = await browser.newContext({colorScheme: theme, viewport: {width: 1280, height: 900}});
   const page = await context.newPage();
@@ -168,6 +172,7 @@ async function newPage(theme) {
     if (m.type() !== 'error') return;
     // Before the live stream exists on this server, its 404 is expected (the pages poll instead).
     if (!liveAvailable && (m.location().url || '').includes('/api/v1/live')) return;
+    if (expectRefused && (m.location().url || '').includes(expectRefused)) return;
     consoleErrors.push(`${theme} ${page.url()}: ${m.text()} (${m.location().url})`);
   });
   page.on('pageerror', (e) => consoleErrors.push(`${theme} ${page.url()}: ${e.message}`));
@@ -316,6 +321,44 @@ async function checkSpike(page, theme) {
   await page.waitForFunction(() => document.querySelector('figure.chart[data-metric="spike:loss"]')?.dataset.raw === 'true');
   check(true, `the zoomed view restores from its URL (${theme})`);
   await shot(page, 'job-1m-zoomed', theme);
+}
+
+// Metric math over a job's metrics: the chart draws what CloudWatch's
+// GetMetricData computes, checked against GetMetricStatistics' averages.
+async function checkMath(page, theme) {
+  await open(page, `/job/${BIG}?x=time`);
+  const ids = await page.textContent('#math-ids');
+  check(ids.includes('spike_loss (spike:loss)'), `the metrics' Ids for math are listed (${ids})`);
+  await page.fill('#math-expr', 'spike_loss * 2');
+  await page.click('#math-form button[type="submit"]');
+  const drawn = () => document.querySelector('figure.chart[data-metric="math"]')?.dataset.state === 'drawn';
+  await page.waitForFunction(drawn, null, {timeout: 60000});
+  const m = await chartState(page, 'math');
+  const period = await page.$eval('figure.chart[data-metric="math"]', (f) => Number(f.dataset.period));
+  const t0 = m.xs[0];
+  const t1 = m.xs[m.xs.length - 1] + period * 1000;
+  const stats = await (await fetch(`${server.base}/api/v1/metrics/statistics?namespace=%2Faws%2Fsagemaker%2FTrainingJobs` +
+    `&metric=spike%3Aloss&dimension=TrainingJobName%3D${BIG}&period=${period}s&stat=Average` +
+    `&start=${new Date(t0).toISOString()}&end=${new Date(t1).toISOString()}`)).json();
+  const want = new Map(stats.datapoints.map((d) => [d.t_ms, 2 * d.values.Average]));
+  const same = m.xs.length > 3 && m.xs.length === want.size &&
+    m.xs.every((x, i) => Math.abs(want.get(x) - m.ys[i]) <= 1e-9 * Math.abs(m.ys[i]));
+  check(same, `the expression's chart is twice the loss's averages, period by period (${m.xs.length} points, ${period} s)`);
+  check(/expr=spike_loss/.test(await page.evaluate(() => location.hash)), 'the expression is in the URL');
+  await page.reload();
+  await page.waitForFunction(drawn, null, {timeout: 60000});
+  check((await page.inputValue('#math-expr')) === 'spike_loss * 2', `the expression restores from the URL (${theme})`);
+  await page.$eval('figure.chart[data-metric="math"]', (f) => f.scrollIntoView({block: 'center'}));
+  await shot(page, 'job-math', theme);
+  await axe(page, `the job page with a metric math chart (${theme})`);
+  expectRefused = '/api/v1/metrics/data';
+  await page.fill('#math-expr', 'LOG(spike_loss)');
+  await page.click('#math-form button[type="submit"]');
+  await page.waitForFunction(() => document.getElementById('math-error').textContent.length > 0);
+  const error = await page.textContent('#math-error');
+  await sleep(200);
+  expectRefused = '';
+  check(/LOG/.test(error), `an expression CloudWatch refuses says why (${error})`);
 }
 
 async function checkPointLog(page, theme) {
