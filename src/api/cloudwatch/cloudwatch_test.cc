@@ -252,8 +252,13 @@ TEST_F(CloudWatchTest, GetMetricStatisticsRules) {
   r = gms("&StartTime=2025-01-15T12:05:00Z&EndTime=2025-01-15T12:00:00Z&Period=60"
           "&Statistics.member.1=Average");
   EXPECT_THAT(r.body, HasSubstr("The parameter StartTime must be less than the parameter EndTime."));
-  // GetMetricData says it otherwise for equal times (as AWS does; a
-  // sub-second part is dropped, as the JSON clients drop it).
+  // Equal times: AWS's own sentence, with each operation's code.
+  r = gms("&StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:00:00Z&Period=60"
+          "&Statistics.member.1=Average");
+  EXPECT_THAT(r.body, HasSubstr("<Code>InvalidParameterValue</Code>"));
+  EXPECT_THAT(r.body, HasSubstr("The parameter StartTime must not equal parameter EndTime."));
+  // GetMetricData with ValidationError (a sub-second part is dropped, as the
+  // JSON clients drop it).
   r = Call(QueryRequest("GetMetricData",
                         "StartTime=2025-01-15T12:00:00Z&EndTime=2025-01-15T12:00:00.700Z"
                         "&MetricDataQueries.member.1.Id=a"

@@ -196,9 +196,12 @@ void ReadTimeRange(std::string_view operation, const Node& input, int64_t* start
     *out = *t;
   }
   if (!ok || *start_ms < *end_ms) return;
-  // GetMetricData's answer to equal times, as AWS words it (docs/api.md).
-  if (operation == "GetMetricData" && *start_ms == *end_ms) {
-    problems->Add("ValidationError", "The parameter StartTime must not equal parameter EndTime.");
+  // Equal times, as AWS words its answer to each operation (docs/api.md):
+  // GetMetricData with ValidationError, GetMetricStatistics with
+  // InvalidParameterValue.
+  if (*start_ms == *end_ms) {
+    problems->Add(operation == "GetMetricData" ? "ValidationError" : "InvalidParameterValue",
+                  "The parameter StartTime must not equal parameter EndTime.");
     return;
   }
   problems->Add("InvalidParameterValue",
