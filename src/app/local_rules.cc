@@ -2,9 +2,12 @@
 
 namespace trainwatch::app {
 
-LocalRules::LocalRules(ingest::Ingest* ingest, rules::ActionTargets targets, util::Clock* clock)
+LocalRules::LocalRules(ingest::Ingest* ingest, rules::ActionTargets targets,
+                       rules::RuleEnvironment environment, util::Clock* clock)
     : ingest_(ingest), actions_(std::move(targets)) {
-  engine_ = std::make_unique<rules::Engine>(this, &actions_, rules::EngineOptions{.clock = clock});
+  engine_ = std::make_unique<rules::Engine>(
+      this, &actions_,
+      rules::EngineOptions{.clock = clock, .environment = std::move(environment)});
   ingest_->Subscribe(engine_.get());
 }
 

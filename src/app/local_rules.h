@@ -22,8 +22,10 @@ namespace trainwatch::app {
 
 class LocalRules final : public rules::RuleResultSink {
  public:
-  // `ingest` and `clock` must outlive this.
+  // `ingest` and `clock` must outlive this; `environment` is what rules may
+  // read besides their job (rules/reference.h: other jobs, over the store).
   LocalRules(ingest::Ingest* ingest, rules::ActionTargets targets,
+             rules::RuleEnvironment environment = {},
              util::Clock* clock = &util::SystemClock::Get());
   ~LocalRules() override;
   LocalRules(const LocalRules&) = delete;

@@ -58,7 +58,7 @@ class LocalRulesTest : public ::testing::Test {
 };
 
 TEST_F(LocalRulesTest, FindingsAreStoredWithTheJobAndInItsRulesStream) {
-  LocalRules rules(ingest_.get(), {}, &clock_);
+  LocalRules rules(ingest_.get(), {}, {}, &clock_);
   ASSERT_TRUE(ingest_->CreateJob(job_).ok());
   ASSERT_TRUE(ingest_->Put(NonFinite(job_.name, "train:loss", clock_.NowMs() + 5)).ok());
   rules.Flush();
@@ -81,7 +81,7 @@ TEST_F(LocalRulesTest, FindingsAreStoredWithTheJobAndInItsRulesStream) {
 
 TEST_F(LocalRulesTest, AServerThatRestartsRebuildsTheRulesFromTheStore) {
   {
-    LocalRules rules(ingest_.get(), {}, &clock_);
+    LocalRules rules(ingest_.get(), {}, {}, &clock_);
     ASSERT_TRUE(ingest_->CreateJob(job_).ok());
     ASSERT_TRUE(ingest_->Put(NonFinite(job_.name, "train:loss", clock_.NowMs() + 5)).ok());
     rules.Flush();
@@ -89,7 +89,7 @@ TEST_F(LocalRulesTest, AServerThatRestartsRebuildsTheRulesFromTheStore) {
   ASSERT_EQ(Stored().rule_statuses.at(0).status, model::RuleStatusKind::kIssuesFound);
   // A new engine (a restarted server) watching the job in progress.
   clock_.AdvanceMs(1000);
-  LocalRules restarted(ingest_.get(), {}, &clock_);
+  LocalRules restarted(ingest_.get(), {}, {}, &clock_);
   query::StoreReader reader(*db_);
   restarted.engine().Watch(Stored(), &reader, &reader);
   restarted.Flush();

@@ -147,6 +147,7 @@ int RunReplay(const RulesFlagsAll& flags, const GlobalOptions& options) {
     }
   };
   query::StoreReader reader(**db);
+  replay.environment.reference = rules::StoreReferenceLoader(&reader, &reader);
   absl::StatusOr<rules::ReplayResult> result = rules::ReplayJob(**job, reader, reader, replay);
   if (show_progress) std::fprintf(stderr, "\n");
   if (!result.ok()) return ReportError(result.status());

@@ -228,6 +228,8 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   // Without a server the rules run here, on this run's own ingest (a server
   // runs them for the runs that send to it). Their actions reach this job.
   std::atomic<job::TrainingRun*> this_run{nullptr};
+  // Other jobs, for SimilarAcrossRuns (before the rules: it outlives their engine).
+  std::unique_ptr<query::StoreReader> rules_reader;
   std::unique_ptr<app::LocalRules> local_rules;
   // The job's report, written into its folder when it ends (a server that
   // takes the data writes it there instead).
@@ -252,7 +254,11 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
         if (run == nullptr) return absl::FailedPreconditionError("job " + job + " is not running");
         return run->Signal(signo);
       };
-      local_rules = std::make_unique<app::LocalRules>(local.get(), std::move(targets));
+      rules_reader = std::make_unique<query::StoreReader>(*db);
+      local_rules = std::make_unique<app::LocalRules>(
+          local.get(), std::move(targets),
+          rules::RuleEnvironment{
+              .reference = rules::StoreReferenceLoader(rules_reader.get(), rules_reader.get())});
     }
   } else {
     agent::RemoteSinkOptions remote_options;

@@ -139,7 +139,9 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     targets.signal = [&local_jobs](const std::string& job, int signo) {
       return local_jobs->Signal(job, signo);
     };
-    rules = std::make_unique<app::LocalRules>(ingest.get(), std::move(targets));
+    rules = std::make_unique<app::LocalRules>(
+        ingest.get(), std::move(targets),
+        rules::RuleEnvironment{.reference = rules::StoreReferenceLoader(&reader, &reader)});
     for (const model::JobRecord& job : in_progress) rules->engine().Watch(job, &reader, &reader);
   }
   // Each job that ends gets its report in its folder (jobs/NAME/report.html).

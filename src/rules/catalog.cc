@@ -33,7 +33,8 @@ const RuleInfo* FindRule(std::string_view name) {
 
 absl::StatusOr<std::unique_ptr<Rule>> MakeRule(std::string_view name,
                                                const std::map<std::string, std::string>& params,
-                                               Profile profile) {
+                                               Profile profile,
+                                               const RuleEnvironment& environment) {
   const RuleInfo* info = FindRule(name);
   if (info == nullptr) {
     std::vector<std::string> names;
@@ -49,7 +50,8 @@ absl::StatusOr<std::unique_ptr<Rule>> MakeRule(std::string_view name,
   if (info->check) {
     if (absl::Status s = info->check(*values); !s.ok()) return s;
   }
-  return info->make(*values);
+  return info->make_in_environment ? info->make_in_environment(*values, environment)
+                                   : info->make(*values);
 }
 
 }  // namespace trainwatch::rules

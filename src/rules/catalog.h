@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "rules/params.h"
+#include "rules/reference.h"
 #include "rules/rule.h"
 
 namespace trainwatch::rules {
@@ -43,6 +44,9 @@ struct RuleInfo {
   std::function<absl::Status(const ParamValues&)> check = nullptr;
   // Builds the rule from checked parameters.
   std::function<std::unique_ptr<Rule>(const ParamValues&)> make;
+  // Instead of make, for a rule that reads its environment (another job).
+  std::function<std::unique_ptr<Rule>(const ParamValues&, const RuleEnvironment&)>
+      make_in_environment = nullptr;
 };
 
 // Every built-in rule, profiler rules first, each family in a fixed order.
@@ -57,7 +61,8 @@ const RuleInfo* FindRule(std::string_view name);
 // for bad parameters.
 absl::StatusOr<std::unique_ptr<Rule>> MakeRule(std::string_view name,
                                                const std::map<std::string, std::string>& params,
-                                               Profile profile);
+                                               Profile profile,
+                                               const RuleEnvironment& environment = {});
 
 // The family files' tables (catalog.cc joins them).
 std::vector<RuleInfo> ProfilerRuleInfos();

@@ -64,7 +64,8 @@ void Engine::Watch(const model::JobRecord& job, query::MetricsReader* metrics,
   if (metrics != nullptr && logs != nullptr && !job.rule_configurations.empty() &&
       !model::IsTerminal(job.status)) {
     auto evaluator =
-        std::make_unique<JobEvaluator>(job, job.creation_ms, options_.repeat_quiet_ms);
+        std::make_unique<JobEvaluator>(job, job.creation_ms, options_.repeat_quiet_ms,
+                                       options_.environment);
     absl::Status s = FeedStoredInputs(job, *metrics, *logs, ReplayOptions{},
                                       options_.clock->NowMs(), evaluator.get(), nullptr, nullptr);
     if (s.ok()) {
@@ -194,7 +195,8 @@ void Engine::Process(Item& item, std::map<std::string, Outcome>* outcomes) {
       std::unique_ptr<JobEvaluator> evaluator =
           item.rebuilt ? std::move(item.rebuilt)
                        : std::make_unique<JobEvaluator>(job, options_.clock->NowMs(),
-                                                        options_.repeat_quiet_ms);
+                                                        options_.repeat_quiet_ms,
+                                                        options_.environment);
       (*outcomes)[job.name].statuses_changed = true;  // the initial InProgress statuses
       it = jobs_.emplace(job.name, std::move(evaluator)).first;
     }

@@ -70,6 +70,9 @@ struct EngineOptions {
   // NoProgress) see the clock.
   int64_t tick_ms = 200;
   int64_t repeat_quiet_ms = JobEvaluator::kDefaultRepeatQuietMs;
+  // What rules may read besides their job (SimilarAcrossRuns: another job's
+  // stored statistics); empty: nothing.
+  RuleEnvironment environment = {};
 };
 
 // The finding as the JSON message of a rules-stream log event.

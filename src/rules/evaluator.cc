@@ -18,7 +18,8 @@ std::string Clip(std::string text, size_t max) {
 
 }  // namespace
 
-JobEvaluator::JobEvaluator(const model::JobRecord& job, int64_t now_ms, int64_t repeat_quiet_ms)
+JobEvaluator::JobEvaluator(const model::JobRecord& job, int64_t now_ms, int64_t repeat_quiet_ms,
+                           const RuleEnvironment& environment)
     : job_(job.name),
       status_host_(job.host_index),
       step_metric_(job.step_metric),
@@ -36,7 +37,8 @@ JobEvaluator::JobEvaluator(const model::JobRecord& job, int64_t now_ms, int64_t 
       status.rule = std::string(info->name);
       status.family = std::string(RuleFamilyName(info->family));
     }
-    absl::StatusOr<std::unique_ptr<Rule>> rule = MakeRule(config.rule, config.parameters, profile);
+    absl::StatusOr<std::unique_ptr<Rule>> rule =
+        MakeRule(config.rule, config.parameters, profile, environment);
     const RuleInfo* info = FindRule(config.rule);
     if (rule.ok() && info != nullptr && info->needs_steps && step_metric_.empty()) {
       Finding f;

@@ -53,8 +53,10 @@ class JobEvaluator {
 
   // Builds the job's configured rules (job.rule_configurations, profile
   // job.rules_profile). `now_ms` stamps the initial statuses.
+  // `environment`: what rules may read besides the job (another job's data).
   JobEvaluator(const model::JobRecord& job, int64_t now_ms,
-               int64_t repeat_quiet_ms = kDefaultRepeatQuietMs);
+               int64_t repeat_quiet_ms = kDefaultRepeatQuietMs,
+               const RuleEnvironment& environment = {});
 
   const std::string& job() const { return job_; }
   // The host whose record holds the statuses (the first record seen).

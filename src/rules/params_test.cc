@@ -85,9 +85,11 @@ TEST(Catalog, NamesAreCaseInsensitiveAndUnique) {
   for (const RuleInfo& info : BuiltinRules()) {
     EXPECT_TRUE(seen.insert(std::string(info.name)).second) << info.name;
     // Every rule's defaults parse, in both profiles (TensorVariance needs a
-    // threshold: it has no default that could ever find anything).
+    // threshold: it has no default that could ever find anything;
+    // SimilarAcrossRuns the job it compares with).
     std::map<std::string, std::string> needed;
     if (info.name == "TensorVariance") needed["max_threshold"] = "10";
+    if (info.name == "SimilarAcrossRuns") needed["other_trials"] = "job-1";
     for (Profile profile : {Profile::kDefault, Profile::kSageMakerCompat}) {
       absl::StatusOr<std::unique_ptr<Rule>> r = MakeRule(info.name, needed, profile);
       EXPECT_TRUE(r.ok()) << info.name << ": " << r.status();

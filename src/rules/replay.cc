@@ -212,7 +212,8 @@ absl::StatusOr<ReplayResult> ReplayJob(const model::JobRecord& job, query::Metri
   result.end_ms = model::IsTerminal(job.status)
                       ? job.training_end_ms.value_or(job.last_modified_ms)
                       : job.last_modified_ms;
-  JobEvaluator evaluator(configured, job.creation_ms);
+  JobEvaluator evaluator(configured, job.creation_ms, JobEvaluator::kDefaultRepeatQuietMs,
+                         options.environment);
   TW_RETURN_IF_ERROR(FeedStoredInputs(job, metrics, logs, options, result.end_ms, &evaluator,
                                       &result.findings, &result.inputs));
   Outcome out;

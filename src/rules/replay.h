@@ -19,6 +19,7 @@
 #include "model/job_record.h"
 #include "model/rule_result.h"
 #include "query/reader.h"
+#include "rules/reference.h"
 
 namespace trainwatch::rules {
 
@@ -31,6 +32,8 @@ struct ReplayOptions {
   int64_t slice_ms = 3'600'000;
   // Called after each slice with the data time reached (progress).
   std::function<void(int64_t t_ms)> progress;
+  // What rules may read besides the job (SimilarAcrossRuns).
+  RuleEnvironment environment = {};
 };
 
 struct ReplayResult {

@@ -587,6 +587,89 @@ Verdict OnEnd(const NLPSequenceRatioParams& p, NLPSequenceRatioState& s, int64_t
   return {Verdict::kOk, {std::move(f)}};
 }
 
+// ----------------------------------------------------------- SimilarAcrossRuns
+
+namespace {
+
+constexpr int64_t kReloadEveryMs = 10'000;
+
+void LoadReference(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, int64_t t_ms) {
+  s.loaded_at_ms = t_ms;
+  if (!p.loader) {
+    s.load_error = "other jobs cannot be read here (a rule replayed without the data folder)";
+    return;
+  }
+  absl::StatusOr<ReferenceRun> run = p.loader(p.other);
+  if (!run.ok()) {
+    if (!s.reference) s.load_error = std::string(run.status().message());
+    return;  // a reload that failed keeps what was read
+  }
+  s.load_error.clear();
+  s.reference = *std::move(run);
+}
+
+}  // namespace
+
+Verdict OnInput(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, const Input& in) {
+  if (in.signal != Signal::kTensor || !p.selection.Selects(in)) return Verdict::Pending();
+  s.seen.any = true;
+  if (in.step < 0) return Verdict::Pending();
+  if (!s.reference && s.load_error.empty()) {
+    LoadReference(p, s, in.t_ms);
+  } else if (s.reference && !s.reference->ended && in.step > s.reference->last_step &&
+             in.t_ms - s.loaded_at_ms >= kReloadEveryMs) {
+    LoadReference(p, s, in.t_ms);
+  }
+  if (!s.reference) return Verdict::Pending();
+  auto series = s.reference->values.find(
+      TensorStatisticKey(in.name, in.collection, in.index, in.part));
+  if (series == s.reference->values.end()) return Verdict::Pending();
+  auto at = series->second.find(in.step);
+  if (at == series->second.end()) return Verdict::Pending();
+  ++s.compared;
+  const double theirs = at->second;
+  const double tolerance = p.atol + p.rtol * std::abs(theirs);
+  if (std::abs(in.value - theirs) <= tolerance) return Verdict::Ok();
+  const auto stat = static_cast<TensorStat>(in.index);
+  std::string statistic(TensorStatName(stat));
+  if (in.part >= 0) statistic += absl::StrFormat("[%d]", in.part);
+  Finding f = TensorFinding("differs", in, in.value, theirs);
+  f.subject = absl::StrFormat("%s %s", in.name, statistic);
+  f.message = absl::StrFormat(
+      "The %s of %s (%s)%s is %s here and %s in job %s (allclose with rtol %s, atol %s).",
+      statistic, in.name, in.collection, AtStep(in.step), Num(in.value), Num(theirs), p.other,
+      Num(p.rtol), Num(p.atol));
+  f.recommendation =
+      "Runs meant to be the same differ from this step on: check seeds (torch, numpy, Python, "
+      "the data loader's workers), nondeterministic kernels "
+      "(torch.use_deterministic_algorithms(True)), the data order and the code and versions "
+      "each ran.";
+  return Verdict::Issue(std::move(f));
+}
+
+Verdict OnEnd(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, int64_t end_ms) {
+  if (!s.load_error.empty()) {
+    Finding f = NoDataFinding(absl::StrFormat("job %s could not be read: %s", p.other, s.load_error),
+                              "Name a job of this data folder or server in other_trials=.",
+                              end_ms);
+    return {Verdict::kOk, {std::move(f)}};
+  }
+  if (!s.seen.any) return NoTensors(p.selection, "statistics", end_ms);
+  if (s.compared > 0) return Verdict::Ok();
+  Finding f = NoDataFinding(
+      absl::StrFormat("no statistic of this job had one of job %s at the same step to compare "
+                      "with (%s)",
+                      p.other,
+                      s.reference && s.reference->last_step >= 0
+                          ? absl::StrFormat("%s has statistics up to step %d", p.other,
+                                            s.reference->last_step)
+                          : absl::StrFormat("%s has no tensor statistics by step", p.other)),
+      "Compare runs that number their steps alike and save the same tensors at the same steps "
+      "(trainwatch.torch.watch with the same save_interval).",
+      end_ms);
+  return {Verdict::kOk, {std::move(f)}};
+}
+
 // --------------------------------------------------------------------- catalog
 
 namespace {
@@ -797,6 +880,36 @@ std::vector<RuleInfo> TensorRuleInfos() {
       .make = [](const ParamValues& v) -> std::unique_ptr<Rule> {
         NLPSequenceRatioParams p{MakeTensorSelection(v, ""), *ParseTokenThresholds(v)};
         return std::make_unique<PureRule<NLPSequenceRatioParams, NLPSequenceRatioState>>(p);
+      }});
+  out.push_back(RuleInfo{
+      .name = "SimilarAcrossRuns",
+      .family = RuleFamily::kDebug,
+      .summary = "this run's tensor statistics differ from another run's at the same step "
+                 "(determinism checks)",
+      .watches = "every statistic of the selected tensors (trainwatch.torch.watch), and the "
+                 "same of the job other_trials",
+      .params = WithSelection({{"other_trials", ParamType::kString, "", "", 0, 0,
+                                 "the job to compare with (required)"},
+                                {"rtol", ParamType::kNumber, "1e-5", "", 0, kNoMax,
+                                 "relative tolerance (of the other job's value)"},
+                                {"atol", ParamType::kNumber, "1e-8", "", 0, kNoMax,
+                                 "absolute tolerance"}}),
+      .check = [](const ParamValues& v) -> absl::Status {
+        if (v.Has("other_trials") && !v.String("other_trials").empty()) return absl::OkStatus();
+        return absl::InvalidArgumentError(
+            "rule SimilarAcrossRuns needs other_trials=JOB, the job to compare with (e.g. "
+            "--rule SimilarAcrossRuns:other_trials=mnist-seed-1)");
+      },
+      .make = nullptr,
+      .make_in_environment = [](const ParamValues& v,
+                                const RuleEnvironment& env) -> std::unique_ptr<Rule> {
+        SimilarAcrossRunsParams p;
+        p.selection = MakeTensorSelection(v, "");
+        p.other = v.String("other_trials");
+        p.rtol = v.Number("rtol");
+        p.atol = v.Number("atol");
+        p.loader = env.reference;
+        return std::make_unique<PureRule<SimilarAcrossRunsParams, SimilarAcrossRunsState>>(p);
       }});
   return out;
 }

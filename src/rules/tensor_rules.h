@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "rules/params.h"
+#include "rules/reference.h"
 #include "rules/rule.h"
 
 namespace trainwatch::rules {
@@ -216,5 +217,31 @@ struct NLPSequenceRatioState {
 };
 Verdict OnInput(const NLPSequenceRatioParams& p, NLPSequenceRatioState& s, const Input& in);
 Verdict OnEnd(const NLPSequenceRatioParams& p, NLPSequenceRatioState& s, int64_t end_ms);
+
+// SimilarAcrossRuns (§5.11): each statistic of a selected tensor, at each
+// step, against the same statistic of the job `other` at the same step
+// (numpy's allclose: |a - b| <= atol + rtol * |b|); a difference is an issue.
+// The statistics stand in for the raw values SageMaker compared (spec §10.2):
+// runs that are the same have the same statistics, and a run that differs in
+// any value at a step almost surely differs in its mean, L1 or L2. The other
+// job is read (RuleEnvironment's loader) at the first statistic, and again,
+// at most every 10 s of data time, while this job is past the other's newest
+// step and the other had not ended.
+struct SimilarAcrossRunsParams {
+  TensorSelection selection;
+  std::string other;
+  double rtol = 1e-5;
+  double atol = 1e-8;
+  ReferenceLoader loader;  // null: other jobs cannot be read here
+};
+struct SimilarAcrossRunsState {
+  TensorSeen seen;
+  std::optional<ReferenceRun> reference;
+  std::string load_error;  // why the other job could not be read
+  int64_t loaded_at_ms = 0;
+  uint64_t compared = 0;
+};
+Verdict OnInput(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, const Input& in);
+Verdict OnEnd(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, int64_t end_ms);
 
 }  // namespace trainwatch::rules

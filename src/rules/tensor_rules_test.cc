@@ -384,5 +384,54 @@ TEST(NLPSequenceRatio, EachTokenAgainstItsOwnThreshold) {
   }
 }
 
+TEST(SimilarAcrossRuns, ComparesEachStatisticAtTheSameStepOfTheOtherJob) {
+  int loads = 0;
+  RuleEnvironment env;
+  env.reference = [&loads](const std::string& job) -> absl::StatusOr<ReferenceRun> {
+    ++loads;
+    if (job != "run-a") return absl::NotFoundError("there is no job " + job);
+    ReferenceRun run;
+    run.ended = true;
+    run.values[TensorStatisticKey("fc.weight", "gradients",
+                                  static_cast<int>(TensorStat::kMean), -1)] = {{0, 0.5}, {1, 0.25}};
+    run.last_step = 1;
+    return run;
+  };
+  absl::StatusOr<std::unique_ptr<Rule>> made = MakeRule(
+      "SimilarAcrossRuns", {{"other_trials", "run-a"}}, Profile::kDefault, env);
+  ASSERT_TRUE(made.ok()) << made.status();
+  std::unique_ptr<Rule> rule = *std::move(made);
+  EXPECT_EQ(rule->OnInput(Tensor("fc.weight", "gradients", TensorStat::kMean, 0.5, 0)).kind,
+            Verdict::kOk);
+  EXPECT_EQ(rule->OnInput(Tensor("fc.weight", "gradients", TensorStat::kMean, 0.5 + 1e-9, 0)).kind,
+            Verdict::kOk)
+      << "within rtol";
+  EXPECT_EQ(rule->OnInput(Tensor("fc.weight", "gradients", TensorStat::kL2, 9, 0)).kind,
+            Verdict::kPending)
+      << "a statistic the other job does not have";
+  Verdict v = rule->OnInput(Tensor("fc.weight", "gradients", TensorStat::kMean, 0.3, 1));
+  ASSERT_EQ(v.kind, Verdict::kIssue);
+  EXPECT_EQ(v.findings[0].reason, "differs");
+  EXPECT_EQ(v.findings[0].subject, "fc.weight mean");
+  EXPECT_THAT(v.findings[0].message,
+              HasSubstr("The mean of fc.weight (gradients) at step 1 is 0.3 here and 0.25 in job run-a"));
+  EXPECT_EQ(rule->OnInput(Tensor("fc.weight", "gradients", TensorStat::kMean, 0.3, 7)).kind,
+            Verdict::kPending)
+      << "a step the other job does not have";
+  EXPECT_EQ(loads, 1) << "an ended job is read once";
+  EXPECT_TRUE(rule->OnEnd(9000).findings.empty());
+
+  std::unique_ptr<Rule> missing =
+      *MakeRule("SimilarAcrossRuns", {{"other_trials", "nope"}}, Profile::kDefault, env);
+  EXPECT_EQ(missing->OnInput(Tensor("fc.weight", "gradients", TensorStat::kMean, 0.5, 0)).kind,
+            Verdict::kPending);
+  Verdict end = missing->OnEnd(9000);
+  ASSERT_EQ(end.findings.size(), 1u);
+  EXPECT_THAT(end.findings[0].message, HasSubstr("job nope could not be read: there is no job nope"));
+  absl::StatusOr<std::unique_ptr<Rule>> unnamed = MakeRule("SimilarAcrossRuns", {}, Profile::kDefault);
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_THAT(unnamed.status().message(), HasSubstr("needs other_trials=JOB"));
+}
+
 }  // namespace
 }  // namespace trainwatch::rules

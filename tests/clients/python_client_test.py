@@ -340,6 +340,44 @@ for step in range(3):
         self.assertEqual(status["findings"][0]["subject"], "0:input token 0")
         self.assertAlmostEqual(status["findings"][0]["observed"], 100 * 8 / 12, places=3)
 
+    def test_similar_across_runs_compares_two_jobs_step_by_step(self):
+        body = r"""
+torch.set_num_threads(1)
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=float(sys.argv[1]))
+hook = trainwatch.torch.watch(model, optimizer)
+for step in range(4):
+    nn.functional.mse_loss(model(x), y).backward()
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+        def run(name, lr, *flags):
+            path = os.path.join(self.dir, name + ".py")
+            with open(path, "w") as f:
+                f.write(TORCH_PRELUDE + body)
+            return subprocess.run(
+                [TRAINWATCH, "run", "--data", self.data, "--name", name, "--profile-interval",
+                 "off", *flags, "--", "/usr/bin/python3", path, str(lr)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env,
+                timeout=300, cwd=self.dir)
+
+        if not HAVE_TORCH:
+            self.skipTest("PyTorch is not installed for /usr/bin/python3 (Debian: python3-torch)")
+        self.assertEqual(run("first", 0.01, "--no-rules").returncode, 0)
+        rule = "SimilarAcrossRuns:other_trials=first"
+        self.assertEqual(run("same", 0.01, "--rule", rule).returncode, 0)
+        self.assertEqual(run("other", 0.05, "--rule", rule).returncode, 0)
+        same = self.rules("same")["SimilarAcrossRuns"]
+        self.assertEqual(same["status"], "NoIssuesFound", same)
+        self.assertEqual(same["findings"], [], "it compared statistics")
+        other = self.rules("other")["SimilarAcrossRuns"]
+        self.assertEqual(other["status"], "IssuesFound", other)
+        self.assertEqual({f["reason"] for f in other["findings"]}, {"differs"})
+        # The same weights and data at step 0 give the same gradients; the larger
+        # learning rate makes the weights differ from its first update on.
+        gradients = [f for f in other["findings"] if "gradients" in f["message"]]
+        self.assertTrue(gradients and min(f["step"] for f in gradients) == 1, other["findings"])
+
     def test_each_rank_of_a_distributed_job_sends_its_own_statistics(self):
         script = r"""
 import os, torch, torch.distributed as dist, torch.multiprocessing as mp
