@@ -138,13 +138,14 @@ export async function renderJob(root, name, params, ctx) {
   for (const s of algorithm) addChart(metricsGrid, [s], false, s.metric);
   // Each metric's Id in expressions: its name made an Id ("train:loss" -> train_loss).
   const mathIds = new Map();
+  const MATH_ID = 'expr';  // the expression's own query Id
   function refreshMathIds() {
     for (const s of series.filter((x) => x.group === 'algorithm')) {
       if ([...mathIds.values()].includes(s)) continue;
       let id = s.metric.replace(/[^A-Za-z0-9_]/g, '_');
       id = /^[A-Z]/.test(id) ? id[0].toLowerCase() + id.slice(1) : id;
       if (!/^[a-z]/.test(id)) id = `m_${id}`;
-      for (let n = 2; mathIds.has(id); n++) id = `${id.replace(/_\d+$/, '')}_${n}`;
+      for (let n = 2; mathIds.has(id) || id === MATH_ID; n++) id = `${id.replace(/_\d+$/, '')}_${n}`;
       mathIds.set(id, s);
     }
     mathIdsNote.textContent = mathIds.size
@@ -312,7 +313,7 @@ export async function renderJob(root, name, params, ctx) {
     return fetchChart(entry).catch((e) => {
       entry.box.dataset.error = e.message;
       entry.box.dataset.state = 'error';
-      ctx.report(e);
+      if (!entry.expr) ctx.report(e);  // the expression's error is shown under its form
     });
   }
 
@@ -327,17 +328,19 @@ export async function renderJob(root, name, params, ctx) {
       MetricStat: {Period: period, Stat: 'Average', Unit: s.unit && s.unit !== 'None' ? s.unit : undefined,
                    Metric: {Namespace: s.namespace, MetricName: s.metric,
                             Dimensions: Object.entries(s.dimensions || {}).map(([Name, Value]) => ({Name, Value}))}}}));
-    queries.push({Id: 'expr', Expression: entry.expr, Label: entry.expr});
+    queries.push({Id: MATH_ID, Expression: entry.expr, Label: entry.expr});
     try {
       const answer = await api.metricData({StartTime: Math.floor(range.from / 1000), EndTime: Math.ceil(range.to / 1000),
                                            ScanBy: 'TimestampAscending', MetricDataQueries: queries});
       const first = (answer.MetricDataResults || [])[0] || {Timestamps: [], Values: []};
       const t = first.Timestamps.map((x) => Math.round(x * 1000));
-      mathError.textContent = '';
+      if (entry === mathEntry) mathError.textContent = '';
       entry.box.dataset.period = String(period);
       return {x: t, y: first.Values, t, note: `${t.length} points (the metrics' averages per ${period} s)`};
     } catch (e) {
-      mathError.textContent = `${entry.expr}: ${e.message}`;
+      // A refused expression is not fetched again as samples come (its error stays).
+      if (entry === mathEntry) mathError.textContent = `${entry.expr}: ${e.message}`;
+      entry.refused = e.status === 400;
       throw e;
     }
   }
@@ -351,7 +354,7 @@ export async function renderJob(root, name, params, ctx) {
     const range = zoom || {from: sp.start, to: sp.end};
     if (entry.expr) {
       const a = await fetchMath(entry, range, chart.width());
-      if (seq !== entry.seq) return;
+      if (seq !== entry.seq || entry !== mathEntry) return;  // a newer fetch, or another expression
       const xs = kind === 'relative' ? a.t.map(toX) : a.x;
       entry.data = {xs, ys: [a.y], ts: a.t, raw: false, tier: ''};
       chart.setData(xs, [a.y], a.t, {note: a.note});
@@ -528,7 +531,7 @@ export async function renderJob(root, name, params, ctx) {
       if (!hit) { newSeries = true; continue; }
       const {entry, index} = hit;
       // The expression's chart is computed anew with the metrics it reads.
-      if (mathEntry && entry.lines[0].group === 'algorithm') reaggregate.add(mathEntry);
+      if (mathEntry && !mathEntry.refused && entry.lines[0].group === 'algorithm') reaggregate.add(mathEntry);
       // A chart not drawn yet, or away from the viewport: it asks for its data
       // (these samples included) when it comes near.
       if (!entry.chart || !entry.near) {

@@ -718,7 +718,7 @@ class Hook:
                         continue
                     for tensor, x in _tensors_of(value, name + suffix):
                         self._capture(tensor, collection, x)
-                        if collection == "inputs":
+                        if collection == "inputs" and name == MODEL_NAME:  # the images fed
                             means = _channel_means(x, self.image_channel_axis)
                             if means is not None:
                                 self._channels[tensor] = (x.shape[0], means)
@@ -1063,9 +1063,10 @@ def watch(model, optimizer=None, *, run=None, collections=COLLECTIONS, include_r
     initial_steps   every statistic at each of the first N steps too, with the
                     gradients' p5 and p95 (default 10: PoorWeightInitialization).
     image_channel_axis
-                    the channel axis of 4-D image inputs (collection inputs),
-                    whose per-channel means CheckInputImages reads (default 1,
-                    [N, C, H, W]; 3 for channels-last).
+                    the channel axis of the model's 4-D image input, whose
+                    per-channel means CheckInputImages reads (default 1,
+                    [N, C, H, W]; 3 only for a tensor whose shape is
+                    [N, H, W, C]: torch.channels_last keeps [N, C, H, W]).
     token_values    token ids whose share of the inputs of embedding layers is
                     sent (default (0,), the usual padding id; NLPSequenceRatio).
     norm_interval   every how many steps the weights' norm and the gradients'

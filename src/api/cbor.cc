@@ -18,7 +18,15 @@ namespace {
 // cannot claim a huge array.
 class JsonBuilder {
  public:
-  explicit JsonBuilder(size_t max_depth) : max_depth_(max_depth) {}
+  JsonBuilder(size_t max_depth, size_t body_bytes)
+      : max_depth_(max_depth), body_bytes_(body_bytes) {}
+  // A declared length: each item takes a byte at least, so a length beyond
+  // the body (or beyond int64) cannot be right.
+  bool Fits(uint64_t items) {
+    if (items <= body_bytes_) return true;
+    Fail(absl::StrFormat("a length of %d items in a body of %d bytes", items, body_bytes_));
+    return false;
+  }
 
   bool failed() const { return error_.has_value(); }
   const std::string& error() const { return *error_; }
@@ -143,6 +151,7 @@ class JsonBuilder {
   }
 
   size_t max_depth_;
+  size_t body_bytes_;
   size_t offset_ = 0;
   std::vector<Frame> stack_;
   std::optional<nlohmann::json> root_;
@@ -182,9 +191,13 @@ struct cbor_callbacks Callbacks() {
   };
   cb.string_start = [](void* c) { B(c).OpenText(); };
   cb.indef_array_start = [](void* c) { B(c).Open(false, -1); };
-  cb.array_start = [](void* c, size_t size) { B(c).Open(false, static_cast<int64_t>(size)); };
+  cb.array_start = [](void* c, size_t size) {
+    if (B(c).Fits(size)) B(c).Open(false, static_cast<int64_t>(size));
+  };
   cb.indef_map_start = [](void* c) { B(c).Open(true, -1); };
-  cb.map_start = [](void* c, size_t size) { B(c).Open(true, static_cast<int64_t>(size)); };
+  cb.map_start = [](void* c, size_t size) {
+    if (B(c).Fits(size)) B(c).Open(true, static_cast<int64_t>(size));
+  };
   cb.tag = [](void* c, uint64_t tag) { B(c).Tag(tag); };
   cb.float2 = [](void* c, float v) { B(c).Value(static_cast<double>(v)); };
   cb.float4 = [](void* c, float v) { B(c).Value(static_cast<double>(v)); };
@@ -201,7 +214,7 @@ struct cbor_callbacks Callbacks() {
 absl::StatusOr<nlohmann::json> DecodeCbor(std::string_view bytes, size_t max_depth) {
   if (bytes.empty()) return nlohmann::json::object();
   static const struct cbor_callbacks callbacks = Callbacks();
-  JsonBuilder builder(max_depth);
+  JsonBuilder builder(max_depth, bytes.size());
   const auto* data = reinterpret_cast<cbor_data>(bytes.data());
   size_t offset = 0;
   while (offset < bytes.size() && !builder.failed()) {

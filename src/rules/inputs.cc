@@ -59,6 +59,11 @@ std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key) {
       if (!n) return std::nullopt;  // a per-part statistic without its part says nothing
       signal.part = *n;
     }
+    if (const std::string* rank = key.FindDimension("Rank")) {
+      std::optional<int> r = ParseIndex(*rank);
+      if (!r) return std::nullopt;
+      signal.rank = *r;
+    }
     return signal;
   }
   if (key.ns == model::kPredictionsNamespace) {
@@ -123,6 +128,7 @@ std::optional<OwnedInput> SeriesInput(const model::SeriesKey& key) {
   in.collection = std::move(signal->collection);
   in.input.predicted = signal->predicted;
   in.input.part = signal->part;
+  in.input.rank = signal->rank;
   if (signal->signal == Signal::kNonFinite) {
     in.input.value = std::numeric_limits<double>::quiet_NaN();
     const std::string* v = key.FindDimension(model::kValueDim);

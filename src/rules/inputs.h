@@ -46,6 +46,7 @@ struct SeriesSignal {
   std::string collection = {};
   int predicted = -1;
   int part = -1;  // Input::part
+  int rank = 0;   // Input::rank
 };
 std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key);
 

@@ -21,7 +21,8 @@ std::string TensorStatisticKey(std::string_view tensor, std::string_view collect
 }
 
 ReferenceLoader StoreReferenceLoader(query::MetricsReader* metrics, query::JobsReader* jobs) {
-  return [metrics, jobs](const std::string& name) -> absl::StatusOr<ReferenceRun> {
+  return [metrics, jobs](const std::string& name,
+                         const TensorWanted& want) -> absl::StatusOr<ReferenceRun> {
     absl::StatusOr<std::optional<model::JobRecord>> record = jobs->GetJob(name);
     if (!record.ok()) return record.status();
     if (!record->has_value()) {
@@ -52,16 +53,20 @@ ReferenceLoader StoreReferenceLoader(query::MetricsReader* metrics, query::JobsR
     const auto step_at = [&steps](int64_t t) -> int64_t {
       auto it = std::upper_bound(steps.begin(), steps.end(), t,
                                  [](int64_t v, const model::Sample& s) { return v < s.t_ms; });
-      return it == steps.begin() ? -1 : static_cast<int64_t>(std::prev(it)->value);
+      if (it == steps.begin()) return -1;
+      const double step = std::prev(it)->value;
+      return step >= 0 && step < 9.0e15 ? static_cast<int64_t>(step) : -1;
     };
     query::ListMetricsQuery q;
     q.ns = std::string(model::kTensorsNamespace);
     q.dimensions = {of_job};
     absl::StatusOr<std::vector<query::RawSeries>> read =
-        metrics->ReadRaw(q, start, end, [](const model::SeriesKey& key) {
+        metrics->ReadRaw(q, start, end, [&want](const model::SeriesKey& key) {
           const std::string* rank = key.FindDimension("Rank");
-          return key.FindDimension(model::kTensorDim) != nullptr &&
-                 (rank == nullptr || *rank == "0");
+          const std::string* tensor = key.FindDimension(model::kTensorDim);
+          const std::string* collection = key.FindDimension(model::kCollectionDim);
+          return tensor != nullptr && (rank == nullptr || *rank == "0") &&
+                 (!want || want(*tensor, collection != nullptr ? *collection : ""));
         });
     if (!read.ok()) return read.status();
     for (const query::RawSeries& s : *read) {

@@ -29,8 +29,11 @@ struct ReferenceRun {
   bool ended = false;      // the job had ended when it was read
 };
 
-// Reads a job's statistics; NotFound for a job that does not exist.
-using ReferenceLoader = std::function<absl::StatusOr<ReferenceRun>(const std::string& job)>;
+// Reads a job's statistics of the tensors `want` takes (by name and
+// collection); NotFound for a job that does not exist.
+using TensorWanted = std::function<bool(std::string_view tensor, std::string_view collection)>;
+using ReferenceLoader =
+    std::function<absl::StatusOr<ReferenceRun>(const std::string& job, const TensorWanted& want)>;
 
 struct RuleEnvironment {
   ReferenceLoader reference = nullptr;  // null: other jobs cannot be read here

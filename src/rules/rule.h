@@ -86,6 +86,7 @@ struct Input {
   std::string_view collection;  // kTensor: the tensor's collection ("gradients", ...)
   int predicted = -1;           // kPrediction: the predicted class
   int part = -1;                // kTensor: the channel (kChannelMean) or token id (kTokenFraction)
+  int rank = 0;                 // kTensor: the process of a distributed job that sent it
   int64_t step = -1;     // the last step seen at t_ms (-1: none yet); the engine fills it
 };
 

@@ -105,14 +105,17 @@ std::string_view TensorStatName(TensorStat stat) {
 }
 
 bool TensorSelection::Selects(const Input& in) const {
-  if (in.signal != Signal::kTensor) return false;
+  return in.signal == Signal::kTensor && SelectsTensor(in.name, in.collection);
+}
+
+bool TensorSelection::SelectsTensor(std::string_view name, std::string_view collection) const {
   if (collections.empty() && regex == nullptr) {
-    return default_collection.empty() || in.collection == default_collection;
+    return default_collection.empty() || collection == default_collection;
   }
   for (const std::string& c : collections) {
-    if (in.collection == c) return true;
+    if (collection == c) return true;
   }
-  return regex != nullptr && std::regex_search(in.name.begin(), in.name.end(), *regex);
+  return regex != nullptr && std::regex_search(name.begin(), name.end(), *regex);
 }
 
 std::string TensorSelection::Describe() const {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct TensorSelection {
   std::string default_collection;
 
   bool Selects(const Input& in) const;
+  bool SelectsTensor(std::string_view name, std::string_view collection) const;
   // "collection gradients", "tensors matching fc.*", "every tensor".
   std::string Describe() const;
 };
@@ -173,6 +175,7 @@ struct PoorWeightInitializationState {
   int64_t loss_saves = 0, since_best = 0;
   bool seen_activations = false, seen_gradients = false, seen_loss = false;
   bool fired_ratio = false, fired_loss = false;
+  std::set<std::string> fired_spread;  // gradients found narrow (each reported once)
 };
 Verdict OnInput(const PoorWeightInitializationParams& p, PoorWeightInitializationState& s,
                 const Input& in);
@@ -238,8 +241,9 @@ struct SimilarAcrossRunsState {
   TensorSeen seen;
   std::optional<ReferenceRun> reference;
   std::string load_error;  // why the other job could not be read
-  int64_t loaded_at_ms = 0;
+  std::optional<int64_t> loaded_at_ms;  // data time of the last read
   uint64_t compared = 0;
+  std::set<std::string> reported;  // tensor|collection found to differ
 };
 Verdict OnInput(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, const Input& in);
 Verdict OnEnd(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, int64_t end_ms);

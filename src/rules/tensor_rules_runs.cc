@@ -71,7 +71,8 @@ Verdict EndSave(const PoorWeightInitializationParams& p, PoorWeightInitializatio
 
 Verdict OnInput(const PoorWeightInitializationParams& p, PoorWeightInitializationState& s,
                 const Input& in) {
-  if (in.signal != Signal::kTensor) return Verdict::Pending();
+  // Rank 0's steps (each rank of a distributed job sends its own, at its own times).
+  if (in.signal != Signal::kTensor || in.rank != 0) return Verdict::Pending();
   const bool activation = IsActivationInput(p, in);
   const bool quantile = in.collection == "gradients" && !IsBias(in.name) &&
                         (IsStat(in, TensorStat::kP5) || IsStat(in, TensorStat::kP95));
@@ -106,7 +107,9 @@ Verdict OnInput(const PoorWeightInitializationParams& p, PoorWeightInitializatio
     (IsStat(in, TensorStat::kP5) ? it->second.first : it->second.second) = in.value;
     const double spread = it->second.second - it->second.first;
     if (std::isnan(spread)) return verdict;
-    if (spread >= p.distribution_range) return verdict.kind == Verdict::kPending ? Verdict::Ok() : verdict;
+    if (spread >= p.distribution_range || !s.fired_spread.insert(std::string(in.name)).second) {
+      return verdict.kind == Verdict::kPending ? Verdict::Ok() : verdict;
+    }
     Finding f = TensorFinding("gradient_distribution_range", in, spread, p.distribution_range);
     f.message = absl::StrFormat(
         "The gradients of %s are nearly all the same: p95 - p5 = %s, under %s%s.", in.name,
@@ -176,7 +179,11 @@ void LoadReference(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, 
     s.load_error = "other jobs cannot be read here (a rule replayed without the data folder)";
     return;
   }
-  absl::StatusOr<ReferenceRun> run = p.loader(p.other);
+  const TensorSelection& selection = p.selection;
+  absl::StatusOr<ReferenceRun> run =
+      p.loader(p.other, [&selection](std::string_view tensor, std::string_view collection) {
+        return selection.SelectsTensor(tensor, collection);
+      });
   if (!run.ok()) {
     if (!s.reference) s.load_error = std::string(run.status().message());
     return;  // a reload that failed keeps what was read
@@ -188,13 +195,16 @@ void LoadReference(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, 
 }  // namespace
 
 Verdict OnInput(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, const Input& in) {
-  if (in.signal != Signal::kTensor || !p.selection.Selects(in)) return Verdict::Pending();
+  // Rank 0 of each job (the other's is what the loader reads).
+  if (in.signal != Signal::kTensor || in.rank != 0 || !p.selection.Selects(in)) {
+    return Verdict::Pending();
+  }
   s.seen.any = true;
   if (in.step < 0) return Verdict::Pending();
-  if (!s.reference && s.load_error.empty()) {
-    LoadReference(p, s, in.t_ms);
-  } else if (s.reference && !s.reference->ended && in.step > s.reference->last_step &&
-             in.t_ms - s.loaded_at_ms >= kReloadEveryMs) {
+  const bool due = !s.loaded_at_ms || in.t_ms - *s.loaded_at_ms >= kReloadEveryMs;
+  if (!s.reference && due) {
+    LoadReference(p, s, in.t_ms);  // the first read, or again after one that failed
+  } else if (s.reference && !s.reference->ended && in.step > s.reference->last_step && due) {
     LoadReference(p, s, in.t_ms);
   }
   if (!s.reference) return Verdict::Pending();
@@ -207,6 +217,10 @@ Verdict OnInput(const SimilarAcrossRunsParams& p, SimilarAcrossRunsState& s, con
   const double theirs = at->second;
   const double tolerance = p.atol + p.rtol * std::abs(theirs);
   if (std::abs(in.value - theirs) <= tolerance) return Verdict::Ok();
+  // Each tensor once: two runs that diverged differ in every statistic after.
+  if (!s.reported.insert(absl::StrFormat("%s|%s", in.name, in.collection)).second) {
+    return Verdict::Ok();
+  }
   const auto stat = static_cast<TensorStat>(in.index);
   std::string statistic(TensorStatName(stat));
   if (in.part >= 0) statistic += absl::StrFormat("[%d]", in.part);

@@ -258,6 +258,17 @@ Input Part(std::string_view name, TensorStat stat, int part, double value, int64
   return in;
 }
 
+TEST(TensorInputs, ARanksStatisticsCarryItsRank) {
+  auto key = model::MakeSeriesKey("trainwatch/Tensors", "mean",
+                                  {{"TrainingJobName", "j1"}, {"Tensor", "fc.weight"},
+                                   {"Collection", "gradients"}, {"Rank", "3"}},
+                                  "None");
+  ASSERT_TRUE(key.ok());
+  std::optional<OwnedInput> in = SeriesInput(*key);
+  ASSERT_TRUE(in.has_value());
+  EXPECT_EQ(in->input.rank, 3);
+}
+
 TEST(TensorInputs, PerPartStatisticsCarryTheirChannelOrToken) {
   auto key = model::MakeSeriesKey("trainwatch/Tensors", "channel_mean",
                                   {{"TrainingJobName", "j1"}, {"Tensor", "model:input"},
@@ -387,7 +398,9 @@ TEST(NLPSequenceRatio, EachTokenAgainstItsOwnThreshold) {
 TEST(SimilarAcrossRuns, ComparesEachStatisticAtTheSameStepOfTheOtherJob) {
   int loads = 0;
   RuleEnvironment env;
-  env.reference = [&loads](const std::string& job) -> absl::StatusOr<ReferenceRun> {
+  env.reference = [&loads](const std::string& job,
+                           const TensorWanted& want) -> absl::StatusOr<ReferenceRun> {
+    EXPECT_TRUE(want("fc.weight", "gradients"));
     ++loads;
     if (job != "run-a") return absl::NotFoundError("there is no job " + job);
     ReferenceRun run;
@@ -418,6 +431,12 @@ TEST(SimilarAcrossRuns, ComparesEachStatisticAtTheSameStepOfTheOtherJob) {
   EXPECT_EQ(rule->OnInput(Tensor("fc.weight", "gradients", TensorStat::kMean, 0.3, 7)).kind,
             Verdict::kPending)
       << "a step the other job does not have";
+  EXPECT_EQ(rule->OnInput(Tensor("fc.weight", "gradients", TensorStat::kMean, 0.4, 1)).kind,
+            Verdict::kOk)
+      << "a tensor found to differ is reported once";
+  Input rank1 = Tensor("fc.weight", "gradients", TensorStat::kMean, 9, 0);
+  rank1.rank = 1;
+  EXPECT_EQ(rule->OnInput(rank1).kind, Verdict::kPending) << "rank 0 is compared";
   EXPECT_EQ(loads, 1) << "an ended job is read once";
   EXPECT_TRUE(rule->OnEnd(9000).findings.empty());
 

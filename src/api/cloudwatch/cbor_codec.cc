@@ -1,5 +1,10 @@
 // Smithy RPC v2 CBOR encoding of the CloudWatch responses (spec §2.4): the
 // members of the JSON 1.0 answers (json_codec.cc), timestamps as tag 1.
+#include <algorithm>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "api/cbor.h"
 #include "api/cloudwatch/cloudwatch.h"
 
@@ -13,10 +18,20 @@ std::string EncodeCbor(const GetMetricStatisticsResponse& response) {
   out.Text("Datapoints");
   out.ArrayHeader(response.datapoints.size());
   for (const StatisticsBucket& b : response.datapoints) {
-    size_t present = 0;
+    // A statistic asked for twice is one member (as in the JSON answer).
+    std::vector<std::pair<std::string_view, double>> values;
     for (size_t i = 0; i < response.statistics.size() && i < b.values.size(); ++i) {
-      if (b.values[i]) ++present;
+      if (!b.values[i]) continue;
+      const std::string_view name = response.statistics[i].name;
+      auto same = std::find_if(values.begin(), values.end(),
+                               [name](const auto& v) { return v.first == name; });
+      if (same == values.end()) {
+        values.emplace_back(name, *b.values[i]);
+      } else {
+        same->second = *b.values[i];
+      }
     }
+    const size_t present = values.size();
     out.MapHeader(2 + (response.extended ? 1 : present));
     out.Text("Timestamp");
     out.Timestamp(b.t_ms);
@@ -26,10 +41,9 @@ std::string EncodeCbor(const GetMetricStatisticsResponse& response) {
       out.Text("ExtendedStatistics");
       out.MapHeader(present);
     }
-    for (size_t i = 0; i < response.statistics.size() && i < b.values.size(); ++i) {
-      if (!b.values[i]) continue;
-      out.Text(response.statistics[i].name);
-      out.Double(*b.values[i]);
+    for (const auto& [name, value] : values) {
+      out.Text(name);
+      out.Double(value);
     }
   }
   return out.Take();
