@@ -1,6 +1,8 @@
 // Api-level behaviour: routing (spec §1.3), limits, decoders, errors.
 #include "api/api.h"
 
+#include "api/cbor.h"
+
 #include "absl/strings/str_format.h"
 #include "api/form.h"
 #include "api/input.h"
@@ -92,6 +94,45 @@ TEST_F(ApiTest, RoutesEveryProtocolAndAnswersUnknownsInKind) {
   HttpRequest with_path = CloudWatchJson("ListMetrics", "{}");
   with_path.target = "/some/prefix";
   EXPECT_EQ(api_.Handle(with_path).status, 200);
+}
+
+TEST_F(ApiTest, CborAnswersAStatisticAskedTwiceOnceAsJsonDoes) {
+  const int64_t now = clock_.NowMs() / 60000 * 60000;
+  ASSERT_TRUE(fake_.PutSeries("T", "m", {}, {{now - 120000, 2.0}, {now - 60000, 4.0}}).ok());
+  CborWriter in;
+  in.MapHeader(6);
+  in.Text("Namespace");
+  in.Text("T");
+  in.Text("MetricName");
+  in.Text("m");
+  in.Text("StartTime");
+  in.Timestamp(now - 600000);
+  in.Text("EndTime");
+  in.Timestamp(now);
+  in.Text("Period");
+  in.Double(60);
+  in.Text("Statistics");
+  in.ArrayHeader(2);
+  in.Text("Average");
+  in.Text("Average");
+  HttpRequest r;
+  r.target = "/service/GraniteServiceVersion20100801/operation/GetMetricStatistics";
+  r.headers.Add("smithy-protocol", "rpc-v2-cbor");
+  r.headers.Add("Content-Type", "application/cbor");
+  r.body = in.Take();
+  HttpResponse out = api_.Handle(r);
+  ASSERT_EQ(out.status, 200) << out.body;
+  // Each datapoint: a map of Timestamp, Unit and one Average (3 pairs).
+  size_t averages = 0;
+  for (size_t at = out.body.find("gAverage"); at != std::string::npos;
+       at = out.body.find("gAverage", at + 1)) {
+    ++averages;
+    EXPECT_EQ(static_cast<unsigned char>(out.body[out.body.rfind("iTimestamp", at) - 1]), 0xA3);
+  }
+  EXPECT_EQ(averages, 2u) << "one Average a datapoint";
+  absl::StatusOr<nlohmann::json> tree = DecodeCbor(out.body);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ((*tree)["Datapoints"].size(), 2u);
 }
 
 TEST_F(ApiTest, BodyLimitsAndMalformedJson) {
