@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A real Prometheus scrapes `trainwatch server`: /metrics (trainwatch's own
 health) and /metrics?job=NAME (a job's latest metrics), and what it stored
-is read back through its own query API and compared with trainwatch's.
+is read back through its own query API and compared with trainwatch's; and
+it streams what it scrapes into trainwatch over remote write.
 
 The test starts Debian's prometheus on loopback itself (skips, saying so,
 when it is not installed) and stops it.
@@ -81,7 +82,7 @@ class PrometheusScrapes(unittest.TestCase):
             self.prom_log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def start_prometheus(self):
+    def start_prometheus(self, remote_write=False):
         host, port = urllib.parse.urlsplit(self.url).netloc.split(":")
         config = os.path.join(self.dir, "prometheus.yml")
         with open(config, "w") as f:
@@ -95,6 +96,10 @@ class PrometheusScrapes(unittest.TestCase):
                 "  - job_name: trainwatch-jobs\n"
                 "    params: {job: ['%s']}\n"
                 "    static_configs: [{targets: ['%s:%s']}]\n" % (host, port, JOB, host, port))
+            if remote_write:
+                f.write("remote_write:\n"
+                        "  - url: %s/api/v1/write\n"
+                        "    queue_config: {batch_send_deadline: 1s}\n" % self.url)
         self.prom_port = free_port()
         self.prom_log = open(os.path.join(self.dir, "prometheus.log"), "w")
         prom = subprocess.Popen(
@@ -105,11 +110,56 @@ class PrometheusScrapes(unittest.TestCase):
         wait_for("prometheus to be ready",
                  lambda: urllib.request.urlopen("http://127.0.0.1:%d/-/ready" % self.prom_port, timeout=2).status == 200)
 
+    def prom_query_at(self, query, at):
+        q = urllib.parse.urlencode({"query": query, "time": "%.3f" % at})
+        answer = get_json("http://127.0.0.1:%d/api/v1/query?%s" % (self.prom_port, q))
+        self.assertEqual(answer["status"], "success", answer)
+        return answer["data"]["result"]
+
     def prom_query(self, query):
         q = urllib.parse.urlencode({"query": query})
         answer = get_json("http://127.0.0.1:%d/api/v1/query?%s" % (self.prom_port, q))
         self.assertEqual(answer["status"], "success", answer)
         return answer["data"]["result"]
+
+    def test_prometheus_remote_writes_into_trainwatch(self):
+        """Prometheus (its remote-write sender) streams what it scrapes to
+        trainwatch: the series arrive by the naming rule, with the values
+        Prometheus itself stored."""
+        self.start_prometheus(remote_write=True)
+        dims = "dimension=instance&dimension=job=trainwatch"
+
+        def stored_up():
+            found = get_json(self.url + "/api/v1/metrics?namespace=Prometheus&metric=up&" + dims)
+            return found["metrics"]
+        [metric] = wait_for("Prometheus's up series to arrive over remote write", stored_up)
+        self.assertEqual(metric["dimensions"]["job"], "trainwatch")
+        instance = metric["dimensions"]["instance"]
+        # One sample of a counter of trainwatch's own (a moving one: it counts the
+        # scrapes), as Prometheus stored it and as trainwatch did, at its own time.
+        name = "trainwatch_http_requests_total"
+        selector = '%s{job="trainwatch",code="2xx"}' % name
+
+        def same_sample():
+            at = time.time() - 5
+            value = self.prom_query_at(selector, at)
+            stamp = self.prom_query_at("timestamp(%s)" % selector, at)
+            if not value or not stamp:
+                return None
+            t_ms = int(round(float(stamp[0]["value"][1]) * 1000))
+            labels = value[0]["metric"]
+            query = urllib.parse.urlencode(
+                [("namespace", "Prometheus"), ("metric", name), ("period", "1s"),
+                 ("stat", "Maximum"), ("start", "%.3f" % (t_ms / 1000)),
+                 ("end", "%.3f" % (t_ms / 1000 + 1))] +
+                [("dimension", "%s=%s" % (k, v)) for k, v in sorted(labels.items())
+                 if k != "__name__"])
+            stats = get_json(self.url + "/api/v1/metrics/statistics?" + query)
+            if not stats["datapoints"]:
+                return None
+            return float(value[0]["value"][1]) == stats["datapoints"][0]["values"]["Maximum"]
+        self.assertTrue(wait_for("trainwatch to hold a sample Prometheus stored", same_sample))
+        self.assertTrue(instance)
 
     def test_prometheus_scrapes_health_and_a_jobs_metrics(self):
         script = ("import sys, time\n"

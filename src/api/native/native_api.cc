@@ -2,6 +2,7 @@
 
 #include "api/native/agent_codec.h"
 #include "api/native/native_util.h"
+#include "api/prometheus/remote_write.h"
 
 #include <cmath>
 
@@ -161,6 +162,7 @@ HttpResponse NativeApi::Handle(const HttpRequest& request) const {
   bool post = request.method == "POST";
   if (rest == "health") return get ? Health() : MethodNotAllowed("GET");
   if (rest == "samples") return post ? IngestSamples(request) : MethodNotAllowed("POST");
+  if (rest == "write") return post ? RemoteWrite(request) : MethodNotAllowed("POST");
   if (rest == "agent/deliver") return post ? Deliver(request) : MethodNotAllowed("POST");
   if (rest == "agent/heartbeat") return post ? Heartbeat(request) : MethodNotAllowed("POST");
   if (rest == "metrics") return get ? ListMetrics(request) : MethodNotAllowed("GET");
@@ -273,6 +275,57 @@ HttpResponse NativeApi::IngestSamples(const HttpRequest& request) const {
   if (!decoded.ok()) return FromStatus(decoded);
   if (!put.ok()) return FromStatus(put);
   return Reply(200, Json{{"accepted", count}});
+}
+
+// Prometheus remote write 1.0 (api/prometheus/remote_write.h). The answers
+// follow its spec: 204 when stored; 4xx (the sender drops the batch) for a
+// body that cannot be one, an encoding or version it does not speak, or
+// series that cannot be stored; 5xx (the sender retries) when the store fails.
+HttpResponse NativeApi::RemoteWrite(const HttpRequest& request) const {
+  if (backends_.samples == nullptr) return NoBackend("metric store");
+  const std::string* type = request.headers.Find("Content-Type");
+  if (type == nullptr ||
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(*type)).rfind("application/x-protobuf", 0) != 0 ||
+      type->find("io.prometheus.write.v2") != std::string::npos) {
+    return Error(415, "UnsupportedMediaType",
+                 "remote write 1.0 sends Content-Type: application/x-protobuf (a WriteRequest); "
+                 "remote write 2.0 is not served");
+  }
+  const std::string* encoding = request.headers.Find("Content-Encoding");
+  if (encoding == nullptr ||
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(*encoding)) != "snappy") {
+    return Error(415, "UnsupportedMediaType",
+                 "remote write bodies are snappy-compressed: send Content-Encoding: snappy");
+  }
+  std::string inflated;
+  std::string_view body;
+  if (HttpResponse refusal;
+      !InflatedBody(request, options_.max_decompressed_bytes, &inflated, &body, &refusal)) {
+    return refusal;
+  }
+  absl::StatusOr<std::vector<prometheus::WriteSeries>> series =
+      prometheus::DecodeWriteRequest(body);
+  if (!series.ok()) return FromStatus(series.status());
+  prometheus::Converted converted = prometheus::ToSampleBatch(*std::move(series));
+  if (converted.batch.SampleCount() > options_.max_samples_per_request) {
+    return Error(413, "RequestEntityTooLarge",
+                 absl::StrFormat("%d samples in one request; at most %d",
+                                 converted.batch.SampleCount(),
+                                 options_.max_samples_per_request));
+  }
+  if (!converted.batch.series.empty()) {
+    if (absl::Status put = backends_.samples->Put(converted.batch); !put.ok()) {
+      return FromStatus(put);
+    }
+  }
+  if (converted.refused > 0) {
+    return Error(400, "InvalidArgument",
+                 absl::StrFormat("%d series could not be stored (the others were): the first: %s",
+                                 converted.refused, converted.first_refusal));
+  }
+  HttpResponse r;
+  r.status = 204;
+  return r;
 }
 
 HttpResponse NativeApi::Deliver(const HttpRequest& request) const {

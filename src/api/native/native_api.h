@@ -50,6 +50,7 @@ class NativeApi {
   HttpResponse ListMetrics(const HttpRequest& request) const;
   HttpResponse Statistics(const HttpRequest& request) const;
   HttpResponse MetricData(const HttpRequest& request) const;
+  HttpResponse RemoteWrite(const HttpRequest& request) const;
   HttpResponse LogGroups(const HttpRequest& request) const;
   HttpResponse LogStreams(const HttpRequest& request) const;
   HttpResponse LogEvents(const HttpRequest& request) const;

@@ -2,6 +2,8 @@
 
 #include "api/native/agent_codec.h"
 
+#include <bit>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -92,6 +94,102 @@ TEST_F(NativeApiTest, IngestThenQuery) {
   EXPECT_EQ(j["datapoints"][0]["values"]["p50"], 80.0);
   j = Call("GET", "/api/v1/metrics/statistics?namespace=Train&metric=gpu&period=7s", "", 400);
   EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("period=7s"));
+}
+
+// Protocol buffers' encoding of a remote-write WriteRequest, for the tests.
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+void PutField(std::string* out, int field, std::string_view bytes) {
+  PutVarint(out, static_cast<uint64_t>(field) << 3 | 2);
+  PutVarint(out, bytes.size());
+  out->append(bytes);
+}
+std::string TimeSeries(std::vector<std::pair<std::string, std::string>> labels,
+                       std::vector<std::pair<double, int64_t>> samples) {
+  std::string ts;
+  for (const auto& [name, value] : labels) {
+    std::string label;
+    PutField(&label, 1, name);
+    PutField(&label, 2, value);
+    PutField(&ts, 1, label);
+  }
+  for (const auto& [value, t] : samples) {
+    std::string sample;
+    sample.push_back(static_cast<char>(1 << 3 | 1));
+    const uint64_t bits = std::bit_cast<uint64_t>(value);
+    for (int i = 0; i < 8; ++i) sample.push_back(static_cast<char>(bits >> (8 * i)));
+    PutVarint(&sample, static_cast<uint64_t>(2) << 3 | 0);
+    PutVarint(&sample, static_cast<uint64_t>(t));
+    PutField(&ts, 2, sample);
+  }
+  return ts;
+}
+HttpRequest RemoteWriteRequest(const std::vector<std::string>& series) {
+  std::string body;
+  for (const std::string& ts : series) PutField(&body, 1, ts);
+  PutField(&body, 3, "metadata is skipped");
+  HttpRequest r;
+  r.method = "POST";
+  r.target = "/api/v1/write";
+  r.headers.Add("Content-Type", "application/x-protobuf");
+  r.headers.Add("Content-Encoding", "snappy");
+  r.headers.Add("X-Prometheus-Remote-Write-Version", "0.1.0");
+  r.body = SnappyCompress(body);
+  return r;
+}
+
+TEST_F(NativeApiTest, RemoteWriteStoresPrometheusSeriesByTheNamingRule) {
+  const double stale = std::bit_cast<double>(uint64_t{0x7ff0000000000002});
+  HttpRequest r = RemoteWriteRequest(
+      {TimeSeries({{"__name__", "node_load1"}, {"instance", "gpu-3:9100"}, {"job", "node"}},
+                  {{0.5, kNow - 2000}, {stale, kNow - 1000}, {0.75, kNow - 1000}}),
+       TimeSeries({{"__name__", "train:loss"}, {"namespace", "/aws/sagemaker/TrainingJobs"},
+                   {"TrainingJobName", "j1"}},
+                  {{0.25, kNow - 1000}})});
+  HttpResponse out = api_.Handle(r);
+  EXPECT_EQ(out.status, 204) << out.body;
+  auto load = fake_.ObservationsForTest(*model::MakeSeriesKey(
+      "Prometheus", "node_load1", {{"instance", "gpu-3:9100"}, {"job", "node"}}, "None"));
+  ASSERT_EQ(load.size(), 2u) << "the stale marker is not a value";
+  EXPECT_EQ(load[1].value, 0.75);
+  EXPECT_EQ(fake_.ObservationsForTest(*model::MakeSeriesKey("/aws/sagemaker/TrainingJobs",
+                                                            "train:loss",
+                                                            {{"TrainingJobName", "j1"}}, "None"))
+                .size(),
+            1u);
+  // The same delivery again (a sender's retry) is taken again.
+  EXPECT_EQ(api_.Handle(r).status, 204);
+
+  // Series that cannot be stored are refused (400: not retried); the others are stored.
+  std::vector<std::pair<std::string, std::string>> many = {{"__name__", "wide"}};
+  for (int i = 0; i < 31; ++i) many.emplace_back(absl::StrCat("l", i), "v");
+  out = api_.Handle(RemoteWriteRequest(
+      {TimeSeries(many, {{1, kNow}}), TimeSeries({{"__name__", "ok"}}, {{1, kNow - 1000}})}));
+  EXPECT_EQ(out.status, 400);
+  EXPECT_THAT(out.body, HasSubstr("1 series could not be stored (the others were)"));
+  EXPECT_EQ(fake_.ObservationsForTest(*model::MakeSeriesKey("Prometheus", "ok", {}, "None")).size(),
+            1u);
+
+  HttpRequest plain = r;
+  plain.headers = {};
+  plain.headers.Add("Content-Type", "application/x-protobuf");
+  EXPECT_EQ(api_.Handle(plain).status, 415) << "remote write is snappy-compressed";
+  HttpRequest json = r;
+  json.headers = {};
+  json.headers.Add("Content-Type", "application/json");
+  json.headers.Add("Content-Encoding", "snappy");
+  EXPECT_EQ(api_.Handle(json).status, 415);
+  HttpRequest broken = r;
+  broken.body = SnappyCompress(std::string("\x0a\x05" "ab", 4));
+  out = api_.Handle(broken);
+  EXPECT_EQ(out.status, 400);
+  EXPECT_THAT(out.body, HasSubstr("a field's length runs past the end at byte 1"));
+  EXPECT_EQ(Call("GET", "/api/v1/write", "", 405)["error"]["code"], "MethodNotAllowed");
 }
 
 TEST_F(NativeApiTest, MetricDataAnswersAsGetMetricDataMathIncluded) {

@@ -1,0 +1,192 @@
+#include "api/prometheus/remote_write.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+
+namespace trainwatch::api::prometheus {
+namespace {
+
+// Protocol buffers' wire format, as far as remote write needs it.
+class Reader {
+ public:
+  Reader(std::string_view bytes, size_t base) : bytes_(bytes), base_(base) {}
+  bool done() const { return pos_ >= bytes_.size(); }
+  size_t offset() const { return base_ + pos_; }
+
+  absl::Status Varint(uint64_t* out) {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (done()) return Error("a varint runs past the end");
+      const uint8_t b = static_cast<uint8_t>(bytes_[pos_++]);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) {
+        *out = v;
+        return absl::OkStatus();
+      }
+    }
+    return Error("a varint longer than 10 bytes");
+  }
+  absl::Status Fixed64(uint64_t* out) {
+    if (bytes_.size() - pos_ < 8) return Error("a 64-bit field runs past the end");
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(bytes_[pos_ + i]);
+    pos_ += 8;
+    *out = v;
+    return absl::OkStatus();
+  }
+  // A length-delimited field's bytes, and the offset they start at.
+  absl::Status Bytes(std::string_view* out, size_t* at) {
+    const size_t length_at = offset();
+    uint64_t n;
+    if (absl::Status s = Varint(&n); !s.ok()) return s;
+    if (n > bytes_.size() - pos_) return ErrorAt(length_at, "a field's length runs past the end");
+    *at = offset();
+    *out = bytes_.substr(pos_, n);
+    pos_ += n;
+    return absl::OkStatus();
+  }
+  absl::Status Skip(uint64_t wire_type) {
+    uint64_t ignored;
+    std::string_view unused;
+    size_t at;
+    switch (wire_type) {
+      case 0: return Varint(&ignored);
+      case 1: return Fixed64(&ignored);
+      case 2: return Bytes(&unused, &at);
+      case 5:
+        if (bytes_.size() - pos_ < 4) return Error("a 32-bit field runs past the end");
+        pos_ += 4;
+        return absl::OkStatus();
+      default:
+        return Error(absl::StrFormat("wire type %d (not in remote write)", wire_type));
+    }
+  }
+  absl::Status Error(std::string_view what) const { return ErrorAt(offset(), what); }
+  static absl::Status ErrorAt(size_t at, std::string_view what) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the body is not a remote-write WriteRequest: %s at byte %d", what, at));
+  }
+
+ private:
+  std::string_view bytes_;
+  size_t base_;
+  size_t pos_ = 0;
+};
+
+// Calls fn(field, wire_type, reader) for each field of a message.
+template <typename Fn>
+absl::Status ForEachField(std::string_view message, size_t base, Fn fn) {
+  Reader r(message, base);
+  while (!r.done()) {
+    uint64_t tag;
+    if (absl::Status s = r.Varint(&tag); !s.ok()) return s;
+    if (absl::Status s = fn(tag >> 3, tag & 7, r); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DecodeLabel(std::string_view message, size_t base, WriteSeries* series) {
+  std::string name, value;
+  absl::Status s = ForEachField(message, base, [&](uint64_t field, uint64_t type, Reader& r) {
+    if ((field == 1 || field == 2) && type == 2) {
+      std::string_view text;
+      size_t at;
+      if (absl::Status e = r.Bytes(&text, &at); !e.ok()) return e;
+      (field == 1 ? name : value) = std::string(text);
+      return absl::OkStatus();
+    }
+    return r.Skip(type);
+  });
+  if (!s.ok()) return s;
+  series->labels.emplace_back(std::move(name), std::move(value));
+  return absl::OkStatus();
+}
+
+absl::Status DecodeSample(std::string_view message, size_t base, WriteSeries* series) {
+  WriteSample sample;
+  absl::Status s = ForEachField(message, base, [&](uint64_t field, uint64_t type, Reader& r) {
+    if (field == 1 && type == 1) {
+      uint64_t bits;
+      if (absl::Status e = r.Fixed64(&bits); !e.ok()) return e;
+      sample.value = std::bit_cast<double>(bits);
+      return absl::OkStatus();
+    }
+    if (field == 2 && type == 0) {
+      uint64_t t;
+      if (absl::Status e = r.Varint(&t); !e.ok()) return e;
+      sample.t_ms = static_cast<int64_t>(t);
+      return absl::OkStatus();
+    }
+    return r.Skip(type);
+  });
+  if (!s.ok()) return s;
+  series->samples.push_back(sample);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<WriteSeries>> DecodeWriteRequest(std::string_view protobuf) {
+  std::vector<WriteSeries> out;
+  absl::Status s = ForEachField(protobuf, 0, [&](uint64_t field, uint64_t type, Reader& r) {
+    if (field != 1 || type != 2) return r.Skip(type);  // metadata (3) and the like
+    std::string_view message;
+    size_t at;
+    if (absl::Status e = r.Bytes(&message, &at); !e.ok()) return e;
+    WriteSeries series;
+    absl::Status e = ForEachField(message, at, [&](uint64_t f, uint64_t t, Reader& inner) {
+      if ((f == 1 || f == 2) && t == 2) {
+        std::string_view part;
+        size_t part_at;
+        if (absl::Status p = inner.Bytes(&part, &part_at); !p.ok()) return p;
+        return f == 1 ? DecodeLabel(part, part_at, &series)
+                      : DecodeSample(part, part_at, &series);
+      }
+      return inner.Skip(t);  // exemplars (3), histograms (4)
+    });
+    if (!e.ok()) return e;
+    out.push_back(std::move(series));
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Converted ToSampleBatch(std::vector<WriteSeries> series) {
+  Converted out;
+  for (WriteSeries& s : series) {
+    std::string metric, ns(kDefaultNamespace), unit = "None";
+    std::vector<model::Dimension> dims;
+    for (auto& [name, value] : s.labels) {
+      if (name == "__name__") {
+        metric = std::move(value);
+      } else if (name == "namespace") {
+        ns = std::move(value);
+      } else if (name == "unit") {
+        unit = std::move(value);
+      } else {
+        dims.push_back({std::move(name), std::move(value)});
+      }
+    }
+    absl::StatusOr<model::SeriesKey> key =
+        metric.empty() ? absl::InvalidArgumentError("a series without __name__")
+                       : model::MakeSeriesKey(std::move(ns), std::move(metric), std::move(dims),
+                                              std::move(unit));
+    if (!key.ok()) {
+      if (out.refused++ == 0) out.first_refusal = std::string(key.status().message());
+      continue;
+    }
+    model::SeriesSamples samples;
+    samples.key = *std::move(key);
+    for (const WriteSample& w : s.samples) {
+      if (std::isfinite(w.value)) samples.samples.push_back({w.t_ms, w.value});
+    }
+    if (!samples.samples.empty()) out.batch.series.push_back(std::move(samples));
+  }
+  return out;
+}
+
+}  // namespace trainwatch::api::prometheus
