@@ -55,7 +55,10 @@ READERS = ("store", "query")
 # itself include only what the sharing layer may use and the other headers of
 # its list, so that the allowance brings nothing else of api/ along.
 SHARED = {
-    "agent": ("api/native/agent_wire.h", "api/native/agent_codec.h", "api/snappy_body.h"),
+    # and SigV4 signing (api/sigv4.h, with the request type and errors it
+    # declares with): the agent signs what the server's verifier checks.
+    "agent": ("api/native/agent_wire.h", "api/native/agent_codec.h", "api/snappy_body.h",
+              "api/sigv4.h", "api/http.h", "api/errors.h"),
     # The names the profiler publishes under, which the rules read.
     "rules": ("profiler/metric_names.h",),
     "report": ("profiler/metric_names.h",),

@@ -44,6 +44,9 @@ class CheckLayersTest(unittest.TestCase):
         write(src, "api/native/agent_wire.h", '#include "model/series.h"\n')
         write(src, "api/native/agent_codec.h", codec_includes)
         write(src, "api/snappy_body.h", "#include <string>\n")
+        write(src, "api/sigv4.h", '#include "api/errors.h"\n#include "api/http.h"\n')
+        write(src, "api/errors.h", '#include "api/http.h"\n')
+        write(src, "api/http.h", "#include <string>\n")
 
     def test_agent_may_include_the_shared_wire_headers_and_no_other_api_header(self):
         with tempfile.TemporaryDirectory() as src:

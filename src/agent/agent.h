@@ -53,7 +53,9 @@
 // The agent uses model and util, and the wire format it shares with
 // api/native: api/native/agent_wire.h (AgentBatch, AgentHeartbeat),
 // api/native/agent_codec.h (their JSON) and api/snappy_body.h (compressed
-// bodies); nothing else of api/ (tools/check_layers.py). libcurl is loaded
+// bodies), and api/sigv4.h to sign requests as the server verifies them
+// (credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, for a server
+// with --auth); nothing else of api/ (tools/check_layers.py). libcurl is loaded
 // on first use (remote_sink.cc), and used nowhere else.
 
 #include "agent/remote_sink.h"

@@ -5,11 +5,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "api/native/agent_codec.h"
+#include "api/sigv4.h"
 #include "api/snappy_body.h"
 #include "nlohmann/json.hpp"
 #include "util/log.h"
@@ -36,9 +41,12 @@ std::string ErrorMessage(const HttpResult& r) {
   return absl::StrFormat("HTTP %d: %s", r.status, r.body.substr(0, 200));
 }
 
-// 4xx other than timeout and throttling: sending the batch again cannot help.
+// 4xx other than timeout, throttling and refused credentials: sending the
+// batch again cannot help. A batch whose credentials were refused (401, 403)
+// waits in the spool: the server's auth file or clock may be put right.
 bool RefusedForGood(long status) {
-  return status >= 400 && status < 500 && status != 408 && status != 429;
+  return status >= 400 && status < 500 && status != 408 && status != 429 && status != 401 &&
+         status != 403;
 }
 
 // Whether a health answer lists snappy among the bodies' content encodings.
@@ -121,6 +129,65 @@ const Curl& LoadCurl() {
   return *curl;
 }
 
+// What requests are signed with (SigV4 for CloudWatch's signing name, as the
+// Python client signs): AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and
+// AWS_SESSION_TOKEN) of the environment, in AWS_REGION or AWS_DEFAULT_REGION
+// (us-east-1 without either), read once; without a key, requests go unsigned
+// (a server without --auth takes them).
+struct Signing {
+  std::optional<api::sigv4::Credential> credential;
+  std::string region;
+};
+
+const Signing& EnvironmentSigning() {
+  static const Signing* signing = [] {
+    auto* s = new Signing();  // for the process's lifetime
+    auto env = [](const char* name) {
+      const char* v = std::getenv(name);
+      return std::string(v == nullptr ? "" : v);
+    };
+    api::sigv4::Credential c{env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"),
+                             env("AWS_SESSION_TOKEN")};
+    if (!c.access_key_id.empty() && !c.secret_access_key.empty()) s->credential = std::move(c);
+    s->region = env("AWS_REGION");
+    if (s->region.empty()) s->region = env("AWS_DEFAULT_REGION");
+    if (s->region.empty()) s->region = "us-east-1";
+    return s;
+  }();
+  return *signing;
+}
+
+// The headers that sign a request to `url` (X-Amz-Date, Authorization and
+// the session token), as "Name: value" lines; none without credentials.
+std::vector<std::string> SigningHeaders(const std::string& method, const std::string& url,
+                                        std::string_view body, std::string_view content_type) {
+  const Signing& signing = EnvironmentSigning();
+  if (!signing.credential) return {};
+  // http://HOST[:PORT]/PATH?QUERY: curl sends HOST[:PORT] as Host.
+  std::string_view rest = url;
+  if (size_t scheme = rest.find("://"); scheme != std::string_view::npos) {
+    rest.remove_prefix(scheme + 3);
+  }
+  const size_t slash = rest.find('/');
+  api::HttpRequest request;
+  request.method = method;
+  request.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  request.headers.Add("Host", std::string(rest.substr(0, slash)));
+  request.headers.Add("Content-Type", std::string(content_type));
+  request.body = std::string(body);
+  api::sigv4::SignRequest(&request, *signing.credential, signing.region, "monitoring",
+                          std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count());
+  std::vector<std::string> lines;
+  for (const char* name : {"X-Amz-Date", "Authorization", "X-Amz-Security-Token"}) {
+    if (const std::string* v = request.headers.Find(name)) {
+      lines.push_back(absl::StrFormat("%s: %s", name, *v));
+    }
+  }
+  return lines;
+}
+
 }  // namespace
 
 std::string NewAgentName() {
@@ -152,10 +219,15 @@ HttpResult HttpClient::Call(const std::string& method, const std::string& url,
   // Every option back to its default; the open connection stays.
   lib.easy_reset(curl);
   char error[CURL_ERROR_SIZE] = "";
-  struct curl_slist* headers = lib.slist_append(nullptr, "Content-Type: application/json");
+  constexpr std::string_view kContentType = "application/json";
+  struct curl_slist* headers =
+      lib.slist_append(nullptr, absl::StrFormat("Content-Type: %s", kContentType).c_str());
   if (!content_encoding.empty()) {
     headers = lib.slist_append(
         headers, absl::StrFormat("Content-Encoding: %s", content_encoding).c_str());
+  }
+  for (const std::string& line : SigningHeaders(method, url, body, kContentType)) {
+    headers = lib.slist_append(headers, line.c_str());
   }
   lib.easy_setopt(curl, CURLOPT_URL, url.c_str());
   lib.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
@@ -250,8 +322,13 @@ absl::Status RemoteSink::CreateJob(const model::JobRecord& job) {
   const bool done = lock.WaitFor(delivered_cv_,
                                  std::chrono::milliseconds(options_.create_timeout_ms),
                                  [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-                                   return delivered_seq_ >= *seq;
+                                   return delivered_seq_ >= *seq || credentials_refused_;
                                  });
+  if (delivered_seq_ < *seq && credentials_refused_) {
+    return absl::UnauthenticatedError(
+        absl::StrFormat("the server at %s refused the job record: %s", options_.endpoint,
+                        last_error_));
+  }
   if (!done) {
     return absl::UnavailableError(absl::StrFormat(
         "the server at %s did not take the job record within %d s (%s); is `trainwatch server` "
@@ -373,10 +450,20 @@ void RemoteSink::SendLoop(std::stop_token stop) {
         continue;
       }
       error = ErrorMessage(r);
+      if (r.status == 401 || r.status == 403) {
+        error = absl::StrFormat(
+            "%s; the server wants credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+            "to a key of its --auth file",
+            error);
+      }
     }
     {
       util::MutexLock lock(mu_);
       last_error_ = error;
+      // CreateJob stops waiting: a run whose credentials are refused ends
+      // before its command starts.
+      credentials_refused_ = absl::StrContains(error, "the server wants credentials");
+      if (credentials_refused_) delivered_cv_.notify_all();
     }
     util::LogOnce("remote-sink-retry",
                   absl::StrFormat("cannot deliver to the server at %s (%s); batches wait in %s "

@@ -128,6 +128,8 @@ class RemoteSink final : public model::TelemetrySink {
   // A batch the server refused for good (4xx): seq and why, for CreateJob.
   std::map<int64_t, absl::Status> refused_ ABSL_GUARDED_BY(mu_);
   std::string last_error_ ABSL_GUARDED_BY(mu_);
+  // The last answer refused the agent's credentials (401, 403).
+  bool credentials_refused_ ABSL_GUARDED_BY(mu_) = false;
 
   // Last: stopped and joined before the members the sender uses are
   // destroyed. Its stop token interrupts the spool's wait and the backoff.

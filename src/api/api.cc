@@ -96,6 +96,22 @@ HttpResponse Api::TooLarge(const HttpRequest& headers_only, size_t limit_bytes) 
                        options_.request_id());
 }
 
+std::optional<HttpResponse> Api::RefuseOwnRoute(const HttpRequest& request) const {
+  if (options_.credentials == nullptr) return std::nullopt;
+  absl::Status auth =
+      sigv4::VerifyOwnRoute(request, *options_.credentials, clock_.NowMs(), options_.verify);
+  if (auth.ok()) return std::nullopt;
+  HttpResponse r;
+  r.status = 401;
+  r.headers.Add("x-amzn-RequestId", options_.request_id());
+  r.headers.Add("Content-Type", "application/json");
+  r.headers.Add("WWW-Authenticate", "Basic realm=\"trainwatch\", charset=\"UTF-8\"");
+  r.body = nlohmann::json{{"error", {{"code", "Unauthenticated"}, {"message", std::string(auth.message())}}}}
+               .dump() +
+           "\n";
+  return r;
+}
+
 HttpResponse Api::Handle(const HttpRequest& request) const {
   std::string request_id = options_.request_id();
   Route route = RouteRequest(request);

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "api/backend.h"
@@ -46,6 +47,13 @@ class Api {
   // The 413 RequestEntityTooLarge answer for a request whose body the server
   // refused to read (only method, target and headers are looked at).
   HttpResponse TooLarge(const HttpRequest& headers_only, size_t limit_bytes) const;
+
+  // For trainwatch's own routes (server::Router: /api/v1/, /metrics, the
+  // dashboard): nullopt when the server has no credentials (--auth) or the
+  // request authenticates (sigv4::VerifyOwnRoute); otherwise the 401 to
+  // send, in the native API's error shape, with a Basic challenge so that a
+  // browser asks for a key and its secret.
+  std::optional<HttpResponse> RefuseOwnRoute(const HttpRequest& request) const;
 
   const ApiOptions& options() const { return options_; }
 

@@ -91,6 +91,16 @@ absl::Status Verify(const HttpRequest& request, Service service, Protocol protoc
                     const CredentialStore& credentials, int64_t now_ms,
                     const VerifyOptions& options);
 
+// trainwatch's own routes under --auth (/api/v1/, /metrics, the dashboard;
+// docs/api.md, "Authentication"): OK for a SigV4 signature checked as Verify
+// does, scoped to CloudWatch's signing name "monitoring" (as trainwatch's
+// agent and Python client sign), or for HTTP Basic credentials made of an
+// access key id and its secret (browsers, Prometheus's basic_auth, curl -u);
+// a key with a session token must sign. Otherwise Unauthenticated, saying
+// what was wrong and how to authenticate.
+absl::Status VerifyOwnRoute(const HttpRequest& request, const CredentialStore& credentials,
+                            int64_t now_ms, const VerifyOptions& options);
+
 // Signs `request` in place (adds X-Amz-Date, Authorization and, with a
 // session token, X-Amz-Security-Token) as botocore would, signing
 // content-type, host, x-amz-date, x-amz-target (when present) and the token.

@@ -1,5 +1,6 @@
 #include "api/sigv4.h"
 
+#include "absl/strings/escaping.h"
 #include "api/api.h"
 #include "api/testing/captures.h"
 #include "api/testing/fake_backend.h"
@@ -233,6 +234,83 @@ TEST(SigV4, AuthErrorsUseEachProtocolsShape) {
 
   SignRequest(&logs, {kKey, kSecret, ""}, "us-east-1", "logs", clock.NowMs());
   EXPECT_EQ(api.Handle(logs).status, 200);
+}
+
+HttpRequest OwnRoute(std::string_view authorization) {
+  HttpRequest r;
+  r.method = "GET";
+  r.target = "/api/v1/jobs";
+  r.headers.Add("Host", "127.0.0.1:9400");
+  if (!authorization.empty()) r.headers.Add("Authorization", std::string(authorization));
+  return r;
+}
+
+std::string Basic(std::string_view key_and_secret) {
+  std::string encoded;
+  absl::Base64Escape(absl::string_view(key_and_secret.data(), key_and_secret.size()), &encoded);
+  return "Basic " + encoded;
+}
+
+TEST(SigV4, OwnRoutesTakeBasicCredentialsOrASignature) {
+  CredentialStore store = Store();
+  ASSERT_TRUE(store.Add({"AKIDTEMPORARY", "secret2", "SESSION"}).ok());
+  const int64_t now = 1764496531000;
+  auto verify = [&](const HttpRequest& r) {
+    return VerifyOwnRoute(r, store, now, VerifyOptions{});
+  };
+  EXPECT_TRUE(verify(OwnRoute(Basic(std::string(kKey) + ":" + kSecret))).ok());
+  // The scheme's name in any case, as RFC 7617 allows.
+  std::string lower = Basic(std::string(kKey) + ":" + kSecret);
+  lower.replace(0, 5, "bASIC");
+  EXPECT_TRUE(verify(OwnRoute(lower)).ok());
+
+  auto refused = [&](const HttpRequest& r, std::string_view says) {
+    absl::Status s = verify(r);
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
+    EXPECT_NE(std::string(s.message()).find(says), std::string::npos) << s.message();
+  };
+  refused(OwnRoute(""), "requires authentication (--auth)");
+  refused(OwnRoute(""), "curl -u KEY:SECRET");
+  refused(OwnRoute(Basic(std::string(kKey) + ":wrong")), "are not a pair");
+  refused(OwnRoute(Basic(std::string("AKIDUNKNOWN:") + kSecret)), "are not a pair");
+  refused(OwnRoute(Basic("no colon")), "not base64 of KEY:SECRET");
+  refused(OwnRoute("Basic !!!"), "not base64 of KEY:SECRET");
+  refused(OwnRoute(Basic("AKIDTEMPORARY:secret2")), "has a session token");
+  refused(OwnRoute("Bearer abc"), "signature was refused");
+
+  // SigV4 for CloudWatch's signing name, as the agent and the Python client sign.
+  HttpRequest signed_request = OwnRoute("");
+  SignRequest(&signed_request, {kKey, kSecret, ""}, "us-east-1", "monitoring", now);
+  EXPECT_TRUE(verify(signed_request).ok());
+  HttpRequest other_service = OwnRoute("");
+  SignRequest(&other_service, {kKey, kSecret, ""}, "us-east-1", "logs", now);
+  refused(other_service, "scoped to correct service");
+  HttpRequest tampered = signed_request;
+  tampered.target = "/api/v1/jobs/other/stop";
+  refused(tampered, "signature was refused");
+  HttpRequest temporary = OwnRoute("");
+  SignRequest(&temporary, {"AKIDTEMPORARY", "secret2", "SESSION"}, "us-east-1", "monitoring", now);
+  EXPECT_TRUE(verify(temporary).ok());
+}
+
+TEST(SigV4, OwnRouteRefusalIsA401WithABasicChallenge) {
+  util::FakeClock clock;
+  testing::FakeBackend fake(clock);
+  ApiOptions open_options;
+  Api open(open_options, fake.backends(), clock);
+  EXPECT_FALSE(open.RefuseOwnRoute(OwnRoute("")).has_value());  // no --auth: no check
+
+  CredentialStore store = Store();
+  ApiOptions options;
+  options.credentials = &store;
+  Api api(options, fake.backends(), clock);
+  std::optional<HttpResponse> r = api.RefuseOwnRoute(OwnRoute(""));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(*r->headers.Find("WWW-Authenticate"), "Basic realm=\"trainwatch\", charset=\"UTF-8\"");
+  nlohmann::json body = nlohmann::json::parse(r->body);
+  EXPECT_EQ(body["error"]["code"], "Unauthenticated");
+  EXPECT_FALSE(api.RefuseOwnRoute(OwnRoute(Basic(std::string(kKey) + ":" + kSecret))).has_value());
 }
 
 TEST(AuthFile, ParsesCredentialsAndReportsBadLines) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "api/sigv4_internal.h"
 #include "util/status_macros.h"
@@ -296,6 +298,55 @@ absl::Status Verify(const HttpRequest& request, Service service, Protocol protoc
     return AwsStatus("SignatureDoesNotMatch", kSignatureMismatch);
   }
   return absl::OkStatus();
+}
+
+absl::Status VerifyOwnRoute(const HttpRequest& request, const CredentialStore& credentials,
+                            int64_t now_ms, const VerifyOptions& options) {
+  constexpr std::string_view kHow =
+      "send HTTP Basic credentials (an access key id and its secret from the server's --auth "
+      "file, e.g. curl -u KEY:SECRET) or sign the request with SigV4 for service \"monitoring\" "
+      "(trainwatch's agent and Python client do, given AWS_ACCESS_KEY_ID and "
+      "AWS_SECRET_ACCESS_KEY)";
+  const std::string* header = request.headers.Find("Authorization");
+  if (header == nullptr) {
+    return absl::UnauthenticatedError(
+        absl::StrFormat("this server requires authentication (--auth): %s", kHow));
+  }
+  std::string_view value = Trim(*header);
+  // (This absl's string_view is not std's.)
+  auto absl_view = [](std::string_view v) { return absl::string_view(v.data(), v.size()); };
+  if (value.size() > 6 && absl::EqualsIgnoreCase(absl_view(value.substr(0, 6)), "basic ")) {
+    std::string decoded;
+    const size_t colon = absl::Base64Unescape(absl_view(Trim(value.substr(6))), &decoded)
+                             ? decoded.find(':')
+                             : std::string::npos;
+    if (colon == std::string::npos) {
+      return absl::UnauthenticatedError(absl::StrFormat(
+          "the Basic credentials are not base64 of KEY:SECRET; %s", kHow));
+    }
+    const std::string_view key = std::string_view(decoded).substr(0, colon);
+    const Credential* credential = credentials.Find(key);
+    // The same answer for an unknown key and a wrong secret.
+    if (credential == nullptr ||
+        !ConstantTimeEquals(std::string_view(decoded).substr(colon + 1),
+                            credential->secret_access_key)) {
+      return absl::UnauthenticatedError(absl::StrFormat(
+          "access key id \"%s\" and that secret are not a pair of the server's --auth file",
+          key.substr(0, 128)));
+    }
+    if (!credential->session_token.empty()) {
+      return absl::UnauthenticatedError(absl::StrFormat(
+          "access key id \"%s\" has a session token, which Basic credentials cannot carry: sign "
+          "the request with SigV4 (with X-Amz-Security-Token), or use a key without one",
+          key.substr(0, 128)));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status verified =
+      Verify(request, Service::kCloudWatch, Protocol::kJson10, credentials, now_ms, options);
+  if (verified.ok()) return verified;
+  return absl::UnauthenticatedError(
+      absl::StrFormat("the request's signature was refused (%s); %s", MessageOf(verified), kHow));
 }
 
 }  // namespace trainwatch::api::sigv4

@@ -17,6 +17,7 @@
 #include "agent/server_discovery.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
+#include "app/client_endpoint.h"
 #include "app/job_reports.h"
 #include "app/local_rules.h"
 #include "app/python_package.h"
@@ -166,6 +167,9 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   for (const model::JobRecord& job : in_progress) (*served)->hub().KnowJob(job.name);
   server::Server* srv = &(*served)->server();
   const std::string url = (*served)->url();
+  // Under --auth the scripts of CreateTrainingJob's jobs, which hold no key,
+  // send to an endpoint of their own on loopback, as `trainwatch run`'s do.
+  std::unique_ptr<app::ClientEndpoint> jobs_endpoint;
   if (local_jobs != nullptr) {
     // CreateTrainingJob's scripts send what they log through the Python
     // client to this server, as `trainwatch run`'s send to their run.
@@ -174,7 +178,15 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
       std::fprintf(stderr, "trainwatch: %s; jobs need `pip install` of it to import trainwatch\n",
                    std::string(python_dir.status().message()).c_str());
     }
-    std::map<std::string, std::string> env{{"TRAINWATCH_RUNNER_URL", url}};
+    std::string runner_url = url;
+    if (api_options.credentials != nullptr) {
+      absl::StatusOr<std::unique_ptr<app::ClientEndpoint>> endpoint =
+          app::ClientEndpoint::Start(ingest.get(), VersionString());
+      if (!endpoint.ok()) return ReportError(endpoint.status(), 1);
+      jobs_endpoint = *std::move(endpoint);
+      runner_url = jobs_endpoint->url();
+    }
+    std::map<std::string, std::string> env{{"TRAINWATCH_RUNNER_URL", runner_url}};
     if (python_dir.ok()) env["PYTHONPATH"] = app::PythonPathWith(*python_dir);
     local_jobs->SetRunnerEnvironment(std::move(env));
   }
@@ -185,7 +197,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     }
   }
   std::printf("trainwatch: serving %s (data %s%s); Ctrl-C stops\n", url.c_str(),
-              data_dir.c_str(), api_options.credentials ? ", SigV4 required" : "");
+              data_dir.c_str(), api_options.credentials ? ", credentials required" : "");
   std::fflush(stdout);
   // Runners on other machines that went silent are recorded as Failed.
   util::Mutex sweep_mu;
@@ -224,7 +236,9 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
   cmd->add_option("--listen", flags->listen,
                   "HOST:PORT to listen on (default 127.0.0.1:9400; other than loopback needs --auth)");
   cmd->add_option("--auth", flags->auth_file,
-                  "file of access keys and secrets; requests must then carry AWS Signature V4");
+                  "file of access keys and secrets: AWS requests must then carry AWS Signature "
+                  "V4, and /api/v1/, /metrics and the dashboard SigV4 or HTTP Basic credentials "
+                  "(docs/api.md)");
   cmd->add_option("--threads", flags->threads, "threads that answer requests (default 2; one more accepts connections)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--poll-us", flags->poll_us,

@@ -85,6 +85,15 @@ api::HttpResponse Router::TooLarge(const api::HttpRequest& head, size_t limit) c
 }
 
 api::HttpResponse Router::Handle(const api::HttpRequest& request) const {
+  // Under --auth everything but the AWS endpoints (which check SigV4
+  // themselves) and the health check (for probes and load balancers) wants
+  // credentials too.
+  const bool to_aws = request.method == "POST" && aws_ != nullptr && !IsNative(request);
+  if (!to_aws && aws_ != nullptr && request.Path() != "/api/v1/health") {
+    if (std::optional<api::HttpResponse> refused = aws_->RefuseOwnRoute(request)) {
+      return *std::move(refused);
+    }
+  }
   if (live_ != nullptr && api::live::LiveApi::Serves(request)) return live_->Handle(request);
   if (IsNative(request)) return native_->Handle(request);
   if (api::MetricsPage::Serves(request)) {

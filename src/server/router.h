@@ -7,7 +7,10 @@
 //   GET / and /ui/...  the dashboard (web/, built into the binary: web_assets.h)
 //   POST (any path)    the AWS endpoints (api::Api): query, JSON 1.0/1.1, CBOR
 //   anything else      404 with a JSON error
-// Every answer carries x-amzn-RequestId.
+// Every answer carries x-amzn-RequestId. Under --auth (credentials in the
+// AWS api's options) every route but the AWS endpoints, which verify SigV4
+// themselves, and GET /api/v1/health answers 401 to a request without
+// valid credentials (api::Api::RefuseOwnRoute).
 
 #include "api/api.h"
 #include "api/live/live_stream.h"

@@ -56,16 +56,19 @@ export async function waitFor(what, fn, timeoutMs = 60000, everyMs = 200) {
 }
 
 export class Server {
-  constructor(bin, dataDir, port) {
+  // `extra`: more arguments of `trainwatch server` (e.g. --auth FILE).
+  constructor(bin, dataDir, port, extra = []) {
     this.bin = bin;
     this.data = dataDir;
     this.port = port;
+    this.extra = extra;
     this.base = `http://127.0.0.1:${port}`;
     this.log = '';
   }
 
   async start() {
-    this.proc = spawn(this.bin, ['server', '--listen', `127.0.0.1:${this.port}`, '--data', this.data],
+    this.proc = spawn(this.bin, ['server', '--listen', `127.0.0.1:${this.port}`, '--data', this.data,
+                                 ...this.extra],
                       {stdio: ['ignore', 'pipe', 'pipe']});
     const keep = (d) => { this.log += d.toString(); };
     this.proc.stdout.on('data', keep);

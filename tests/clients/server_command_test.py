@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.error
 import urllib.request
 
 TRAINWATCH = None
@@ -273,6 +274,82 @@ class ServerCommand(unittest.TestCase):
                 urllib.request.urlopen(req, timeout=30)
             self.assertEqual(err.exception.code, 400)
             self.assertEqual(json.load(err.exception)["__type"], "MissingAuthenticationTokenException")
+        finally:
+            self.stop(proc)
+
+
+    def test_auth_covers_the_native_api_dashboard_and_metrics(self):
+        """Under --auth, /api/v1/, /metrics and the dashboard want a key too:
+        HTTP Basic (browsers, Prometheus, curl -u) or SigV4 (the agent and the
+        Python client); the health check stays open for probes."""
+        key, secret = "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+        auth = os.path.join(self.dir, "auth")
+        with open(auth, "w") as f:
+            f.write("%s %s\n" % (key, secret))
+        proc, url = self.start("--auth", auth)
+        try:
+            def get(path, user=None):
+                req = urllib.request.Request(url + path)
+                if user:
+                    import base64
+                    req.add_header("Authorization", "Basic " + base64.b64encode(user.encode()).decode())
+                try:
+                    with urllib.request.urlopen(req, timeout=30) as r:
+                        return r.status, r.headers, r.read()
+                except urllib.error.HTTPError as e:
+                    return e.code, e.headers, e.read()
+
+            status, _, _ = get("/api/v1/health")
+            self.assertEqual(status, 200)
+            for path in ("/api/v1/jobs", "/metrics", "/", "/ui/app.js", "/api/v1/nope"):
+                status, headers, body = get(path)
+                self.assertEqual(status, 401, path)
+                self.assertEqual(headers["WWW-Authenticate"], 'Basic realm="trainwatch", charset="UTF-8"')
+                error = json.loads(body)["error"]
+                self.assertEqual(error["code"], "Unauthenticated")
+                self.assertIn("curl -u KEY:SECRET", error["message"])
+            status, _, body = get("/api/v1/jobs", key + ":wrong")
+            self.assertEqual(status, 401)
+            self.assertIn("not a pair", json.loads(body)["error"]["message"])
+            status, _, body = get("/api/v1/jobs", key + ":" + secret)
+            self.assertEqual((status, json.loads(body)["jobs"]), (200, []))
+            status, _, body = get("/", key + ":" + secret)
+            self.assertEqual(status, 200)
+            self.assertIn(b"<html", body.lower())
+            status, _, body = get("/metrics", key + ":" + secret)
+            self.assertEqual(status, 200)
+            self.assertIn(b"trainwatch_http_requests_total", body)
+
+            # A run sends to the server signed with the environment's key; without
+            # one it stops before its command starts, saying what to do.
+            env = dict(os.environ, AWS_ACCESS_KEY_ID=key, AWS_SECRET_ACCESS_KEY=secret)
+            p = subprocess.run([TRAINWATCH, "run", "--quiet", "--endpoint", url, "--name", "signed",
+                                "--data", os.path.join(self.dir, "agent"), "--",
+                                "/bin/sh", "-c", "echo loss: 0.5"],
+                               capture_output=True, text=True, timeout=120, env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            status, _, body = get("/api/v1/jobs/signed", key + ":" + secret)
+            self.assertEqual(status, 200, body)
+            self.assertEqual(json.loads(body)["status"], "Completed")
+            unsigned = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+            started = time.monotonic()
+            p = subprocess.run([TRAINWATCH, "run", "--quiet", "--endpoint", url, "--name", "unsigned",
+                                "--data", os.path.join(self.dir, "agent2"), "--",
+                                "/bin/sh", "-c", "touch " + os.path.join(self.dir, "ran")],
+                               capture_output=True, text=True, timeout=120, env=unsigned)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn("AWS_ACCESS_KEY_ID", p.stderr)
+            self.assertLess(time.monotonic() - started, 20)
+            self.assertFalse(os.path.exists(os.path.join(self.dir, "ran")))
+
+            # The Python client's Trial signs its reads with the same key.
+            source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            script = ("import sys, trainwatch\n"
+                      "t = trainwatch.Trial('signed', endpoint=sys.argv[1])\n"
+                      "print(t.record()['status'])\n")
+            p = subprocess.run(["/usr/bin/python3", "-c", script, url], capture_output=True, text=True,
+                               timeout=120, env=dict(env, PYTHONPATH=os.path.join(source, "python")))
+            self.assertEqual(p.stdout.strip(), "Completed", p.stderr)
         finally:
             self.stop(proc)
 
