@@ -354,6 +354,57 @@ class ServerCommand(unittest.TestCase):
             self.stop(proc)
 
 
+    def test_jobs_a_server_with_auth_starts_send_their_metrics_without_a_key(self):
+        """A CreateTrainingJob script holds no key of the auth file: what it logs
+        through the Python client still reaches the server (a loopback endpoint
+        of the server's own jobs)."""
+        if not has_boto3():
+            self.skipTest("no boto3 for /usr/bin/python3 (apt-get install python3-boto3)")
+        key, secret = "AKIDJOBS", "jobs-secret"
+        auth = os.path.join(self.dir, "auth")
+        with open(auth, "w") as f:
+            f.write("%s %s\n" % (key, secret))
+        proc, url = self.start("--auth", auth)
+        try:
+            train = os.path.join(self.dir, "train.py")
+            with open(train, "w") as f:
+                f.write("import os, trainwatch\n"
+                        "assert 'AWS_ACCESS_KEY_ID' not in os.environ\n"
+                        "run = trainwatch.Run()\n"
+                        "run.log_metric('val:acc', 0.75, step=1)\n"
+                        "run.close()\n")
+            script = (
+                "import boto3, sys, time\n"
+                "sm = boto3.client('sagemaker', endpoint_url=sys.argv[1], region_name='us-east-1',"
+                " aws_access_key_id=sys.argv[3], aws_secret_access_key=sys.argv[4])\n"
+                "sm.create_training_job(TrainingJobName='sm-auth', AlgorithmSpecification={"
+                "'TrainingImage': 'local/none', 'TrainingInputMode': 'File',"
+                " 'ContainerEntrypoint': ['/usr/bin/python3', sys.argv[2]]},"
+                " RoleArn='arn:aws:iam::000000000000:role/R',"
+                " OutputDataConfig={'S3OutputPath': 'file://" + os.path.join(self.dir, "out") + "'},"
+                " ResourceConfig={'InstanceType': 'ml.m5.large', 'InstanceCount': 1, 'VolumeSizeInGB': 1},"
+                " StoppingCondition={'MaxRuntimeInSeconds': 600})\n"
+                "for _ in range(600):\n"
+                "    d = sm.describe_training_job(TrainingJobName='sm-auth')\n"
+                "    if d['TrainingJobStatus'] in ('Completed', 'Failed', 'Stopped'): break\n"
+                "    time.sleep(0.1)\n"
+                "print(d['TrainingJobStatus'], d.get('FailureReason', ''))\n")
+            env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+            env.update(AWS_EC2_METADATA_DISABLED="true", HOME=self.dir)
+            res = subprocess.run(["/usr/bin/python3", "-c", script, url, train, key, secret],
+                                 capture_output=True, text=True, env=env, timeout=240)
+            self.assertEqual(res.returncode, 0, res.stderr)
+            self.assertEqual(res.stdout.splitlines()[0].strip(), "Completed", res.stdout)
+            import base64
+            req = urllib.request.Request(url + "/api/v1/jobs/sm-auth/series", headers={
+                "Authorization": "Basic " + base64.b64encode((key + ":" + secret).encode()).decode()})
+            with urllib.request.urlopen(req, timeout=30) as r:
+                series = json.load(r)["series"]
+            self.assertIn("val:acc", [s["metric"] for s in series], series)
+        finally:
+            self.stop(proc)
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     if "--trainwatch" in args:
