@@ -10,6 +10,7 @@
 #include "api/gzip.h"
 #include "api/snappy_body.h"
 #include "api/testing/fake_backend.h"
+#include "api/testing/remote_write.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -18,6 +19,8 @@ namespace trainwatch::api {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::RemoteWriteRequest;
+using testing::TimeSeries;
 
 constexpr int64_t kNow = 1736942700000;
 
@@ -94,53 +97,6 @@ TEST_F(NativeApiTest, IngestThenQuery) {
   EXPECT_EQ(j["datapoints"][0]["values"]["p50"], 80.0);
   j = Call("GET", "/api/v1/metrics/statistics?namespace=Train&metric=gpu&period=7s", "", 400);
   EXPECT_THAT(j["error"]["message"].get<std::string>(), HasSubstr("period=7s"));
-}
-
-// Protocol buffers' encoding of a remote-write WriteRequest, for the tests.
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-void PutField(std::string* out, int field, std::string_view bytes) {
-  PutVarint(out, static_cast<uint64_t>(field) << 3 | 2);
-  PutVarint(out, bytes.size());
-  out->append(bytes);
-}
-std::string TimeSeries(std::vector<std::pair<std::string, std::string>> labels,
-                       std::vector<std::pair<double, int64_t>> samples) {
-  std::string ts;
-  for (const auto& [name, value] : labels) {
-    std::string label;
-    PutField(&label, 1, name);
-    PutField(&label, 2, value);
-    PutField(&ts, 1, label);
-  }
-  for (const auto& [value, t] : samples) {
-    std::string sample;
-    sample.push_back(static_cast<char>(1 << 3 | 1));
-    const uint64_t bits = std::bit_cast<uint64_t>(value);
-    for (int i = 0; i < 8; ++i) sample.push_back(static_cast<char>(bits >> (8 * i)));
-    PutVarint(&sample, static_cast<uint64_t>(2) << 3 | 0);
-    PutVarint(&sample, static_cast<uint64_t>(t));
-    PutField(&ts, 2, sample);
-  }
-  return ts;
-}
-HttpRequest RemoteWriteRequest(const std::vector<std::string>& series) {
-  std::string body;
-  for (const std::string& ts : series) PutField(&body, 1, ts);
-  PutField(&body, 3, "metadata is skipped");
-  HttpRequest r;
-  r.method = "POST";
-  r.target = "/api/v1/write";
-  r.headers.Add("Content-Type", "application/x-protobuf");
-  r.headers.Add("Content-Encoding", "snappy");
-  r.headers.Add("X-Prometheus-Remote-Write-Version", "0.1.0");
-  r.body = SnappyCompress(body);
-  return r;
 }
 
 TEST_F(NativeApiTest, RemoteWriteStoresPrometheusSeriesByTheNamingRule) {
