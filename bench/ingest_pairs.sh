@@ -16,6 +16,14 @@
 #
 #   bash bench/ingest_pairs.sh [PAIRS] [SCALE]      (defaults: 7 big)
 #
+# TW_PROTOCOL=remote-write sends trainwatch the peer's own remote-write
+# requests (POST /api/v1/write: the same protobuf + snappy bodies, the same
+# shards and connections), their timestamps moved to end a minute ago so that
+# they stay in trainwatch's raw tier while they are counted back; the default
+# (native) sends trainwatch's native batches of the same samples.
+# PROMETHEUS=1 adds Debian's prometheus (--web.enable-remote-write-receiver)
+# to each pair, on the peer's requests, after VictoriaMetrics.
+#
 # Prerequisites (installs nothing; scripts/install-deps --bench has them): a
 # release build (cmake --build --preset release --target trainwatch
 # tw_query_bench), victoria-metrics, python3-snappy and python3-protobuf, GNU
@@ -45,13 +53,25 @@ if [ ! -s "$RWP.json" ]; then
   log "encoding remote-write requests for $SCALE"
   "$RW_PYTHON" "$BENCH_DIR/tools/remote_write.py" encode --scale "$SCALE" --out-prefix "$RWP"
 fi
-# The native requests are re-made for every invocation: their newest sample
+# trainwatch's requests are re-made for every invocation: their newest sample
 # must be recent enough to stay in the raw tier while they are counted back.
-TWP="$BENCH_WORK/pairs-native.$SCALE"
-log "encoding native requests for $SCALE"
-"$RW_PYTHON" "$TW_ROOT/bench/trainwatch/native_ingest.py" encode --vmimport "$BENCH_DATA/$SCALE.vmimport" \
-  --manifest "$MAN" --out-prefix "$TWP" --protocol native --compress snappy \
-  || die "encoding the native requests failed"
+TW_PROTOCOL=${TW_PROTOCOL:-native}
+if [ "$TW_PROTOCOL" = remote-write ]; then
+  TWP="$BENCH_WORK/pairs-rw.$SCALE"
+  duration_s=$(manifest_get "$MAN" duration_s)
+  log "encoding remote-write requests for $SCALE, ending a minute ago"
+  "$RW_PYTHON" "$BENCH_DIR/tools/remote_write.py" encode --scale "$SCALE" --out-prefix "$TWP" \
+    --start "$(( $(date +%s) - duration_s - 60 ))" || die "encoding the remote-write requests failed"
+elif [ "$TW_PROTOCOL" = native ]; then
+  TWP="$BENCH_WORK/pairs-native.$SCALE"
+  log "encoding native requests for $SCALE"
+  "$RW_PYTHON" "$TW_ROOT/bench/trainwatch/native_ingest.py" encode --vmimport "$BENCH_DATA/$SCALE.vmimport" \
+    --manifest "$MAN" --out-prefix "$TWP" --protocol native --compress snappy \
+    || die "encoding the native requests failed"
+else
+  die "TW_PROTOCOL must be native or remote-write, got '$TW_PROTOCOL'"
+fi
+[ "${PROMETHEUS:-0}" = 1 ] && need prometheus "Debian package prometheus"
 
 fs_output_bytes() { awk -F': ' '/File system outputs/ {print $2 * 512}' "$1"; }
 
@@ -84,8 +104,13 @@ run_tw() {  # prints "samples/s bytes"
     "$TW_BIN" server --data "$tmp/data" --listen "127.0.0.1:$port"
   wait_http "http://127.0.0.1:$port/api/v1/health" || die "trainwatch server did not answer (see $tmp/server.log)"
   t0=$(now_ns)
-  "$RW_PYTHON" "$TW_ROOT/bench/trainwatch/native_ingest.py" send --port "$port" --in-prefix "$TWP" \
-    > "$tmp/send.json" || die "sending failed: $(cat "$tmp/send.json")"
+  if [ "$TW_PROTOCOL" = remote-write ]; then
+    "$RW_PYTHON" "$BENCH_DIR/tools/remote_write.py" send --port "$port" --path /api/v1/write \
+      --in-prefix "$TWP" > "$tmp/send.json" || die "sending failed: $(cat "$tmp/send.json")"
+  else
+    "$RW_PYTHON" "$TW_ROOT/bench/trainwatch/native_ingest.py" send --port "$port" --in-prefix "$TWP" \
+      > "$tmp/send.json" || die "sending failed: $(cat "$tmp/send.json")"
+  fi
   secs=$(secs_since "$t0")
   stop_server
   wrote=$(fs_output_bytes "$tmp/time.txt")
@@ -95,17 +120,47 @@ run_tw() {  # prints "samples/s bytes"
   echo "$("$PY" -c "print($SAMPLES / $secs)") $wrote"
 }
 
+run_prom() {  # prints "samples/s"
+  local tmp port t0 secs
+  tmp=$(mktemp -d "$BENCH_WORK/pairs-prom.XXXXXX")
+  port=$(free_port)
+  printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' > "$tmp/prometheus.yml"
+  start_server prometheus "$tmp/time.txt" "$tmp/prometheus.log" prometheus \
+    --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
+    --storage.tsdb.retention.time=100y --web.listen-address="127.0.0.1:$port" \
+    --web.enable-remote-write-receiver
+  wait_http "http://127.0.0.1:$port/-/ready" 120 || die "prometheus did not become ready (see $tmp/prometheus.log)"
+  t0=$(now_ns)
+  "$RW_PYTHON" "$BENCH_DIR/tools/remote_write.py" send --port "$port" --path /api/v1/write \
+    --in-prefix "$RWP" > "$tmp/send.json" || die "remote write to prometheus failed"
+  secs=$(secs_since "$t0")
+  local got; got=$("$PY" "$BENCH_DIR/tools/query_bench.py" --port "$port" --manifest "$MAN" --count-only)
+  [ "$got" = "$SAMPLES" ] || die "prometheus holds $got samples, expected $SAMPLES"
+  stop_server
+  rm -rf "$tmp"
+  "$PY" -c "print($SAMPLES / $secs)"
+}
+
 RESULTS=()
+PROM_RATES=()
 for pair in $(seq 1 "$PAIRS"); do
   read -r vm_rate vm_bytes < <(run_vm)
+  if [ "${PROMETHEUS:-0}" = 1 ]; then
+    prom_rate=$(run_prom)
+    PROM_RATES+=("$prom_rate")
+  fi
   read -r tw_rate tw_bytes < <(run_tw)
   line=$("$PY" -c "
 s=$SAMPLES; vr=$vm_rate; tr=$tw_rate; vb=$vm_bytes; tb=$tw_bytes
 print('pair %d: samples/s %.0f vs %.0f = %.2fx; disk bytes/sample %.2f vs %.2f = %.2fx' % (
     $pair, tr, vr, tr / vr, tb / s, vb / s, (tb / vb) if vb else float('inf')))")
   echo "$line"
-  RESULTS+=("$tw_rate $vm_rate $tw_bytes $vm_bytes")
+  if [ "${PROMETHEUS:-0}" = 1 ]; then
+    "$PY" -c "print('        samples/s vs prometheus %.0f = %.2fx' % ($prom_rate, $tw_rate / $prom_rate))"
+  fi
+  RESULTS+=("$tw_rate $vm_rate $tw_bytes $vm_bytes ${prom_rate:-0}")
 done
+echo "trainwatch received: $TW_PROTOCOL"
 printf '%s\n' "${RESULTS[@]}" | "$PY" -c "
 import statistics, sys
 rows = [list(map(float, l.split())) for l in sys.stdin if l.strip()]
@@ -118,4 +173,7 @@ print('  trainwatch %.0f samples/s, VictoriaMetrics %.0f (medians)' % (statistic
 if disk:
     print('disk bytes written trainwatch/VictoriaMetrics: median %.1fx [%.1f-%.1f]' % (statistics.median(disk), min(disk), max(disk)))
 print('  bytes/sample: trainwatch %.2f, VictoriaMetrics %.2f (medians)' % (statistics.median(r[2] / s for r in rows), statistics.median(r[3] / s for r in rows)))
+if all(r[4] for r in rows):
+    prom = [r[0] / r[4] for r in rows]
+    print('ingest rate trainwatch/prometheus: median %.2fx [%.2f-%.2f]; prometheus %.0f samples/s (median)' % (statistics.median(prom), min(prom), max(prom), statistics.median(r[4] for r in rows)))
 "

@@ -81,7 +81,7 @@ template <typename Fn>
 absl::Status ForEachField(std::string_view message, size_t base, Fn fn) {
   Reader r(message, base);
   while (!r.done()) {
-    uint64_t tag;
+    uint64_t tag = 0;
     if (absl::Status s = r.Varint(&tag); !s.ok()) return s;
     if (absl::Status s = fn(tag >> 3, tag & 7, r); !s.ok()) return s;
   }
@@ -109,7 +109,7 @@ absl::Status DecodeSample(std::string_view message, size_t base, WriteSeries* se
   WriteSample sample;
   absl::Status s = ForEachField(message, base, [&](uint64_t field, uint64_t type, Reader& r) {
     if (field == 1 && type == 1) {
-      uint64_t bits;
+      uint64_t bits = 0;
       if (absl::Status e = r.Fixed64(&bits); !e.ok()) return e;
       sample.value = std::bit_cast<double>(bits);
       return absl::OkStatus();
@@ -140,7 +140,7 @@ absl::StatusOr<std::vector<WriteSeries>> DecodeWriteRequest(std::string_view pro
     absl::Status e = ForEachField(message, at, [&](uint64_t f, uint64_t t, Reader& inner) {
       if ((f == 1 || f == 2) && t == 2) {
         std::string_view part;
-        size_t part_at;
+        size_t part_at = 0;
         if (absl::Status p = inner.Bytes(&part, &part_at); !p.ok()) return p;
         return f == 1 ? DecodeLabel(part, part_at, &series)
                       : DecodeSample(part, part_at, &series);
