@@ -303,25 +303,27 @@ HttpResponse NativeApi::RemoteWrite(const HttpRequest& request) const {
       !InflatedBody(request, options_.max_decompressed_bytes, &inflated, &body, &refusal)) {
     return refusal;
   }
-  absl::StatusOr<std::vector<prometheus::WriteSeries>> series =
-      prometheus::DecodeWriteRequest(body);
-  if (!series.ok()) return FromStatus(series.status());
-  prometheus::Converted converted = prometheus::ToSampleBatch(*std::move(series));
-  if (converted.batch.SampleCount() > options_.max_samples_per_request) {
+  // As IngestSamples' batch: one decoder per request thread, whose slots and
+  // keys serve the thread's next request.
+  thread_local prometheus::WriteDecoder decoder;
+  struct Trimmed {
+    prometheus::WriteDecoder& d;
+    ~Trimmed() { d.Trim(); }
+  } trimmed{decoder};
+  if (absl::Status decoded = decoder.Decode(body); !decoded.ok()) return FromStatus(decoded);
+  const model::SampleBatch& batch = decoder.batch();
+  if (batch.SampleCount() > options_.max_samples_per_request) {
     return Error(413, "RequestEntityTooLarge",
-                 absl::StrFormat("%d samples in one request; at most %d",
-                                 converted.batch.SampleCount(),
+                 absl::StrFormat("%d samples in one request; at most %d", batch.SampleCount(),
                                  options_.max_samples_per_request));
   }
-  if (!converted.batch.series.empty()) {
-    if (absl::Status put = backends_.samples->Put(converted.batch); !put.ok()) {
-      return FromStatus(put);
-    }
+  if (!batch.series.empty()) {
+    if (absl::Status put = backends_.samples->Put(batch); !put.ok()) return FromStatus(put);
   }
-  if (converted.refused > 0) {
+  if (decoder.refused() > 0) {
     return Error(400, "InvalidArgument",
                  absl::StrFormat("%d series could not be stored (the others were): the first: %s",
-                                 converted.refused, converted.first_refusal));
+                                 decoder.refused(), decoder.first_refusal()));
   }
   HttpResponse r;
   r.status = 204;

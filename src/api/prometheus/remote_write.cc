@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "api/native/agent_codec.h"
 
 namespace trainwatch::api::prometheus {
 namespace {
@@ -17,6 +18,11 @@ class Reader {
   size_t offset() const { return base_ + pos_; }
 
   absl::Status Varint(uint64_t* out) {
+    // Tags and lengths are nearly all one byte.
+    if (pos_ < bytes_.size() && static_cast<uint8_t>(bytes_[pos_]) < 0x80) {
+      *out = static_cast<uint8_t>(bytes_[pos_++]);
+      return absl::OkStatus();
+    }
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (done()) return Error("a varint runs past the end");
@@ -88,105 +94,157 @@ absl::Status ForEachField(std::string_view message, size_t base, Fn fn) {
   return absl::OkStatus();
 }
 
-absl::Status DecodeLabel(std::string_view message, size_t base, WriteSeries* series) {
-  std::string name, value;
+// Checks a Label message and appends its bytes, length-prefixed, to the
+// series' identity.
+absl::Status AppendLabel(std::string_view message, size_t base, std::string* identity) {
   absl::Status s = ForEachField(message, base, [&](uint64_t field, uint64_t type, Reader& r) {
     if ((field == 1 || field == 2) && type == 2) {
       std::string_view text;
       size_t at;
-      if (absl::Status e = r.Bytes(&text, &at); !e.ok()) return e;
-      (field == 1 ? name : value) = std::string(text);
-      return absl::OkStatus();
+      return r.Bytes(&text, &at);
     }
     return r.Skip(type);
   });
   if (!s.ok()) return s;
-  series->labels.emplace_back(std::move(name), std::move(value));
+  if (message.size() > UINT32_MAX) return Reader::ErrorAt(base, "a label longer than 4 GiB");
+  const uint32_t n = static_cast<uint32_t>(message.size());
+  identity->append(reinterpret_cast<const char*>(&n), sizeof(n));
+  identity->append(message);
   return absl::OkStatus();
 }
 
-absl::Status DecodeSample(std::string_view message, size_t base, WriteSeries* series) {
-  WriteSample sample;
+// Decodes a Sample message; a finite value goes to `series`.
+absl::Status AppendSample(std::string_view message, size_t base, model::SeriesSamples* series) {
+  double value = 0;
+  int64_t t_ms = 0;
   absl::Status s = ForEachField(message, base, [&](uint64_t field, uint64_t type, Reader& r) {
     if (field == 1 && type == 1) {
       uint64_t bits = 0;
       if (absl::Status e = r.Fixed64(&bits); !e.ok()) return e;
-      sample.value = std::bit_cast<double>(bits);
+      value = std::bit_cast<double>(bits);
       return absl::OkStatus();
     }
     if (field == 2 && type == 0) {
-      uint64_t t;
+      uint64_t t = 0;
       if (absl::Status e = r.Varint(&t); !e.ok()) return e;
-      sample.t_ms = static_cast<int64_t>(t);
+      t_ms = static_cast<int64_t>(t);
       return absl::OkStatus();
     }
     return r.Skip(type);
   });
   if (!s.ok()) return s;
-  series->samples.push_back(sample);
+  if (std::isfinite(value)) series->samples.push_back({t_ms, value});
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::StatusOr<std::vector<WriteSeries>> DecodeWriteRequest(std::string_view protobuf) {
-  std::vector<WriteSeries> out;
+bool WriteDecoder::ResolveKey(size_t slot) {
+  std::string& canonical = batch_.canonical_keys[slot];
+  if (!canonical.empty() && slot_labels_[slot] == identity_) return true;  // as last time
+  if (const SeriesKeyCache::Entry* cached = keys_.Find(identity_)) {
+    batch_.series[slot].key = cached->key;
+    canonical = cached->canonical;
+    slot_labels_[slot] = identity_;
+    return true;
+  }
+  // The labels, by the naming rule; a repeated label's last value counts.
+  std::string metric, ns(kDefaultNamespace), unit = "None";
+  std::vector<model::Dimension> dims;
+  std::string_view rest = identity_;
+  while (!rest.empty()) {
+    uint32_t n;
+    std::memcpy(&n, rest.data(), sizeof(n));
+    const std::string_view label = rest.substr(sizeof(n), n);
+    rest.remove_prefix(sizeof(n) + n);
+    std::string name, value;
+    // Checked when it was read (Decode): a well-formed Label message.
+    (void)ForEachField(label, 0, [&](uint64_t field, uint64_t type, Reader& r) {
+      if ((field == 1 || field == 2) && type == 2) {
+        std::string_view text;
+        size_t at;
+        if (absl::Status e = r.Bytes(&text, &at); !e.ok()) return e;
+        (field == 1 ? name : value) = std::string(text);
+        return absl::OkStatus();
+      }
+      return r.Skip(type);
+    });
+    if (name == "__name__") {
+      metric = std::move(value);
+    } else if (name == "namespace") {
+      ns = std::move(value);
+    } else if (name == "unit") {
+      unit = std::move(value);
+    } else {
+      dims.push_back({std::move(name), std::move(value)});
+    }
+  }
+  absl::StatusOr<model::SeriesKey> key =
+      metric.empty() ? absl::InvalidArgumentError("a series without __name__")
+                     : model::MakeSeriesKey(std::move(ns), std::move(metric), std::move(dims),
+                                            std::move(unit));
+  if (!key.ok()) {
+    if (refused_++ == 0) first_refusal_ = std::string(key.status().message());
+    canonical.clear();  // the slot's key is no longer that of slot_labels_
+    return false;
+  }
+  SeriesKeyCache::Entry made{*std::move(key), ""};
+  made.canonical = made.key.Canonical();
+  batch_.series[slot].key = made.key;
+  canonical = made.canonical;
+  slot_labels_[slot] = identity_;
+  keys_.Insert(identity_, std::move(made));
+  return true;
+}
+
+absl::Status WriteDecoder::Decode(std::string_view protobuf) {
+  refused_ = 0;
+  first_refusal_.clear();
+  // Slots keep a key only with its canonical form and identity beside it.
+  if (batch_.canonical_keys.size() != batch_.series.size() ||
+      slot_labels_.size() != batch_.series.size()) {
+    batch_ = {};
+    slot_labels_.clear();
+  }
+  size_t used = 0;  // slots filled by this request
   absl::Status s = ForEachField(protobuf, 0, [&](uint64_t field, uint64_t type, Reader& r) {
     if (field != 1 || type != 2) return r.Skip(type);  // metadata (3) and the like
     std::string_view message;
     size_t at;
     if (absl::Status e = r.Bytes(&message, &at); !e.ok()) return e;
-    WriteSeries series;
+    if (used == batch_.series.size()) {
+      batch_.series.emplace_back();
+      batch_.canonical_keys.emplace_back();
+      slot_labels_.emplace_back();
+    }
+    model::SeriesSamples& slot = batch_.series[used];
+    slot.samples.clear();
+    identity_.clear();
     absl::Status e = ForEachField(message, at, [&](uint64_t f, uint64_t t, Reader& inner) {
       if ((f == 1 || f == 2) && t == 2) {
         std::string_view part;
         size_t part_at = 0;
         if (absl::Status p = inner.Bytes(&part, &part_at); !p.ok()) return p;
-        return f == 1 ? DecodeLabel(part, part_at, &series)
-                      : DecodeSample(part, part_at, &series);
+        return f == 1 ? AppendLabel(part, part_at, &identity_) : AppendSample(part, part_at, &slot);
       }
       return inner.Skip(t);  // exemplars (3), histograms (4)
     });
     if (!e.ok()) return e;
-    out.push_back(std::move(series));
+    // A series of no finite value is stored as nothing, but its labels
+    // count: a refused one is refused whatever its values.
+    if (ResolveKey(used) && !slot.samples.empty()) ++used;
     return absl::OkStatus();
   });
-  if (!s.ok()) return s;
-  return out;
+  if (!s.ok()) used = 0;
+  batch_.series.resize(used);
+  batch_.canonical_keys.resize(used);
+  slot_labels_.resize(used);
+  return s;
 }
 
-Converted ToSampleBatch(std::vector<WriteSeries> series) {
-  Converted out;
-  for (WriteSeries& s : series) {
-    std::string metric, ns(kDefaultNamespace), unit = "None";
-    std::vector<model::Dimension> dims;
-    for (auto& [name, value] : s.labels) {
-      if (name == "__name__") {
-        metric = std::move(value);
-      } else if (name == "namespace") {
-        ns = std::move(value);
-      } else if (name == "unit") {
-        unit = std::move(value);
-      } else {
-        dims.push_back({std::move(name), std::move(value)});
-      }
-    }
-    absl::StatusOr<model::SeriesKey> key =
-        metric.empty() ? absl::InvalidArgumentError("a series without __name__")
-                       : model::MakeSeriesKey(std::move(ns), std::move(metric), std::move(dims),
-                                              std::move(unit));
-    if (!key.ok()) {
-      if (out.refused++ == 0) out.first_refusal = std::string(key.status().message());
-      continue;
-    }
-    model::SeriesSamples samples;
-    samples.key = *std::move(key);
-    for (const WriteSample& w : s.samples) {
-      if (std::isfinite(w.value)) samples.samples.push_back({w.t_ms, w.value});
-    }
-    if (!samples.samples.empty()) out.batch.series.push_back(std::move(samples));
-  }
-  return out;
+void WriteDecoder::Trim() {
+  TrimDecodedSamples(&batch_);
+  if (batch_.series.size() != slot_labels_.size()) slot_labels_.clear();
 }
 
 }  // namespace trainwatch::api::prometheus

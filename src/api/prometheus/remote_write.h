@@ -16,37 +16,51 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "api/series_key_cache.h"
 #include "model/series.h"
 
 namespace trainwatch::api::prometheus {
 
 inline constexpr std::string_view kDefaultNamespace = "Prometheus";
 
-struct WriteSample {
-  double value = 0;
-  int64_t t_ms = 0;
-};
-struct WriteSeries {
-  std::vector<std::pair<std::string, std::string>> labels;
-  std::vector<WriteSample> samples;
-};
+// Decodes WriteRequests, one after another on one thread (the server keeps
+// one per request thread), into a batch of the series as trainwatch stores
+// them (see above), with their canonical keys. Senders send the same series
+// in every request, mostly in the same order: slot i of the batch keeps its
+// key when series i has the same labels, byte for byte, as the series there
+// last time, and otherwise the key comes from a cache of labels' bytes; a
+// key is built (and checked) only for labels not seen lately.
+class WriteDecoder {
+ public:
+  // Decodes `protobuf` (the body, after snappy) into batch(): exemplars,
+  // histograms and metadata are skipped, and non-finite values dropped.
+  // InvalidArgument saying what is malformed and at which byte; then
+  // batch() holds no series.
+  absl::Status Decode(std::string_view protobuf);
 
-// The time series of a WriteRequest (exemplars, histograms and metadata are
-// skipped); InvalidArgument saying what is malformed and at which byte.
-absl::StatusOr<std::vector<WriteSeries>> DecodeWriteRequest(std::string_view protobuf);
+  const model::SampleBatch& batch() const { return batch_; }
+  // Series of the last request that could not be made keys, and why the
+  // first one could not.
+  size_t refused() const { return refused_; }
+  const std::string& first_refusal() const { return first_refusal_; }
+  // Frees what a large request left behind, keeping what a usual one needs.
+  void Trim();
 
-// The series as trainwatch stores them (see above). `refused` counts the
-// series that could not be made keys and `first_refusal` says why the first
-// one was.
-struct Converted {
-  model::SampleBatch batch;
-  size_t refused = 0;
-  std::string first_refusal;
+ private:
+  // Gives series `slot` of the batch the key of the labels in identity_
+  // (each label message's bytes, length-prefixed); false when they make no
+  // key (counted as refused).
+  bool ResolveKey(size_t slot);
+
+  model::SampleBatch batch_;
+  std::vector<std::string> slot_labels_;  // identity of each slot's key
+  SeriesKeyCache keys_;
+  size_t refused_ = 0;
+  std::string first_refusal_;
+  std::string identity_;
 };
-Converted ToSampleBatch(std::vector<WriteSeries> series);
 
 }  // namespace trainwatch::api::prometheus
