@@ -94,18 +94,11 @@ absl::Status ForEachField(std::string_view message, size_t base, Fn fn) {
   return absl::OkStatus();
 }
 
-// Checks a Label message and appends its bytes, length-prefixed, to the
-// series' identity.
+// Appends a Label message's bytes, length-prefixed, to the series'
+// identity. Its fields are read (and checked) only when the identity is new
+// (WriteDecoder::ResolveKey): bytes equal to those of a key made before were
+// well formed then.
 absl::Status AppendLabel(std::string_view message, size_t base, std::string* identity) {
-  absl::Status s = ForEachField(message, base, [&](uint64_t field, uint64_t type, Reader& r) {
-    if ((field == 1 || field == 2) && type == 2) {
-      std::string_view text;
-      size_t at;
-      return r.Bytes(&text, &at);
-    }
-    return r.Skip(type);
-  });
-  if (!s.ok()) return s;
   if (message.size() > UINT32_MAX) return Reader::ErrorAt(base, "a label longer than 4 GiB");
   const uint32_t n = static_cast<uint32_t>(message.size());
   identity->append(reinterpret_cast<const char*>(&n), sizeof(n));
@@ -139,7 +132,7 @@ absl::Status AppendSample(std::string_view message, size_t base, model::SeriesSa
 
 }  // namespace
 
-bool WriteDecoder::ResolveKey(size_t slot) {
+absl::StatusOr<bool> WriteDecoder::ResolveKey(size_t slot) {
   std::string& canonical = batch_.canonical_keys[slot];
   if (!canonical.empty() && slot_labels_[slot] == identity_) return true;  // as last time
   if (const SeriesKeyCache::Entry* cached = keys_.Find(identity_)) {
@@ -152,14 +145,13 @@ bool WriteDecoder::ResolveKey(size_t slot) {
   std::string metric, ns(kDefaultNamespace), unit = "None";
   std::vector<model::Dimension> dims;
   std::string_view rest = identity_;
-  while (!rest.empty()) {
+  for (size_t k = 0; !rest.empty(); ++k) {
     uint32_t n;
     std::memcpy(&n, rest.data(), sizeof(n));
     const std::string_view label = rest.substr(sizeof(n), n);
     rest.remove_prefix(sizeof(n) + n);
     std::string name, value;
-    // Checked when it was read (Decode): a well-formed Label message.
-    (void)ForEachField(label, 0, [&](uint64_t field, uint64_t type, Reader& r) {
+    absl::Status read = ForEachField(label, label_at_[k], [&](uint64_t field, uint64_t type, Reader& r) {
       if ((field == 1 || field == 2) && type == 2) {
         std::string_view text;
         size_t at;
@@ -169,6 +161,7 @@ bool WriteDecoder::ResolveKey(size_t slot) {
       }
       return r.Skip(type);
     });
+    if (!read.ok()) return read;
     if (name == "__name__") {
       metric = std::move(value);
     } else if (name == "namespace") {
@@ -220,19 +213,24 @@ absl::Status WriteDecoder::Decode(std::string_view protobuf) {
     model::SeriesSamples& slot = batch_.series[used];
     slot.samples.clear();
     identity_.clear();
+    label_at_.clear();
     absl::Status e = ForEachField(message, at, [&](uint64_t f, uint64_t t, Reader& inner) {
       if ((f == 1 || f == 2) && t == 2) {
         std::string_view part;
         size_t part_at = 0;
         if (absl::Status p = inner.Bytes(&part, &part_at); !p.ok()) return p;
-        return f == 1 ? AppendLabel(part, part_at, &identity_) : AppendSample(part, part_at, &slot);
+        if (f == 2) return AppendSample(part, part_at, &slot);
+        label_at_.push_back(part_at);
+        return AppendLabel(part, part_at, &identity_);
       }
       return inner.Skip(t);  // exemplars (3), histograms (4)
     });
     if (!e.ok()) return e;
     // A series of no finite value is stored as nothing, but its labels
     // count: a refused one is refused whatever its values.
-    if (ResolveKey(used) && !slot.samples.empty()) ++used;
+    absl::StatusOr<bool> resolved = ResolveKey(used);
+    if (!resolved.ok()) return resolved.status();
+    if (*resolved && !slot.samples.empty()) ++used;
     return absl::OkStatus();
   });
   if (!s.ok()) used = 0;

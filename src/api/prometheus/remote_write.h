@@ -51,9 +51,10 @@ class WriteDecoder {
 
  private:
   // Gives series `slot` of the batch the key of the labels in identity_
-  // (each label message's bytes, length-prefixed); false when they make no
-  // key (counted as refused).
-  bool ResolveKey(size_t slot);
+  // (each label message's bytes, length-prefixed; label_at_ their offsets
+  // in the body); false when they make no key (counted as refused);
+  // InvalidArgument when a label is malformed.
+  absl::StatusOr<bool> ResolveKey(size_t slot);
 
   model::SampleBatch batch_;
   std::vector<std::string> slot_labels_;  // identity of each slot's key
@@ -61,6 +62,7 @@ class WriteDecoder {
   size_t refused_ = 0;
   std::string first_refusal_;
   std::string identity_;
+  std::vector<size_t> label_at_;
 };
 
 }  // namespace trainwatch::api::prometheus

@@ -70,6 +70,23 @@ TEST(WriteDecoder, SlotsAndCachedKeysNeverGiveASeriesAnotherOnesKey) {
   EXPECT_EQ(Described(d), (std::vector<std::string>{first[2], first[0]}));
 }
 
+TEST(WriteDecoder, AMalformedLabelIsRefusedWhereverItIs) {
+  WriteDecoder d;
+  ASSERT_TRUE(d.Decode(Body({TimeSeries({{"__name__", "a"}}, {{1, 1000}})})).ok());
+  // The same series, its label's value field claiming more bytes than it has.
+  std::string label;
+  testing::PutField(&label, 1, "__name__");
+  label += std::string("\x12\x09" "a", 3);
+  std::string series;
+  testing::PutField(&series, 1, label);
+  absl::Status s = d.Decode(Body({series}));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "the body is not a remote-write WriteRequest: a field's length runs past the end at "
+            "byte 15");
+  EXPECT_TRUE(d.batch().series.empty());
+}
+
 TEST(WriteDecoder, NamesSeriesByTheNamingRule) {
   WriteDecoder d;
   ASSERT_TRUE(d.Decode(Body({TimeSeries({{"__name__", "gpu_util"}, {"namespace", "Hosts"},
