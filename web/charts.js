@@ -71,8 +71,10 @@ export function makeChart(target, spec) {
   (spec.lines || [{label: spec.title}]).forEach((line, i) => {
     const color = line.color || seriesColor(i);
     const faint = emaWeight > 0;
+    // Points as uPlot decides (shown where they are few enough to tell apart:
+    // a series of one point is a dot, not nothing); never on a faint line.
     series.push({label: line.label, stroke: faint ? withAlpha(color, 0.3) : color, width: 1,
-                 spanGaps: true, points: {show: false}, value: (u, v) => fmtValue(v)});
+                 spanGaps: true, points: faint ? {show: false} : {}, value: (u, v) => fmtValue(v)});
     if (faint) {
       series.push({label: `${line.label} (EMA ${emaWeight})`, stroke: color, width: 2,
                    spanGaps: true, points: {show: false}, value: (u, v) => fmtValue(v)});
@@ -239,11 +241,12 @@ export function makeChart(target, spec) {
     },
     xAt(i) { return u.data[0][i]; },
     width() { return u.bbox.width / devicePixelRatio; },
-    destroy() {
+    // keepBox: the figure stays (a chart made anew in it, e.g. with other lines).
+    destroy(keepBox = false) {
       resize.disconnect();
       delete window.__tw.charts[id];
       u.destroy();
-      box.remove();
+      if (!keepBox) box.remove();
     },
   };
   box.__chart = api;

@@ -317,10 +317,13 @@ export async function renderJob(root, name, params, ctx) {
     });
   }
 
-  // The expression's points over the range, as GetMetricData computes them
-  // with the metrics it names read at a period of about a pixel column.
+  // The expression's series over the range, as GetMetricData computes them
+  // with the metrics it names (every metric for METRICS()) read at a period
+  // of about a pixel column: [{label, t, y}], one per series it gives.
   async function fetchMath(entry, range, width) {
-    const used = [...mathIds].filter(([id]) => new RegExp(`\\b${id}\\b`).test(entry.expr));
+    const all = /\bMETRICS\s*\(/i.test(entry.expr);
+    const used = [...mathIds].filter(([id]) => all || new RegExp(`\\b${id}\\b`).test(entry.expr))
+      .slice(0, 499);  // GetMetricData's 500 queries, the expression's own included
     const need = (range.to - range.from) / 1000 / Math.max(1, width);
     const period = [1, 5, 10, 20, 30].find((p) => p >= need) || 60 * Math.ceil(need / 60);
     const queries = used.map(([id, s]) => ({
@@ -328,15 +331,21 @@ export async function renderJob(root, name, params, ctx) {
       MetricStat: {Period: period, Stat: 'Average', Unit: s.unit && s.unit !== 'None' ? s.unit : undefined,
                    Metric: {Namespace: s.namespace, MetricName: s.metric,
                             Dimensions: Object.entries(s.dimensions || {}).map(([Name, Value]) => ({Name, Value}))}}}));
-    queries.push({Id: MATH_ID, Expression: entry.expr, Label: entry.expr});
+    // No Label: the series of an expression that gives several (METRICS() * 2)
+    // are then labelled by their metrics; one alone is labelled by the expression.
+    queries.push({Id: MATH_ID, Expression: entry.expr});
     try {
       const answer = await api.metricData({StartTime: Math.floor(range.from / 1000), EndTime: Math.ceil(range.to / 1000),
                                            ScanBy: 'TimestampAscending', MetricDataQueries: queries});
-      const first = (answer.MetricDataResults || [])[0] || {Timestamps: [], Values: []};
-      const t = first.Timestamps.map((x) => Math.round(x * 1000));
+      const results = answer.MetricDataResults || [];
+      const lines = results.map((r) => ({label: results.length === 1 ? entry.expr : r.Label || r.Id,
+                                         t: r.Timestamps.map((x) => Math.round(x * 1000)), y: r.Values}));
+      if (!lines.length) lines.push({label: entry.expr, t: [], y: []});
       if (entry === mathEntry) mathError.textContent = '';
       entry.box.dataset.period = String(period);
-      return {x: t, y: first.Values, t, note: `${t.length} points (the metrics' averages per ${period} s)`};
+      entry.box.dataset.lines = String(lines.length);
+      const points = lines.reduce((n, l) => n + l.t.length, 0);
+      return {lines, note: `${points} points${lines.length > 1 ? ` in ${lines.length} series` : ''} (the metrics' averages per ${period} s)`};
     } catch (e) {
       // A refused expression is not fetched again as samples come (its error stays).
       if (entry === mathEntry) mathError.textContent = `${entry.expr}: ${e.message}`;
@@ -352,13 +361,22 @@ export async function renderJob(root, name, params, ctx) {
     entry.box.dataset.state = 'loading';
     const sp = span();
     const range = zoom || {from: sp.start, to: sp.end};
+    const convert = (a) => ({x: kind === 'relative' ? a.t.map(toX) : (a.x || a.t), y: a.y, t: a.t});
     if (entry.expr) {
       const a = await fetchMath(entry, range, chart.width());
       if (seq !== entry.seq || entry !== mathEntry) return;  // a newer fetch, or another expression
-      const xs = kind === 'relative' ? a.t.map(toX) : a.x;
-      entry.data = {xs, ys: [a.y], ts: a.t, raw: false, tier: ''};
-      chart.setData(xs, [a.y], a.t, {note: a.note});
-      chart.uplot.setScale('x', {min: toXk(kind, range.from), max: toXk(kind, range.to)});
+      const labels = a.lines.map((l) => l.label);
+      if (labels.join('\n') !== entry.spec.lines.map((l) => l.label).join('\n')) {
+        // uPlot's lines are fixed when it is made: made anew for the expression's series.
+        entry.spec.lines = labels.map((label, i) => ({label, color: seriesColor(i)}));
+        const width = chart.width();
+        chart.destroy(true);
+        entry.chart = makeChart(null, {...entry.spec, box: entry.box, width});
+      }
+      const {xs, ys, ts} = aligned(a.lines.map(convert), kind);
+      entry.data = {xs, ys, ts, raw: false, tier: ''};
+      entry.chart.setData(xs, ys, ts, {note: a.note});
+      entry.chart.uplot.setScale('x', {min: toXk(kind, range.from), max: toXk(kind, range.to)});
       entry.box.dataset.state = 'drawn';
       return;
     }
@@ -366,27 +384,7 @@ export async function renderJob(root, name, params, ctx) {
                  start: range.from, end: range.to, width: Math.round(chart.width())};
     const answers = await Promise.all(lines.map((s) => api.chart(s, req)));
     if (seq !== entry.seq) return;  // a newer fetch of this chart (zoomed again) is on its way
-    const convert = (a) => ({x: kind === 'relative' ? a.t.map(toX) : a.x, y: a.y, t: a.t});
-    let xs;
-    let ys;
-    let ts;
-    if (answers.length === 1) {
-      const c = convert(answers[0]);
-      xs = c.x; ys = [c.y]; ts = c.t;
-    } else {
-      // Align the lines on one x (uPlot draws from one x array); gaps are null.
-      const all = new Set();
-      const conv = answers.map(convert);
-      conv.forEach((c) => c.x.forEach((x) => all.add(x)));
-      xs = [...all].sort((a, b) => a - b);
-      const pos = new Map(xs.map((x, i) => [x, i]));
-      ys = conv.map((c) => {
-        const out = new Array(xs.length).fill(null);
-        c.x.forEach((x, i) => { out[pos.get(x)] = c.y[i]; });
-        return out;
-      });
-      ts = kind === 'relative' ? xs.map(fromX) : xs;
-    }
+    const {xs, ys, ts} = aligned(answers.map(convert), kind);
     const raw = answers.every((a) => a.raw);
     entry.data = {xs, ys, ts, raw, tier: answers[0] ? answers[0].tier : ''};
     chart.setData(xs, ys, ts, {raw, tier: entry.data.tier});
@@ -397,6 +395,20 @@ export async function renderJob(root, name, params, ctx) {
     if (!booting) measure(entry);  // (uPlot sizes a new chart a moment after it is made)
   }
   const toXk = (kind, tMs) => (kind === 'relative' ? (tMs - jobStart) / 1000 : tMs);
+  // Lines ({x, y, t} each) on one x, as uPlot draws them; a line's gaps are null.
+  function aligned(conv, kind) {
+    if (conv.length === 1) return {xs: conv[0].x, ys: [conv[0].y], ts: conv[0].t};
+    const all = new Set();
+    conv.forEach((c) => c.x.forEach((x) => all.add(x)));
+    const xs = [...all].sort((a, b) => a - b);
+    const pos = new Map(xs.map((x, i) => [x, i]));
+    const ys = conv.map((c) => {
+      const out = new Array(xs.length).fill(null);
+      c.x.forEach((x, i) => { out[pos.get(x)] = c.y[i]; });
+      return out;
+    });
+    return {xs, ys, ts: kind === 'relative' ? xs.map(fromX) : xs};
+  }
 
   // Every drawn chart asks again (zoom, reset, polling): those near the
   // viewport now, the others when they come back to it.

@@ -359,6 +359,24 @@ async function checkMath(page, theme) {
   await sleep(200);
   expectRefused = '';
   check(/LOG/.test(error), `an expression CloudWatch refuses says why (${error})`);
+  // An expression of several series draws each, labelled by its metric.
+  await open(page, '/job/seed-1?x=time');
+  await page.fill('#math-expr', 'METRICS() * 2');
+  await page.click('#math-form button[type="submit"]');
+  await page.waitForFunction(drawn, null, {timeout: 60000});
+  const several = await page.evaluate(() => {
+    const box = document.querySelector('figure.chart[data-metric="math"]');
+    const u = window.__tw.charts[box.id];
+    return {lines: Number(box.dataset.lines), series: u.series.slice(1).map((x) => x.label),
+            drawn: u.data.slice(1).map((ys) => ys.filter((v) => v !== null).length)};
+  });
+  const metrics = (await server.get('/api/v1/jobs/seed-1/series')).series
+    .filter((x) => x.group === 'algorithm').map((x) => x.metric);
+  check(several.lines > 1 && several.series.length === several.lines &&
+        several.drawn.every((n) => n > 0) && several.series.every((l) => metrics.includes(l)),
+        `METRICS() * 2 draws one line per metric, each labelled by it (${several.series} of ${metrics}; points ${several.drawn})`);
+  await page.$eval('figure.chart[data-metric="math"]', (f) => f.scrollIntoView({block: 'center'}));
+  await shot(page, 'job-math-several', theme);
 }
 
 async function checkPointLog(page, theme) {
