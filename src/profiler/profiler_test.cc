@@ -69,23 +69,34 @@ int64_t MonoMs() {
 TEST(ProfilerEndToEndTest, BurnThenSleepAt100Ms) {
   // The child starts its burn when the profiler has started (the pipe closes),
   // so that all of its CPU falls after the first sample.
+  // It reports when its burn began and ended (wall clock, as samples are
+  // stamped): a loaded machine may start it late, and the windows below are
+  // the child's, not the profiler's start plus a guess.
   int go[2];
+  int phases[2];
   ASSERT_EQ(::pipe(go), 0);
+  ASSERT_EQ(::pipe(phases), 0);
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::close(go[1]);
+    ::close(phases[0]);
     char byte;
     while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
     }
+    int64_t times[2];
+    times[0] = util::SystemClock::Get().NowMs();
     int64_t end = MonoMs() + 2000;
     volatile uint64_t x = 0;
     while (MonoMs() < end) x = x + 1;
+    times[1] = util::SystemClock::Get().NowMs();
+    if (::write(phases[1], times, sizeof(times)) != sizeof(times)) ::_exit(1);
     struct timespec two_s = {2, 0};
     while (::nanosleep(&two_s, &two_s) != 0) {
     }
     ::_exit(0);
   }
+  ::close(phases[1]);
   util::SystemClock& clock = util::SystemClock::Get();
   const int64_t start_ms = clock.NowMs();
   MemorySampleSink sink;
@@ -101,6 +112,11 @@ TEST(ProfilerEndToEndTest, BurnThenSleepAt100Ms) {
   int status = 0;
   struct rusage usage {};
   ASSERT_EQ(::wait4(child, &status, 0, &usage), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  int64_t phase_ms[2] = {0, 0};
+  ASSERT_EQ(::read(phases[0], phase_ms, sizeof(phase_ms)), static_cast<ssize_t>(sizeof(phase_ms)));
+  ::close(phases[0]);
+  const int64_t burn_start_ms = phase_ms[0], burn_end_ms = phase_ms[1];
   const double child_cpu_s = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 +
                              usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
 
@@ -124,10 +140,11 @@ TEST(ProfilerEndToEndTest, BurnThenSleepAt100Ms) {
   EXPECT_GT(stats.own_cpu_ns, 0);
 
   std::vector<double> burn, rest;
+  // A sample covers the interval before it: the first of the burn and the
+  // first of the sleep straddle the edges.
   for (const auto& s : cpu) {
-    int64_t since = s.t_ms - start_ms;
-    if (since >= 200 && since <= 1900) burn.push_back(s.value);
-    if (since >= 2300 && since <= 3900) rest.push_back(s.value);
+    if (s.t_ms >= burn_start_ms + 200 && s.t_ms <= burn_end_ms) burn.push_back(s.value);
+    if (s.t_ms >= burn_end_ms + 300 && s.t_ms <= burn_end_ms + 1900) rest.push_back(s.value);
   }
   ASSERT_GE(burn.size(), 10u);
   ASSERT_GE(rest.size(), 10u);
