@@ -2,7 +2,8 @@
 # HTTP ingest and the disk writes it causes, trainwatch beside VictoriaMetrics,
 # in alternating pairs: each pair runs VictoriaMetrics (Prometheus remote
 # write, tools/remote_write.py) and then trainwatch (native batches,
-# bench/trainwatch/native_ingest.py) on the same data, a few seconds apart,
+# bench/trainwatch/native_ingest.py, or with TW_PROTOCOL=remote-write the same
+# remote-write requests, below) on the same data, a few seconds apart,
 # so that a change of the machine's speed between minutes moves both sides of
 # a pair. The ratio is judged by the median over the pairs (at least 7), with
 # its min and max.
@@ -146,7 +147,7 @@ PROM_RATES=()
 for pair in $(seq 1 "$PAIRS"); do
   read -r vm_rate vm_bytes < <(run_vm)
   if [ "${PROMETHEUS:-0}" = 1 ]; then
-    prom_rate=$(run_prom)
+    prom_rate=$(run_prom) && [ -n "$prom_rate" ] || die "the prometheus run failed (see above)"
     PROM_RATES+=("$prom_rate")
   fi
   read -r tw_rate tw_bytes < <(run_tw)

@@ -72,12 +72,13 @@ export function makeChart(target, spec) {
     const color = line.color || seriesColor(i);
     const faint = emaWeight > 0;
     // Points as uPlot decides (shown where they are few enough to tell apart:
-    // a series of one point is a dot, not nothing); never on a faint line.
+    // a series of one point is a dot, not nothing); never on the faint line
+    // under a smoothed one (the smoothed line shows them).
     series.push({label: line.label, stroke: faint ? withAlpha(color, 0.3) : color, width: 1,
                  spanGaps: true, points: faint ? {show: false} : {}, value: (u, v) => fmtValue(v)});
     if (faint) {
       series.push({label: `${line.label} (EMA ${emaWeight})`, stroke: color, width: 2,
-                   spanGaps: true, points: {show: false}, value: (u, v) => fmtValue(v)});
+                   spanGaps: true, points: {}, value: (u, v) => fmtValue(v)});
     }
   });
   for (const band of spec.bands || []) series.push(...band.series);
@@ -186,6 +187,8 @@ export function makeChart(target, spec) {
     spec.onPick({x: u.data[0][i], t: ts[i], value: rawLines[0] ? rawLines[0][i] : null, index: i});
   }
 
+  // Listeners on the figure go with the chart (destroy(true) keeps the figure).
+  const listening = new AbortController();
   box.addEventListener('keydown', (e) => {
     const n = u.data[0].length;
     if (!n) return;
@@ -199,7 +202,7 @@ export function makeChart(target, spec) {
     e.preventDefault();
     if (i < 0) i = 0;
     u.setCursor({left: u.valToPos(u.data[0][i], 'x'), top: 10});
-  });
+  }, {signal: listening.signal});
 
   const resize = new ResizeObserver(() => {
     const w = Math.max(300, box.clientWidth);
@@ -243,6 +246,7 @@ export function makeChart(target, spec) {
     width() { return u.bbox.width / devicePixelRatio; },
     // keepBox: the figure stays (a chart made anew in it, e.g. with other lines).
     destroy(keepBox = false) {
+      listening.abort();
       resize.disconnect();
       delete window.__tw.charts[id];
       u.destroy();

@@ -11,7 +11,6 @@
 #include <random>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "api/native/agent_codec.h"
 #include "api/sigv4.h"
@@ -163,16 +162,27 @@ std::vector<std::string> SigningHeaders(const std::string& method, const std::st
                                         std::string_view body, std::string_view content_type) {
   const Signing& signing = EnvironmentSigning();
   if (!signing.credential) return {};
-  // http://HOST[:PORT]/PATH?QUERY: curl sends HOST[:PORT] as Host.
+  // http://[USER@]HOST[:PORT]/PATH?QUERY: curl sends HOST[:PORT] as Host,
+  // without the scheme's default port.
   std::string_view rest = url;
-  if (size_t scheme = rest.find("://"); scheme != std::string_view::npos) {
-    rest.remove_prefix(scheme + 3);
+  std::string_view scheme = "http";
+  if (size_t end = rest.find("://"); end != std::string_view::npos) {
+    scheme = rest.substr(0, end);
+    rest.remove_prefix(end + 3);
   }
   const size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority.remove_prefix(at + 1);
+  }
+  const std::string_view default_port = scheme == "https" ? ":443" : ":80";
+  if (authority.size() > default_port.size() && authority.ends_with(default_port)) {
+    authority.remove_suffix(default_port.size());
+  }
   api::HttpRequest request;
   request.method = method;
   request.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-  request.headers.Add("Host", std::string(rest.substr(0, slash)));
+  request.headers.Add("Host", std::string(authority));
   request.headers.Add("Content-Type", std::string(content_type));
   request.body = std::string(body);
   api::sigv4::SignRequest(&request, *signing.credential, signing.region, "monitoring",
@@ -392,6 +402,7 @@ void RemoteSink::SendLoop(std::stop_token stop) {
   while (!stop.stop_requested()) {
     absl::StatusOr<std::optional<Spool::Record>> front = spool_->Front(500);
     std::string error;
+    bool credentials_refused = false;  // the server answered 401 or 403
     if (!front.ok()) {
       error = std::string(front.status().message());
     } else if (!front->has_value()) {
@@ -442,6 +453,7 @@ void RemoteSink::SendLoop(std::stop_token stop) {
         }
         absl::Status acked = spool_->Ack(record.seq);
         util::MutexLock lock(mu_);
+        credentials_refused_ = false;
         if (refused) refused_[record.seq] = RefusalStatus(r);
         if (!acked.ok()) last_error_ = std::string(acked.message());
         delivered_seq_ = record.seq;
@@ -450,7 +462,8 @@ void RemoteSink::SendLoop(std::stop_token stop) {
         continue;
       }
       error = ErrorMessage(r);
-      if (r.status == 401 || r.status == 403) {
+      credentials_refused = r.status == 401 || r.status == 403;
+      if (credentials_refused) {
         error = absl::StrFormat(
             "%s; the server wants credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
             "to a key of its --auth file",
@@ -462,7 +475,7 @@ void RemoteSink::SendLoop(std::stop_token stop) {
       last_error_ = error;
       // CreateJob stops waiting: a run whose credentials are refused ends
       // before its command starts.
-      credentials_refused_ = absl::StrContains(error, "the server wants credentials");
+      credentials_refused_ = credentials_refused;
       if (credentials_refused_) delivered_cv_.notify_all();
     }
     util::LogOnce("remote-sink-retry",

@@ -101,13 +101,19 @@ std::optional<HttpResponse> Api::RefuseOwnRoute(const HttpRequest& request) cons
   absl::Status auth =
       sigv4::VerifyOwnRoute(request, *options_.credentials, clock_.NowMs(), options_.verify);
   if (auth.ok()) return std::nullopt;
+  // Credentials that are right but used from another site: 403, no challenge.
+  const bool refused_here = absl::IsPermissionDenied(auth);
   HttpResponse r;
-  r.status = 401;
+  r.status = refused_here ? 403 : 401;
   r.headers.Add("x-amzn-RequestId", options_.request_id());
   r.headers.Add("Content-Type", "application/json");
-  r.headers.Add("WWW-Authenticate", "Basic realm=\"trainwatch\", charset=\"UTF-8\"");
-  r.body = nlohmann::json{{"error", {{"code", "Unauthenticated"}, {"message", std::string(auth.message())}}}}
-               .dump() +
+  if (!refused_here) {
+    r.headers.Add("WWW-Authenticate", "Basic realm=\"trainwatch\", charset=\"UTF-8\"");
+  }
+  // The message may quote what the client sent (not necessarily UTF-8).
+  r.body = nlohmann::json{{"error", {{"code", refused_here ? "Forbidden" : "Unauthenticated"},
+                                     {"message", std::string(auth.message())}}}}
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
            "\n";
   return r;
 }

@@ -97,7 +97,9 @@ absl::Status Verify(const HttpRequest& request, Service service, Protocol protoc
 // agent and Python client sign), or for HTTP Basic credentials made of an
 // access key id and its secret (browsers, Prometheus's basic_auth, curl -u);
 // a key with a session token must sign. Otherwise Unauthenticated, saying
-// what was wrong and how to authenticate.
+// what was wrong and how to authenticate; PermissionDenied for a request
+// other than GET or HEAD with Basic credentials that a page of another site
+// made (Sec-Fetch-Site, else Origin against Host).
 absl::Status VerifyOwnRoute(const HttpRequest& request, const CredentialStore& credentials,
                             int64_t now_ms, const VerifyOptions& options);
 

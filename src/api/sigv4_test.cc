@@ -311,6 +311,51 @@ TEST(SigV4, OwnRouteRefusalIsA401WithABasicChallenge) {
   nlohmann::json body = nlohmann::json::parse(r->body);
   EXPECT_EQ(body["error"]["code"], "Unauthenticated");
   EXPECT_FALSE(api.RefuseOwnRoute(OwnRoute(Basic(std::string(kKey) + ":" + kSecret))).has_value());
+
+  // What the client sent is quoted back: bytes that are no UTF-8 must not
+  // break the answer (nlohmann::json throws on them by default).
+  r = api.RefuseOwnRoute(OwnRoute(Basic("\xff\xfe:x")));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 401);
+  EXPECT_TRUE(nlohmann::json::accept(r->body)) << r->body;
+
+  // Right credentials on a request another site's page made: 403, no challenge.
+  HttpRequest post = OwnRoute(Basic(std::string(kKey) + ":" + kSecret));
+  post.method = "POST";
+  post.target = "/api/v1/jobs/j/stop";
+  post.headers.Add("Origin", "http://evil.example");
+  r = api.RefuseOwnRoute(post);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 403);
+  EXPECT_EQ(r->headers.Find("WWW-Authenticate"), nullptr);
+  EXPECT_EQ(nlohmann::json::parse(r->body)["error"]["code"], "Forbidden");
+}
+
+TEST(SigV4, BasicCredentialsChangeNothingFromAnotherSite) {
+  CredentialStore store = Store();
+  const std::string basic = Basic(std::string(kKey) + ":" + kSecret);
+  auto verify = [&](const std::string& method, std::vector<std::pair<std::string, std::string>> extra) {
+    HttpRequest r = OwnRoute(basic);
+    r.method = method;
+    for (const auto& [k, v] : extra) r.headers.Add(k, v);
+    return VerifyOwnRoute(r, store, 1764496531000, VerifyOptions{});
+  };
+  // Clients that are no browser (curl -u, Prometheus) send neither header.
+  EXPECT_TRUE(verify("POST", {}).ok());
+  // The dashboard's own requests.
+  EXPECT_TRUE(verify("POST", {{"Origin", "http://127.0.0.1:9400"}}).ok());
+  EXPECT_TRUE(verify("POST", {{"Sec-Fetch-Site", "same-origin"}, {"Origin", "http://127.0.0.1:9400"}}).ok());
+  // Another site's page; another port of the same host is another site.
+  EXPECT_EQ(verify("POST", {{"Origin", "http://evil.example"}}).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(verify("POST", {{"Origin", "http://127.0.0.1:8080"}}).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(verify("DELETE", {{"Sec-Fetch-Site", "cross-site"}}).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(verify("POST", {{"Sec-Fetch-Site", "same-site"}}).code(),
+            absl::StatusCode::kPermissionDenied);
+  // Reads change nothing (and another site's page cannot read the answer).
+  EXPECT_TRUE(verify("GET", {{"Origin", "http://evil.example"}}).ok());
 }
 
 TEST(AuthFile, ParsesCredentialsAndReportsBadLines) {

@@ -326,10 +326,13 @@ absl::Status VerifyOwnRoute(const HttpRequest& request, const CredentialStore& c
     }
     const std::string_view key = std::string_view(decoded).substr(0, colon);
     const Credential* credential = credentials.Find(key);
-    // The same answer for an unknown key and a wrong secret.
-    if (credential == nullptr ||
-        !ConstantTimeEquals(std::string_view(decoded).substr(colon + 1),
-                            credential->secret_access_key)) {
+    // The same answer, and about the same time, for an unknown key and a
+    // wrong secret; digests compared, so that the time does not tell the
+    // secret's length either.
+    const bool secret_matches = ConstantTimeEquals(
+        HexSha256(std::string_view(decoded).substr(colon + 1)),
+        HexSha256(credential != nullptr ? credential->secret_access_key : std::string_view()));
+    if (credential == nullptr || !secret_matches) {
       return absl::UnauthenticatedError(absl::StrFormat(
           "access key id \"%s\" and that secret are not a pair of the server's --auth file",
           key.substr(0, 128)));
@@ -339,6 +342,25 @@ absl::Status VerifyOwnRoute(const HttpRequest& request, const CredentialStore& c
           "access key id \"%s\" has a session token, which Basic credentials cannot carry: sign "
           "the request with SigV4 (with X-Amz-Security-Token), or use a key without one",
           key.substr(0, 128)));
+    }
+    // A browser sends the Basic credentials it keeps with requests that other
+    // sites' pages make (a form posted to /api/v1/jobs/NAME/stop): a request
+    // that changes something is taken only from the server's own pages, or
+    // from a client that is no browser (no Origin, no Sec-Fetch-Site).
+    if (request.method != "GET" && request.method != "HEAD") {
+      const std::string* site = request.headers.Find("Sec-Fetch-Site");
+      const std::string* origin = request.headers.Find("Origin");
+      const std::string* host = request.headers.Find("Host");
+      const bool other_site = site != nullptr ? (*site != "same-origin" && *site != "none")
+                              : origin != nullptr &&
+                                    (host == nullptr || (*origin != "http://" + *host &&
+                                                         *origin != "https://" + *host));
+      if (other_site) {
+        return absl::PermissionDeniedError(absl::StrFormat(
+            "a %s from another site's page (Origin %s) is refused with Basic credentials: send "
+            "it from this server's dashboard, or sign it with SigV4",
+            request.method, origin != nullptr ? origin->substr(0, 200) : "unknown"));
+      }
     }
     return absl::OkStatus();
   }

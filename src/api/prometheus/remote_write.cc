@@ -243,6 +243,17 @@ absl::Status WriteDecoder::Decode(std::string_view protobuf) {
 void WriteDecoder::Trim() {
   TrimDecodedSamples(&batch_);
   if (batch_.series.size() != slot_labels_.size()) slot_labels_.clear();
+  // Labels may carry fields of any size that still make a key: a slot keeps
+  // at most an identity the cache would keep, and the scratch buffers what
+  // a usual series needs.
+  for (size_t i = 0; i < slot_labels_.size(); ++i) {
+    if (slot_labels_[i].size() > SeriesKeyCache::kMaxIdentityBytes) {
+      std::string().swap(slot_labels_[i]);
+      batch_.canonical_keys[i].clear();  // no key matches the slot now
+    }
+  }
+  if (identity_.capacity() > SeriesKeyCache::kMaxIdentityBytes) std::string().swap(identity_);
+  if (label_at_.capacity() > 1024) std::vector<size_t>().swap(label_at_);
 }
 
 }  // namespace trainwatch::api::prometheus
