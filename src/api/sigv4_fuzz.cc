@@ -1,12 +1,14 @@
 // Fuzz target: the SigV4 Authorization header parser and the verifier fed
 // arbitrary headers (the input is split on '\n' into Authorization,
-// X-Amz-Date, X-Amz-Security-Token and the body).
+// X-Amz-Date, X-Amz-Security-Token (and Origin) and the body); and the check
+// of trainwatch's own routes (VerifyOwnRoute) on the same request.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "api/sigv4.h"
+#include "nlohmann/json.hpp"
 #include "util/check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -39,5 +41,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                  1764496531000, sigv4::VerifyOptions{});
   TW_CHECK(!s.ok());  // nobody guesses a signature
   TW_CHECK(AwsCodeOf(s).has_value());
+
+  // trainwatch's own routes: Basic or SigV4, and other sites' pages refused.
+  request.method = "POST";
+  if (!parts[2].empty()) request.headers.Add("Origin", parts[2]);
+  absl::Status own = sigv4::VerifyOwnRoute(request, store, 1764496531000, sigv4::VerifyOptions{});
+  TW_CHECK(own.ok() || absl::IsUnauthenticated(own) || absl::IsPermissionDenied(own));
+  TW_CHECK(own.ok() || !own.message().empty());
+  // The refusal quotes the client's bytes; its JSON must be written whatever they are.
+  (void)nlohmann::json{{"message", std::string(own.message())}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
   return 0;
 }
