@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "server/web_assets.h"
 
@@ -70,13 +71,35 @@ bool Router::IsNative(const api::HttpRequest& request) const {
   return native_ != nullptr && request.Path().substr(0, 8) == "/api/v1/";
 }
 
+std::optional<api::HttpResponse> Router::Refused(const api::HttpRequest& request) const {
+  // Under --auth everything but the AWS endpoints (which check SigV4
+  // themselves) and the health check (for probes and load balancers) wants
+  // credentials too.
+  const bool to_aws = request.method == "POST" && aws_ != nullptr && !IsNative(request);
+  if (to_aws || aws_ == nullptr || request.Path() == "/api/v1/health") return std::nullopt;
+  return aws_->RefuseOwnRoute(request);
+}
+
+bool Router::RefusedAtHead(const api::HttpRequest& head) const {
+  // Only a signature needs the body; no credentials, or Basic ones, are
+  // judged on the headers, before a body is read.
+  const std::string* authorization = head.headers.Find("Authorization");
+  const bool judged_on_headers =
+      authorization == nullptr ||
+      absl::StartsWithIgnoreCase(absl::string_view(authorization->data(), authorization->size()),
+                                 "basic ");
+  return judged_on_headers && Refused(head).has_value();
+}
+
 size_t Router::BodyLimit(const api::HttpRequest& head) const {
+  if (RefusedAtHead(head)) return 0;  // TooLarge answers it
   if (IsNative(head)) return native_->BodyLimit();
   if (head.method == "POST" && aws_ != nullptr) return aws_->options().max_body_bytes;
   return 64 * 1024;
 }
 
 api::HttpResponse Router::TooLarge(const api::HttpRequest& head, size_t limit) const {
+  if (std::optional<api::HttpResponse> refused = Refused(head)) return *std::move(refused);
   if (IsNative(head)) return native_->TooLarge(limit);
   if (head.method == "POST" && aws_ != nullptr) return aws_->TooLarge(head, limit);
   api::HttpResponse r = NotFound(head);
@@ -85,15 +108,7 @@ api::HttpResponse Router::TooLarge(const api::HttpRequest& head, size_t limit) c
 }
 
 api::HttpResponse Router::Handle(const api::HttpRequest& request) const {
-  // Under --auth everything but the AWS endpoints (which check SigV4
-  // themselves) and the health check (for probes and load balancers) wants
-  // credentials too.
-  const bool to_aws = request.method == "POST" && aws_ != nullptr && !IsNative(request);
-  if (!to_aws && aws_ != nullptr && request.Path() != "/api/v1/health") {
-    if (std::optional<api::HttpResponse> refused = aws_->RefuseOwnRoute(request)) {
-      return *std::move(refused);
-    }
-  }
+  if (std::optional<api::HttpResponse> refused = Refused(request)) return *std::move(refused);
   if (live_ != nullptr && api::live::LiveApi::Serves(request)) return live_->Handle(request);
   if (IsNative(request)) return native_->Handle(request);
   if (api::MetricsPage::Serves(request)) {

@@ -12,6 +12,8 @@
 // themselves, and GET /api/v1/health answers 401 to a request without
 // valid credentials (api::Api::RefuseOwnRoute).
 
+#include <optional>
+
 #include "api/api.h"
 #include "api/live/live_stream.h"
 #include "api/native/native_api.h"
@@ -36,6 +38,12 @@ class Router final : public RequestHandler {
 
  private:
   bool IsNative(const api::HttpRequest& request) const;
+  // The 401 (or 403) of a request without valid credentials under --auth,
+  // for every route but the AWS endpoints and the health check.
+  std::optional<api::HttpResponse> Refused(const api::HttpRequest& request) const;
+  // Refused on its headers alone (no credentials, or Basic ones that fail):
+  // its body is not read (BodyLimit 0, answered by TooLarge).
+  bool RefusedAtHead(const api::HttpRequest& head) const;
 
   const api::Api* aws_;
   const api::NativeApi* native_;

@@ -322,6 +322,41 @@ TEST(Router, ServesAwsNativeMetricsAndNotFound) {
   EXPECT_THAT(r->body, HasSubstr("\"__type\":\"RequestEntityTooLarge\""));
 }
 
+// Under --auth a request without credentials is refused on its headers: the
+// body it announces is never read.
+TEST(Router, RefusesUnauthenticatedBodiesBeforeReadingThem) {
+  util::FakeClock clock;
+  api::testing::FakeBackend fake(clock);
+  api::sigv4::CredentialStore credentials;
+  ASSERT_TRUE(credentials.Add({"AKID", "secret", ""}).ok());
+  api::ApiOptions options;
+  options.credentials = &credentials;
+  api::Api aws(options, fake.backends(), clock);
+  api::NativeApi native(api::NativeOptions{}, fake.backends(), clock);
+  ServerMetrics metrics;
+  Router router(&aws, &native, &metrics);
+  absl::StatusOr<std::unique_ptr<Server>> s =
+      Server::Start(ServerOptions{.port = 0}, router, metrics);
+  ASSERT_TRUE(s.ok()) << s.status();
+  RawClient c((*s)->port());
+  ASSERT_TRUE(c.Send("POST /api/v1/samples HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 2000000\r\n\r\n"));
+  std::optional<api::HttpResponse> r = c.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 401) << r->body;
+  EXPECT_TRUE(r->headers.Has("WWW-Authenticate"));
+  // With a key (Basic: QUtJRDpzZWNyZXQ= is AKID:secret) the body is read and taken.
+  RawClient signed_client((*s)->port());
+  const std::string body =
+      R"({"series":[{"namespace":"T","metric":"m","t_ms":[1000],"values":[1]}]})";
+  ASSERT_TRUE(signed_client.Send(RawRequest("POST", "/api/v1/samples", body,
+                                            "Authorization: Basic QUtJRDpzZWNyZXQ=\r\n"
+                                            "Content-Type: application/json\r\n")));
+  r = signed_client.ReadResponse();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
 // The dashboard, built into the binary: index.html at /, every asset under /ui/
 // with its type and an ETag that a revalidation answers with 304.
 TEST(Router, ServesTheDashboard) {
