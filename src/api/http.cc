@@ -45,6 +45,16 @@ std::vector<std::string_view> Headers::FindAll(std::string_view name) const {
   return out;
 }
 
+bool FromAnotherSite(const HttpRequest& request) {
+  if (const std::string* site = request.headers.Find("Sec-Fetch-Site")) {
+    return *site != "same-origin" && *site != "none";  // none: the user's own navigation
+  }
+  const std::string* origin = request.headers.Find("Origin");
+  if (origin == nullptr) return false;
+  const std::string* host = request.headers.Find("Host");
+  return host == nullptr || (*origin != "http://" + *host && *origin != "https://" + *host);
+}
+
 std::string_view HttpRequest::Path() const {
   std::string_view t = target;
   return t.substr(0, t.find('?'));

@@ -44,6 +44,12 @@ struct HttpRequest {
   std::string_view Query() const;  // after '?', or empty
 };
 
+// Whether a browser sent `request` for a page of another site (Sec-Fetch-Site,
+// else an Origin other than http(s)://Host): a form another site posts
+// carries the credentials a browser keeps, and reaches a server on loopback.
+// Clients that are no browser send neither header.
+bool FromAnotherSite(const HttpRequest& request);
+
 // A response body written as it is produced, for as long as the client
 // stays (Server-Sent Events: GET /api/v1/live). The server writes the status
 // and headers, then, one write at a time, what Pull gives; when Pull gives

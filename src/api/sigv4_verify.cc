@@ -347,20 +347,12 @@ absl::Status VerifyOwnRoute(const HttpRequest& request, const CredentialStore& c
     // sites' pages make (a form posted to /api/v1/jobs/NAME/stop): a request
     // that changes something is taken only from the server's own pages, or
     // from a client that is no browser (no Origin, no Sec-Fetch-Site).
-    if (request.method != "GET" && request.method != "HEAD") {
-      const std::string* site = request.headers.Find("Sec-Fetch-Site");
+    if (request.method != "GET" && request.method != "HEAD" && FromAnotherSite(request)) {
       const std::string* origin = request.headers.Find("Origin");
-      const std::string* host = request.headers.Find("Host");
-      const bool other_site = site != nullptr ? (*site != "same-origin" && *site != "none")
-                              : origin != nullptr &&
-                                    (host == nullptr || (*origin != "http://" + *host &&
-                                                         *origin != "https://" + *host));
-      if (other_site) {
-        return absl::PermissionDeniedError(absl::StrFormat(
-            "a %s from another site's page (Origin %s) is refused with Basic credentials: send "
-            "it from this server's dashboard, or sign it with SigV4",
-            request.method, origin != nullptr ? origin->substr(0, 200) : "unknown"));
-      }
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "a %s from another site's page (Origin %s) is refused with Basic credentials: send "
+          "it from this server's dashboard, or sign it with SigV4",
+          request.method, origin != nullptr ? origin->substr(0, 200) : "unknown"));
     }
     return absl::OkStatus();
   }

@@ -108,6 +108,19 @@ api::HttpResponse Router::TooLarge(const api::HttpRequest& head, size_t limit) c
 }
 
 api::HttpResponse Router::Handle(const api::HttpRequest& request) const {
+  // Nothing changes for another site's page, with or without --auth: the
+  // browser of a user of a server on loopback would post its forms there.
+  if (request.method != "GET" && request.method != "HEAD" && api::FromAnotherSite(request)) {
+    api::HttpResponse r;
+    r.status = 403;
+    r.headers.Add("x-amzn-RequestId", api::NewRequestId());
+    r.headers.Add("Content-Type", "application/json");
+    r.body =
+        "{\"error\":{\"code\":\"Forbidden\",\"message\":\"a request from another site's page "
+        "(Origin or Sec-Fetch-Site) changes nothing here; send it from this server's own "
+        "pages or from a client that is no browser\"}}\n";
+    return r;
+  }
   if (std::optional<api::HttpResponse> refused = Refused(request)) return *std::move(refused);
   if (live_ != nullptr && api::live::LiveApi::Serves(request)) return live_->Handle(request);
   if (IsNative(request)) return native_->Handle(request);

@@ -10,7 +10,9 @@
 // Every answer carries x-amzn-RequestId. Under --auth (credentials in the
 // AWS api's options) every route but the AWS endpoints, which verify SigV4
 // themselves, and GET /api/v1/health answers 401 to a request without
-// valid credentials (api::Api::RefuseOwnRoute).
+// valid credentials (api::Api::RefuseOwnRoute). A request other than GET or
+// HEAD that another site's page made (api::FromAnotherSite) is answered 403,
+// with or without --auth.
 
 #include <optional>
 

@@ -357,6 +357,40 @@ TEST(Router, RefusesUnauthenticatedBodiesBeforeReadingThem) {
   EXPECT_EQ(r->status, 200) << r->body;
 }
 
+// A form another site's page posts, to a server on loopback without --auth:
+// nothing changes (the AWS endpoints included); the dashboard's own requests
+// and clients that are no browser go on.
+TEST(Router, ChangesNothingForAnotherSitesPage) {
+  util::FakeClock clock;
+  api::testing::FakeBackend fake(clock);
+  api::Api aws(api::ApiOptions{}, fake.backends(), clock);
+  api::NativeApi native(api::NativeOptions{}, fake.backends(), clock);
+  Router router(&aws, &native, nullptr);
+  auto post = [&](std::string target, std::string body,
+                  std::vector<std::pair<std::string, std::string>> headers) {
+    api::HttpRequest r;
+    r.method = "POST";
+    r.target = std::move(target);
+    r.body = std::move(body);
+    r.headers.Add("Host", "127.0.0.1:9400");
+    for (const auto& [k, v] : headers) r.headers.Add(k, v);
+    return router.Handle(r);
+  };
+  const std::string form = "Action=PutMetricData&Version=2010-08-01&Namespace=T&"
+                           "MetricData.member.1.MetricName=m&MetricData.member.1.Value=1";
+  api::HttpResponse r = post("/", form, {{"Content-Type", "application/x-www-form-urlencoded"},
+                                         {"Origin", "http://evil.example"}});
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(r.body, HasSubstr("another site's page"));
+  r = post("/api/v1/jobs/j/stop", "", {{"Sec-Fetch-Site", "cross-site"}});
+  EXPECT_EQ(r.status, 403);
+  r = post("/", form, {{"Content-Type", "application/x-www-form-urlencoded"}});
+  EXPECT_EQ(r.status, 200) << r.body;  // awscli, boto3: no Origin
+  r = post("/api/v1/metrics/data", "{}", {{"Origin", "http://127.0.0.1:9400"},
+                                          {"Sec-Fetch-Site", "same-origin"}});
+  EXPECT_NE(r.status, 403) << r.body;  // the dashboard's own
+}
+
 // The dashboard, built into the binary: index.html at /, every asset under /ui/
 // with its type and an ETag that a revalidation answers with 304.
 TEST(Router, ServesTheDashboard) {
