@@ -21,6 +21,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "model/alarm.h"
 #include "model/job_record.h"
 #include "model/log_event.h"
 #include "model/series.h"
@@ -335,6 +336,15 @@ class JobsReader {
   virtual absl::StatusOr<std::optional<model::JobRecord>> GetJob(const std::string& name) = 0;
   // Every job, in lower-cased name order.
   virtual absl::StatusOr<std::vector<model::JobRecord>> ListJobs() = 0;
+};
+
+// ---------------------------------------------------------------- alarms
+
+class AlarmsReader {
+ public:
+  virtual ~AlarmsReader() = default;
+  // Every CloudWatch alarm as stored, in byte order of its name.
+  virtual absl::StatusOr<std::vector<model::AlarmRecord>> ListAlarms() = 0;
 };
 
 }  // namespace trainwatch::query

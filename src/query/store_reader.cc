@@ -512,4 +512,16 @@ absl::StatusOr<std::vector<model::JobRecord>> StoreReader::ListJobs() {
   return jobs;
 }
 
+absl::StatusOr<std::vector<model::AlarmRecord>> StoreReader::ListAlarms() {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  std::vector<model::AlarmRecord> alarms;
+  absl::Status s = view->ForEachAlarm([&](model::AlarmRecord&& alarm) {
+    alarms.push_back(std::move(alarm));
+    return true;
+  });
+  if (!s.ok()) return s;
+  return alarms;
+}
+
 }  // namespace trainwatch::query

@@ -23,7 +23,10 @@ class Db;
 
 namespace trainwatch::query {
 
-class StoreReader final : public MetricsReader, public LogsReader, public JobsReader {
+class StoreReader final : public MetricsReader,
+                          public LogsReader,
+                          public JobsReader,
+                          public AlarmsReader {
  public:
   // `db` must outlive the reader.
   explicit StoreReader(store::Db& db) : db_(db) {}
@@ -60,6 +63,9 @@ class StoreReader final : public MetricsReader, public LogsReader, public JobsRe
   // ---- JobsReader
   absl::StatusOr<std::optional<model::JobRecord>> GetJob(const std::string& name) override;
   absl::StatusOr<std::vector<model::JobRecord>> ListJobs() override;
+
+  // ---- AlarmsReader
+  absl::StatusOr<std::vector<model::AlarmRecord>> ListAlarms() override;
 
  private:
   store::Db& db_;

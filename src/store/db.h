@@ -47,6 +47,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "model/alarm.h"
 #include "model/job_record.h"
 #include "model/log_event.h"
 #include "model/series.h"
@@ -179,6 +180,11 @@ class Db {
   // NotFound when there is no such record.
   absl::Status SetRuleStatuses(const std::string& name, int host_index,
                                const std::vector<model::RuleStatus>& statuses);
+
+  // Writes a CloudWatch alarm's record whole (creating or replacing it), or
+  // deletes it (nothing to delete is no error).
+  absl::Status PutAlarm(const model::AlarmRecord& alarm);
+  absl::Status DeleteAlarm(std::string_view name);
 
   // The same writes with a Delivery: true when written now, false when the
   // batch had been delivered before (nothing written). Errors as above, plus

@@ -394,4 +394,23 @@ absl::Status Db::UpdateJob(const model::JobRecord& job) {
   return Submit(&w);
 }
 
+absl::Status Db::PutAlarm(const model::AlarmRecord& alarm) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  const std::string key = AlarmKey(alarm.definition.name);
+  const std::string value = model::EncodeAlarmRecord(alarm);
+  return RunAsLeader([&](kv::WriteBatch* batch) -> absl::Status {
+    batch->Put(kv::Cf::kJobs, key, value);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Db::DeleteAlarm(std::string_view name) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  const std::string key = AlarmKey(name);
+  return RunAsLeader([&](kv::WriteBatch* batch) -> absl::Status {
+    batch->Delete(kv::Cf::kJobs, key);
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace trainwatch::store

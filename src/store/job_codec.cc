@@ -29,4 +29,6 @@ absl::StatusOr<model::JobRecord> DecodeJob(std::string_view bytes) {
   return model::DecodeStoredJobRecord(bytes);
 }
 
+std::string AlarmKey(std::string_view name) { return std::string(kAlarmKeyPrefix) + std::string(name); }
+
 }  // namespace trainwatch::store

@@ -25,4 +25,9 @@ std::string EncodeJob(const model::JobRecord& job);
 // DataLoss quoting the bytes when they are not a job record.
 absl::StatusOr<model::JobRecord> DecodeJob(std::string_view bytes);
 
+// CloudWatch alarms (model/alarm.h) live in the same column family under "a"
+// + name (alarm names are case-sensitive), as model::EncodeAlarmRecord.
+std::string AlarmKey(std::string_view name);
+inline constexpr std::string_view kAlarmKeyPrefix = "a";
+
 }  // namespace trainwatch::store

@@ -101,6 +101,15 @@ absl::Status ReadView::ForEachJob(const std::function<bool(model::JobRecord&&)>&
   return absl::OkStatus();
 }
 
+absl::Status ReadView::ForEachAlarm(const std::function<bool(model::AlarmRecord&&)>& fn) const {
+  auto it = NewIterator(kv::Cf::kJobs, std::string(kAlarmKeyPrefix), "b");
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    TW_ASSIGN_OR_RETURN(model::AlarmRecord alarm, model::DecodeAlarmRecord(it->value()));
+    if (!fn(std::move(alarm))) return absl::OkStatus();
+  }
+  return it->status();
+}
+
 // ---- logs -------------------------------------------------------------------
 
 absl::StatusOr<std::optional<LogGroupInfo>> ReadView::GetLogGroup(std::string_view group) const {

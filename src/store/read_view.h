@@ -21,6 +21,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "model/alarm.h"
 #include "model/job_record.h"
 #include "store/aggregate.h"
 #include "store/head.h"
@@ -111,6 +112,8 @@ class ReadView {
   absl::StatusOr<std::optional<model::JobRecord>> GetJob(std::string_view name) const;
   // Every job in lower-cased name order; `fn` returns false to stop.
   absl::Status ForEachJob(const std::function<bool(model::JobRecord&&)>& fn) const;
+  // Every CloudWatch alarm in byte order of its name.
+  absl::Status ForEachAlarm(const std::function<bool(model::AlarmRecord&&)>& fn) const;
 
   // ---- logs ---------------------------------------------------------------
   // A log group's record, or nullopt when it does not exist.

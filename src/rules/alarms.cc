@@ -1,0 +1,394 @@
+#include "rules/alarms.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <ctime>
+#include <mutex>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "model/job_events.h"
+#include "query/statistic.h"
+#include "rules/config.h"
+#include "util/log.h"
+#include "util/time_parse.h"
+
+namespace trainwatch::rules {
+namespace {
+
+using Json = nlohmann::json;
+using model::AlarmComparison;
+using model::AlarmState;
+using model::MissingData;
+
+bool Breaches(AlarmComparison op, double value, double threshold) {
+  switch (op) {
+    case AlarmComparison::kGreaterThanOrEqualToThreshold:
+      return value >= threshold;
+    case AlarmComparison::kGreaterThanThreshold:
+      return value > threshold;
+    case AlarmComparison::kLessThanThreshold:
+      return value < threshold;
+    case AlarmComparison::kLessThanOrEqualToThreshold:
+      return value <= threshold;
+  }
+  return false;
+}
+
+std::string_view ComparisonWords(AlarmComparison op) {
+  switch (op) {
+    case AlarmComparison::kGreaterThanOrEqualToThreshold:
+      return "greater than or equal to";
+    case AlarmComparison::kGreaterThanThreshold:
+      return "greater than";
+    case AlarmComparison::kLessThanThreshold:
+      return "less than";
+    case AlarmComparison::kLessThanOrEqualToThreshold:
+      return "less than or equal to";
+  }
+  return "";
+}
+
+// CloudWatch's reason text dates: "(07/12/26 01:02:00)", UTC.
+std::string ReasonDate(int64_t t_ms) {
+  const time_t s = static_cast<time_t>(t_ms / 1000);
+  struct tm tm;
+  gmtime_r(&s, &tm);
+  return absl::StrFormat("%02d/%02d/%02d %02d:%02d:%02d", tm.tm_mday, tm.tm_mon + 1,
+                         tm.tm_year % 100, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+std::string Number(double v) { return absl::StrFormat("%.15g", v); }
+
+}  // namespace
+
+AlarmEvaluation EvaluateAlarm(const model::AlarmDefinition& alarm, AlarmState current,
+                              const std::vector<AlarmPeriod>& periods, int64_t query_ms) {
+  const int n = std::max(alarm.evaluation_periods, 1);
+  const int m = std::clamp(alarm.datapoints_to_alarm, 1, n);
+  // The newest N periods, and the datapoints present in the whole range.
+  std::vector<const AlarmPeriod*> present;
+  for (const AlarmPeriod& p : periods) {
+    if (p.value) present.push_back(&p);
+  }
+  std::vector<const AlarmPeriod*> evaluated;  // what decided, newest first
+  int breaching = 0;
+  int undecided = 0;  // periods of the newest N without a datapoint (ignore, missing)
+  bool filled = false;
+  if (static_cast<int>(present.size()) >= n) {
+    for (int i = 0; i < n; ++i) evaluated.push_back(present[present.size() - 1 - i]);
+    for (const AlarmPeriod* p : evaluated) breaching += Breaches(alarm.comparison, *p->value, alarm.threshold);
+  } else {
+    const size_t newest = std::min<size_t>(periods.size(), static_cast<size_t>(n));
+    for (size_t i = 0; i < newest; ++i) {
+      const AlarmPeriod& p = periods[periods.size() - 1 - i];
+      if (p.value) {
+        evaluated.push_back(&p);
+        breaching += Breaches(alarm.comparison, *p.value, alarm.threshold);
+      } else if (alarm.treat_missing_data == MissingData::kBreaching) {
+        ++breaching;
+        filled = true;
+      } else if (alarm.treat_missing_data == MissingData::kNotBreaching) {
+        filled = true;
+      } else {
+        ++undecided;
+      }
+    }
+    // Periods before the data began count as missing too.
+    undecided += n - static_cast<int>(newest);
+    if (alarm.treat_missing_data == MissingData::kBreaching) breaching += n - static_cast<int>(newest);
+  }
+
+  AlarmEvaluation out;
+  const bool extended = alarm.extended_statistic;
+  Json data = {{"version", "1.0"},
+               {"queryDate", util::FormatIso8601Ms(query_ms)},
+               {"statistic", alarm.statistic},
+               {"period", alarm.period_s},
+               {"threshold", alarm.threshold}};
+  if (extended) data.erase("statistic"), data["extendedStatistic"] = alarm.statistic;
+  if (!periods.empty()) data["startDate"] = util::FormatIso8601Ms(periods.front().t_ms);
+  Json recent = Json::array();
+  for (const AlarmPeriod* p : present) recent.push_back(*p->value);
+  data["recentDatapoints"] = std::move(recent);
+  Json evaluated_json = Json::array();
+  for (const AlarmPeriod* p : evaluated) {
+    evaluated_json.push_back({{"timestamp", util::FormatIso8601Ms(p->t_ms)}, {"value", *p->value}});
+  }
+  data["evaluatedDatapoints"] = std::move(evaluated_json);
+  out.reason_data = data.dump();
+
+  const bool all_missing = present.empty();
+  if (all_missing && alarm.treat_missing_data == MissingData::kMissing) {
+    out.state = AlarmState::kInsufficientData;
+    out.reason = absl::StrFormat(
+        "Insufficient Data: %d datapoint%s %s unknown.", n, n == 1 ? "" : "s", n == 1 ? "was" : "were");
+    return out;
+  }
+  if (breaching >= m) {
+    out.state = AlarmState::kAlarm;
+  } else if (breaching + undecided < m) {
+    out.state = AlarmState::kOk;
+  } else {
+    // ignore and missing: the datapoints present cannot decide; the state stays.
+    out.state = current;
+    out.decided = false;
+    out.reason = absl::StrFormat(
+        "%d out of the last %d datapoints were missing (TreatMissingData %s): the state stays %s.",
+        undecided, n, model::MissingDataName(alarm.treat_missing_data), model::AlarmStateName(current));
+    return out;
+  }
+  std::vector<std::string> shown;
+  for (const AlarmPeriod* p : evaluated) {
+    shown.push_back(absl::StrFormat("%s (%s)", Number(*p->value), ReasonDate(p->t_ms)));
+  }
+  const int count = out.state == AlarmState::kAlarm ? breaching : n - breaching;
+  out.reason = absl::StrFormat(
+      "Threshold Crossed: %d out of the last %d datapoints [%s] %s %s the threshold (%s)%s "
+      "(minimum %d datapoint%s for OK -> ALARM transition).",
+      count, n, absl::StrJoin(shown, ", "),
+      out.state == AlarmState::kAlarm ? (count == 1 ? "was" : "were")
+                                      : (count == 1 ? "was not" : "were not"),
+      ComparisonWords(alarm.comparison), Number(alarm.threshold),
+      filled ? absl::StrFormat(", missing datapoints treated as %s",
+                               model::MissingDataName(alarm.treat_missing_data))
+             : std::string(),
+      m, m == 1 ? "" : "s");
+  return out;
+}
+
+std::optional<std::string> JobOfAlarm(const model::AlarmDefinition& alarm) {
+  for (const model::Dimension& d : alarm.dimensions) {
+    if (d.name == model::kTrainingJobNameDim && !d.value.empty()) return d.value;
+  }
+  for (const model::Dimension& d : alarm.dimensions) {
+    if (d.name != "Host") continue;
+    const size_t slash = d.value.rfind("/algo-");
+    if (slash != std::string::npos && slash > 0) return d.value.substr(0, slash);
+  }
+  return std::nullopt;
+}
+
+AlarmService::AlarmService(query::MetricsReader* metrics, AlarmSink* sink, ActionHandler* actions,
+                           AlarmServiceOptions options)
+    : metrics_(metrics), sink_(sink), actions_(actions), options_(std::move(options)) {}
+
+AlarmService::~AlarmService() {
+  thread_.request_stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void AlarmService::Load(std::vector<model::AlarmRecord> alarms) {
+  util::MutexLock lock(mu_);
+  for (model::AlarmRecord& a : alarms) {
+    std::string name = a.definition.name;
+    alarms_[name] = std::move(a);
+  }
+}
+
+void AlarmService::Start() {
+  thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+}
+
+void AlarmService::Loop(std::stop_token stop) {
+  ::pthread_setname_np(::pthread_self(), "tw-alarms");
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock<std::mutex> lock(m);
+  while (!stop.stop_requested()) {
+    cv.wait_for(lock, stop, std::chrono::milliseconds(options_.tick_ms), [] { return false; });
+    if (stop.stop_requested()) return;
+    EvaluateDue();
+  }
+}
+
+std::string AlarmService::ArnOf(const std::string& name) const {
+  return absl::StrFormat("arn:aws:cloudwatch:%s:%s:alarm:%s", options_.region, options_.account_id,
+                         name);
+}
+
+absl::Status AlarmService::Put(const model::AlarmDefinition& definition) {
+  const std::optional<std::string> job = JobOfAlarm(definition);
+  for (const auto* list : {&definition.ok_actions, &definition.alarm_actions,
+                           &definition.insufficient_data_actions}) {
+    for (const std::string& action : *list) {
+      absl::Status s = ValidateAction(action);
+      if (!s.ok()) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "alarm action \"%s\": %s. trainwatch runs the rules' actions, not AWS ARNs.", action,
+            s.message()));
+      }
+      if (!job && (action == "StopTraining" || action.starts_with("signal:"))) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "alarm action \"%s\" acts on a training job, but the alarm's metric has no "
+            "TrainingJobName or Host dimension naming one",
+            action));
+      }
+    }
+  }
+  const int64_t now_ms = options_.clock->NowMs();
+  util::MutexLock lock(mu_);
+  auto [it, created] = alarms_.try_emplace(definition.name);
+  model::AlarmRecord& alarm = it->second;
+  alarm.definition = definition;
+  alarm.arn = ArnOf(definition.name);
+  alarm.configuration_updated_ms = now_ms;
+  alarm.evaluated_through_ms = 0;
+  if (created) alarm.state_updated_ms = now_ms;
+  alarm.history.push_back({now_ms, "ConfigurationUpdate",
+                           absl::StrFormat("Alarm \"%s\" %s", definition.name,
+                                           created ? "created" : "updated"),
+                           Json{{"version", "1.0"}, {"type", created ? "Create" : "Update"}}.dump()});
+  EvaluateLocked(alarm, now_ms);
+  while (alarm.history.size() > model::kMaxAlarmHistory) alarm.history.erase(alarm.history.begin());
+  Persist(alarm);
+  return absl::OkStatus();
+}
+
+absl::Status AlarmService::Delete(const std::vector<std::string>& names) {
+  util::MutexLock lock(mu_);
+  std::vector<std::string> unknown;
+  for (const std::string& n : names) {
+    if (!alarms_.contains(n)) unknown.push_back(n);
+  }
+  if (!unknown.empty()) {
+    return absl::NotFoundError(absl::StrFormat("%s not found: %s",
+                                               unknown.size() == 1 ? "Alarm" : "Alarms",
+                                               absl::StrJoin(unknown, ", ")));
+  }
+  for (const std::string& n : names) {
+    absl::Status s = sink_->DeleteAlarm(n);
+    if (!s.ok()) return s;
+    alarms_.erase(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AlarmService::SetState(const std::string& name, AlarmState state,
+                                    const std::string& reason, const std::string& reason_data) {
+  const int64_t now_ms = options_.clock->NowMs();
+  util::MutexLock lock(mu_);
+  auto it = alarms_.find(name);
+  if (it == alarms_.end()) return absl::NotFoundError(absl::StrFormat("Alarm %s not found", name));
+  ChangeStateLocked(it->second, {state, reason, reason_data}, now_ms);
+  Persist(it->second);
+  return absl::OkStatus();
+}
+
+std::vector<model::AlarmRecord> AlarmService::List() const {
+  util::MutexLock lock(mu_);
+  std::vector<model::AlarmRecord> out;
+  out.reserve(alarms_.size());
+  for (const auto& [name, alarm] : alarms_) out.push_back(alarm);
+  return out;
+}
+
+void AlarmService::EvaluateDue() {
+  const int64_t now_ms = options_.clock->NowMs();
+  util::MutexLock lock(mu_);
+  for (auto& [name, alarm] : alarms_) {
+    const int64_t period_ms = alarm.definition.period_s * 1000;
+    const int64_t through = (now_ms - options_.settle_ms) / period_ms * period_ms;
+    if (through <= alarm.evaluated_through_ms) continue;
+    const AlarmState before = alarm.state;
+    const std::string reason_before = alarm.state_reason;
+    EvaluateLocked(alarm, now_ms);
+    if (alarm.state != before || alarm.state_reason != reason_before) Persist(alarm);
+  }
+}
+
+void AlarmService::EvaluateLocked(model::AlarmRecord& alarm, int64_t now_ms) {
+  const model::AlarmDefinition& d = alarm.definition;
+  const int64_t period_ms = d.period_s * 1000;
+  const int64_t end_ms = (now_ms - options_.settle_ms) / period_ms * period_ms;
+  const int range = d.evaluation_periods + kAlarmRangeExtraPeriods;
+  alarm.evaluated_through_ms = end_ms;
+  std::optional<query::Statistic> stat = query::ParseStatistic(d.statistic);
+  if (!stat) return;  // the api checked it
+  query::StatisticsQuery q;
+  q.metric = {d.ns, d.metric, d.dimensions};
+  q.unit = d.unit;
+  q.merge_units = true;
+  q.start_ms = end_ms - range * period_ms;
+  q.end_ms = end_ms;
+  q.period_s = d.period_s;
+  q.now_ms = now_ms;
+  q.statistics = {*stat};
+  absl::StatusOr<std::vector<query::StatisticsBucket>> buckets = metrics_->GetStatistics(q);
+  if (!buckets.ok()) {
+    util::LogWarning(absl::StrFormat("alarm \"%s\": reading %s %s failed: %s", d.name, d.ns,
+                                     d.metric, buckets.status().message()));
+    return;
+  }
+  std::vector<AlarmPeriod> periods(range);
+  for (int i = 0; i < range; ++i) periods[i].t_ms = q.start_ms + i * period_ms;
+  for (const query::StatisticsBucket& b : *buckets) {
+    const int64_t i = (b.t_ms - q.start_ms) / period_ms;
+    if (i >= 0 && i < range && !b.values.empty() && b.values[0]) periods[i].value = *b.values[0];
+  }
+  AlarmEvaluation e = EvaluateAlarm(d, alarm.state, periods, now_ms);
+  if (!e.decided) return;
+  ChangeStateLocked(alarm, std::move(e), now_ms);
+}
+
+void AlarmService::ChangeStateLocked(model::AlarmRecord& alarm, AlarmEvaluation e, int64_t now_ms) {
+  const AlarmState old_state = alarm.state;
+  const std::string old_reason = alarm.state_reason;
+  alarm.state_reason = e.reason;
+  alarm.state_reason_data = e.reason_data;
+  if (e.state == old_state) return;
+  alarm.state = e.state;
+  alarm.state_updated_ms = now_ms;
+  const model::AlarmDefinition& d = alarm.definition;
+  Json new_state = {{"stateValue", model::AlarmStateName(e.state)}, {"stateReason", e.reason}};
+  if (!e.reason_data.empty()) {
+    Json parsed = Json::parse(e.reason_data, nullptr, false);
+    if (!parsed.is_discarded()) new_state["stateReasonData"] = std::move(parsed);
+  }
+  alarm.history.push_back(
+      {now_ms, "StateUpdate",
+       absl::StrFormat("Alarm updated from %s to %s", model::AlarmStateName(old_state),
+                       model::AlarmStateName(e.state)),
+       Json{{"version", "1.0"},
+            {"oldState", {{"stateValue", model::AlarmStateName(old_state)}, {"stateReason", old_reason}}},
+            {"newState", std::move(new_state)}}
+           .dump()});
+  const std::vector<std::string>& actions =
+      e.state == AlarmState::kAlarm ? d.alarm_actions
+      : e.state == AlarmState::kOk  ? d.ok_actions
+                                    : d.insufficient_data_actions;
+  if (d.actions_enabled) {
+    for (const std::string& action : actions) {
+      ActionRequest request;
+      request.job = JobOfAlarm(d).value_or("");
+      request.action = action;
+      model::RuleFinding& f = request.finding;
+      f.rule = "alarm " + d.name;
+      f.reason = absl::AsciiStrToLower(std::string(model::AlarmStateName(e.state)));
+      f.subject = d.metric;
+      f.t_ms = now_ms;
+      f.threshold = d.threshold;
+      f.message = absl::StrFormat("Alarm \"%s\" went from %s to %s: %s", d.name,
+                                  model::AlarmStateName(old_state), model::AlarmStateName(e.state),
+                                  e.reason);
+      if (actions_ != nullptr) actions_->Run(request);
+      alarm.history.push_back({now_ms, "Action", absl::StrFormat("Started action %s", action),
+                               Json{{"version", "1.0"}, {"action", action}}.dump()});
+    }
+  }
+  while (alarm.history.size() > model::kMaxAlarmHistory) alarm.history.erase(alarm.history.begin());
+}
+
+void AlarmService::Persist(const model::AlarmRecord& alarm) {
+  absl::Status s = sink_->PutAlarm(alarm);
+  if (!s.ok()) {
+    util::LogWarning(absl::StrFormat("alarm \"%s\": writing it to the store failed: %s",
+                                     alarm.definition.name, s.message()));
+  }
+}
+
+}  // namespace trainwatch::rules
