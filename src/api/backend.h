@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "api/native/agent_wire.h"
 #include "job/training_job_spec.h"
+#include "model/alarm.h"
 #include "model/job_record.h"
 #include "model/log_event.h"
 #include "model/series.h"
@@ -109,6 +110,26 @@ class AgentBackend {
   virtual absl::StatusOr<bool> Deliver(const AgentBatch& batch) = 0;
 };
 
+// ----------------------------------------------------------------- alarms
+
+// CloudWatch alarms (model/alarm.h): the api validates and encodes; the
+// backend keeps and evaluates them (app/: rules::AlarmService).
+class AlarmsBackend {
+ public:
+  virtual ~AlarmsBackend() = default;
+  // Creates or replaces the alarm. InvalidArgument for an action this
+  // server cannot run.
+  virtual absl::Status PutMetricAlarm(const model::AlarmDefinition& alarm) = 0;
+  // NotFound naming the unknown names (then nothing is deleted).
+  virtual absl::Status DeleteAlarms(const std::vector<std::string>& names) = 0;
+  // NotFound for an unknown alarm.
+  virtual absl::Status SetAlarmState(const std::string& name, model::AlarmState state,
+                                     const std::string& reason,
+                                     const std::string& reason_data) = 0;
+  // Every alarm, by name.
+  virtual absl::StatusOr<std::vector<model::AlarmRecord>> ListAlarms() = 0;
+};
+
 // What the api serves from. Any pointer may be null: that service's
 // operations then answer 503-class "unavailable" errors.
 struct Backends {
@@ -118,6 +139,7 @@ struct Backends {
   LogsWriter* log_writer = nullptr;  // CreateLogGroup/Stream, PutLogEvents
   JobsBackend* jobs = nullptr;
   AgentBackend* agents = nullptr;  // POST /api/v1/agent/deliver
+  AlarmsBackend* alarms = nullptr;  // CloudWatch's alarm operations
 };
 
 }  // namespace trainwatch::api

@@ -45,6 +45,14 @@ class CborWriter {
     Double(static_cast<double>(t_ms) / 1000.0);
   }
   void Bool(bool value) { out_.push_back(static_cast<char>(value ? 0xf5 : 0xf4)); }
+  // An integer: major type 0, or 1 for a negative one (-1 - n).
+  void Int(int64_t value) {
+    if (value >= 0) {
+      Head(0, static_cast<uint64_t>(value));
+    } else {
+      Head(1, static_cast<uint64_t>(-(value + 1)));
+    }
+  }
   std::string Take() { return std::move(out_); }
 
  private:

@@ -26,6 +26,8 @@ constexpr std::array kCodes = {
     CodeInfo{"InvalidParameterCombination", absl::StatusCode::kInvalidArgument},
     CodeInfo{"ValidationError", absl::StatusCode::kInvalidArgument},
     CodeInfo{"InvalidNextToken", absl::StatusCode::kInvalidArgument},
+    CodeInfo{"InvalidFormat", absl::StatusCode::kInvalidArgument},
+    CodeInfo{"LimitExceeded", absl::StatusCode::kResourceExhausted},
     CodeInfo{"InvalidAction", absl::StatusCode::kUnimplemented},
     CodeInfo{"MissingAction", absl::StatusCode::kInvalidArgument},
     CodeInfo{"Throttling", absl::StatusCode::kUnavailable},
@@ -142,8 +144,9 @@ std::string_view DefaultCode(Service service, absl::StatusCode code) {
 // "InvalidParameterValue" raised by shared code inside a Logs operation).
 std::string_view Translate(Service service, std::string_view code) {
   if (service == Service::kCloudWatch) {
+    // ResourceNotFound is CloudWatch's own too (alarms), and stays.
     if (code == "InvalidParameterException" || code == "ValidationException" ||
-        code == "ResourceNotFoundException" || code == "ResourceNotFound" ||
+        code == "ResourceNotFoundException" ||
         code == "ResourceAlreadyExistsException" || code == "ResourceInUse" ||
         code == "ConflictException" || code == "OperationAbortedException") {
       return "InvalidParameterValue";

@@ -32,6 +32,8 @@ class LocalRules final : public rules::RuleResultSink {
   LocalRules& operator=(const LocalRules&) = delete;
 
   rules::Engine& engine() { return *engine_; }
+  // What runs the rules' actions (CloudWatch alarms run theirs here too).
+  rules::Actions& actions() { return actions_; }
   // Evaluates and writes everything observed so far, then runs the actions
   // it asked for.
   void Flush();

@@ -17,6 +17,7 @@
 #include "agent/server_discovery.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
+#include "app/local_alarms.h"
 #include "app/client_endpoint.h"
 #include "app/job_reports.h"
 #include "app/local_rules.h"
@@ -145,6 +146,14 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
         rules::RuleEnvironment{.reference = rules::StoreReferenceLoader(&reader, &reader)});
     for (const model::JobRecord& job : in_progress) rules->engine().Watch(job, &reader, &reader);
   }
+  // CloudWatch alarms, evaluated live; their actions run with the rules'.
+  std::unique_ptr<app::LocalAlarms> alarms;
+  api::Backends backends = services.backends();
+  if (ingest != nullptr) {
+    alarms = std::make_unique<app::LocalAlarms>(ingest.get(), &reader, &reader, &rules->actions());
+    if (absl::Status s = alarms->Start(); !s.ok()) return ReportError(s);
+    backends.alarms = alarms.get();
+  }
   // Each job that ends gets its report in its folder (jobs/NAME/report.html).
   std::unique_ptr<app::JobReports> reports;
   if (ingest != nullptr) reports = std::make_unique<app::JobReports>(**db, data_dir, ingest.get());
@@ -160,7 +169,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   serve_options.db = db->get();
   if (rules != nullptr) serve_options.rules = &rules->engine();
   absl::StatusOr<std::unique_ptr<app::Serving>> served =
-      app::Serving::Start(serve_options, services.backends(), ingest.get());
+      app::Serving::Start(serve_options, backends, ingest.get());
   if (!served.ok()) {
     return ReportError(served.status(), absl::IsUnavailable(served.status()) ? 1 : 2);
   }

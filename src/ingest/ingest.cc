@@ -11,6 +11,7 @@
 #include "util/mutex.h"
 
 namespace trainwatch::ingest {
+
 namespace {
 
 // CloudWatch's magnitude limit for values.
@@ -188,6 +189,10 @@ absl::Status Ingest::SetRuleStatuses(const std::string& name, int host_index,
   for (model::IngestObserver* o : *Observers()) o->OnRuleStatuses(name, host_index, statuses);
   return absl::OkStatus();
 }
+
+absl::Status Ingest::PutAlarm(const model::AlarmRecord& alarm) { return db_->PutAlarm(alarm); }
+
+absl::Status Ingest::DeleteAlarm(const std::string& name) { return db_->DeleteAlarm(name); }
 
 namespace {
 

@@ -83,6 +83,10 @@ class Ingest final : public model::TelemetrySink {
   absl::Status SetRuleStatuses(const std::string& name, int host_index,
                                const std::vector<model::RuleStatus>& statuses);
 
+  // CloudWatch alarms' records (rules/alarms.h keeps them; store::Db::PutAlarm).
+  absl::Status PutAlarm(const model::AlarmRecord& alarm);
+  absl::Status DeleteAlarm(const std::string& name);
+
   // Every sample batch, log batch, job record and rule-status update this Ingest accepts is
   // passed to `observer` after it is durable, in the calling thread (a
   // delivery seen before is not passed again); an observer must be quick and

@@ -52,6 +52,8 @@ std::string_view CursorKindName(CursorKind kind) {
     case CursorKind::kLogEvents: return "GetLogEvents";
     case CursorKind::kFilteredLogEvents: return "FilterLogEvents";
     case CursorKind::kJobs: return "ListTrainingJobs";
+    case CursorKind::kAlarms: return "DescribeAlarms";
+    case CursorKind::kAlarmHistory: return "DescribeAlarmHistory";
   }
   return "an unknown listing";
 }

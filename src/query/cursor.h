@@ -1,6 +1,6 @@
 #pragma once
 // The one pagination token of every paginated answer: CloudWatch's
-// ListMetrics and GetMetricData, Logs' DescribeLogGroups, DescribeLogStreams,
+// ListMetrics, GetMetricData, DescribeAlarms and DescribeAlarmHistory, Logs' DescribeLogGroups, DescribeLogStreams,
 // GetLogEvents and FilterLogEvents, SageMaker's ListTrainingJobs and the
 // native API's lists.
 //
@@ -37,6 +37,8 @@ enum class CursorKind : uint8_t {
   kLogEvents = 5,
   kFilteredLogEvents = 6,
   kJobs = 7,
+  kAlarms = 8,
+  kAlarmHistory = 9,
 };
 
 // "ListMetrics", "GetMetricData", ... (for messages).

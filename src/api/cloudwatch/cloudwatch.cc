@@ -9,8 +9,6 @@ namespace {
 
 // CloudWatch operations that exist but trainwatch does not serve yet (§4.8).
 constexpr std::string_view kLater[] = {
-    "PutMetricAlarm",     "DescribeAlarms",         "DeleteAlarms",
-    "SetAlarmState",      "DescribeAlarmHistory",   "DescribeAlarmsForMetric",
     "PutDashboard",       "GetDashboard",           "ListDashboards",
     "DeleteDashboards",   "GetMetricWidgetImage",   "EnableAlarmActions",
     "DisableAlarmActions", "PutCompositeAlarm",     "ListTagsForResource",
@@ -55,6 +53,9 @@ absl::StatusOr<std::string> Handle(std::string_view operation, const Node& input
     TW_ASSIGN_OR_RETURN(ListMetricsRequest request, DecodeListMetrics(input, context));
     TW_ASSIGN_OR_RETURN(ListMetricsResponse response, RunListMetrics(request, context, backends));
     return encode(response);
+  }
+  if (auto answer = HandleAlarmOperation(operation, input, protocol, context, backends)) {
+    return *std::move(answer);
   }
   for (std::string_view later : kLater) {
     if (operation == later) return NotImplemented(operation);

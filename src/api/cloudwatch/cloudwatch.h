@@ -1,6 +1,7 @@
 #pragma once
 // CloudWatch metric operations (spec/aws-api.md §4): PutMetricData,
-// GetMetricStatistics, GetMetricData, ListMetrics, each as
+// GetMetricStatistics, GetMetricData, ListMetrics (and the alarm operations,
+// docs/alarms.md), each as
 //   Decode*(input)   -> typed request, fully validated (AWS codes and texts)
 //   Run*(request)    -> typed response, through the Backends
 //   Encode (query XML, JSON 1.0, CBOR) in query_codec.cc / json_codec.cc /
@@ -167,6 +168,15 @@ std::string EncodeCbor(const ListMetricsResponse& response);
 absl::StatusOr<std::string> Handle(std::string_view operation, const Node& input,
                                    Protocol protocol, const Context& context,
                                    const Backends& backends);
+
+// The alarm operations (alarms.cc): PutMetricAlarm, DescribeAlarms,
+// DescribeAlarmsForMetric, DeleteAlarms, SetAlarmState, DescribeAlarmHistory;
+// nullopt for any other operation.
+std::optional<absl::StatusOr<std::string>> HandleAlarmOperation(std::string_view operation,
+                                                                const Node& input,
+                                                                Protocol protocol,
+                                                                const Context& context,
+                                                                const Backends& backends);
 
 // Shared validation of names (Namespace, MetricName, Dimensions) used by all
 // four operations: appends messages to `errors` (as "code\tmessage").
