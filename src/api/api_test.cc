@@ -43,8 +43,11 @@ TEST_F(ApiTest, RoutesEveryProtocolAndAnswersUnknownsInKind) {
   r.body = "Version=2010-08-01";
   EXPECT_THAT(api_.Handle(r).body, HasSubstr("<Code>MissingAction</Code>"));
 
-  out = api_.Handle(QueryRequest("PutMetricAlarm", "AlarmName=x"));
+  out = api_.Handle(QueryRequest("PutDashboard", "DashboardName=x"));
   EXPECT_THAT(out.body, HasSubstr("not implemented by trainwatch"));
+  // The alarm operations need the server's alarm service.
+  out = api_.Handle(QueryRequest("DescribeAlarms", ""));
+  EXPECT_THAT(out.body, HasSubstr("alarm service"));
 
   out = api_.Handle(CloudWatchJson("Frobnicate", "{}"));
   EXPECT_EQ(out.status, 400);

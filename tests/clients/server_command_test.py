@@ -252,6 +252,116 @@ class ServerCommand(unittest.TestCase):
         finally:
             self.stop(proc)
 
+    def test_an_alarm_on_a_jobs_metric_goes_to_alarm_and_stops_the_job(self):
+        """CloudWatch alarms as users set them with awscli and boto3: evaluated
+        live, their history kept, their action stopping the job, kept across a
+        restart."""
+        if not has_boto3():
+            self.skipTest("Debian's python3-boto3 is not installed")
+        proc, url = self.start()
+        env = dict(os.environ, AWS_EC2_METADATA_DISABLED="true", HOME=self.dir,
+                   AWS_ACCESS_KEY_ID="a", AWS_SECRET_ACCESS_KEY="b", AWS_DEFAULT_REGION="us-east-1",
+                   AWS_CONFIG_FILE=os.path.join(self.dir, "c"),
+                   AWS_SHARED_CREDENTIALS_FILE=os.path.join(self.dir, "k"), AWS_PAGER="")
+        run = None
+        try:
+            run = subprocess.Popen([TRAINWATCH, "run", "--data", self.data, "--name", "diverges",
+                                    "--profile-interval", "off", "--stop-grace", "5s", "--",
+                                    "/bin/sleep", "600"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            # Debian's awscli (query protocol) sets the alarm: a loss above 5
+            # in 2 of the last 3 ten-second periods stops the job.
+            cli = shutil.which("aws", path="/usr/bin") or shutil.which("aws")
+            if cli is None:
+                self.skipTest("awscli is not installed")
+            put = subprocess.run(
+                [cli, "--endpoint-url", url, "cloudwatch", "put-metric-alarm",
+                 "--alarm-name", "loss-diverged", "--namespace", "/aws/sagemaker/TrainingJobs",
+                 "--metric-name", "train:loss", "--dimensions", "Name=TrainingJobName,Value=diverges",
+                 "--statistic", "Maximum", "--period", "10", "--evaluation-periods", "3",
+                 "--datapoints-to-alarm", "2", "--threshold", "5",
+                 "--comparison-operator", "GreaterThanThreshold", "--alarm-actions", "StopTraining"],
+                capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(put.returncode, 0, put.stderr)
+            # An action trainwatch cannot run is refused, saying what it runs.
+            bad = subprocess.run(
+                [cli, "--endpoint-url", url, "cloudwatch", "put-metric-alarm",
+                 "--alarm-name", "sns", "--namespace", "n", "--metric-name", "m",
+                 "--statistic", "Average", "--period", "60", "--evaluation-periods", "1",
+                 "--threshold", "1", "--comparison-operator", "GreaterThanThreshold",
+                 "--alarm-actions", "arn:aws:sns:us-east-1:123456789012:ops"],
+                capture_output=True, text=True, env=env, timeout=120)
+            self.assertNotEqual(bad.returncode, 0)
+            self.assertIn("InvalidParameterValue", bad.stderr)
+            self.assertIn("StopTraining, exec:", bad.stderr)
+            # Datapoints breach in two periods (high resolution: 10 s periods
+            # see only such data, as in CloudWatch).
+            script = (
+                "import sys, time, boto3\n"
+                "cw = boto3.client('cloudwatch', endpoint_url=sys.argv[1], region_name='us-east-1')\n"
+                "for i in range(4):\n"
+                "    cw.put_metric_data(Namespace='/aws/sagemaker/TrainingJobs', MetricData=[{\n"
+                "        'MetricName': 'train:loss', 'Value': 9.0, 'StorageResolution': 1,\n"
+                "        'Dimensions': [{'Name': 'TrainingJobName', 'Value': 'diverges'}]}])\n"
+                "    time.sleep(5)\n"
+                "for _ in range(120):\n"
+                "    a = cw.describe_alarms(AlarmNames=['loss-diverged'])['MetricAlarms'][0]\n"
+                "    if a['StateValue'] == 'ALARM': break\n"
+                "    time.sleep(0.5)\n"
+                "print(a['StateValue'])\n"
+                "print(a['StateReason'])\n")
+            out = subprocess.run(["/usr/bin/python3", "-c", script, url], capture_output=True,
+                                 text=True, env=env, timeout=180)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            state, reason = out.stdout.splitlines()[:2]
+            self.assertEqual(state, "ALARM", reason)
+            self.assertRegex(reason, r"^Threshold Crossed: [23] out of the last 3 datapoints \[9 \(")
+            # The action stopped the job.
+            run.communicate(timeout=60)
+            self.assertEqual(run.returncode, 128 + 15)
+            with urllib.request.urlopen(url + "/api/v1/jobs/diverges", timeout=30) as r:
+                self.assertEqual(json.load(r)["status"], "Stopped")
+            # AWS JSON 1.0 answers the same alarm, its history newest first.
+            def json10(target, body):
+                req = urllib.request.Request(
+                    url + "/", data=json.dumps(body).encode(), method="POST",
+                    headers={"Content-Type": "application/x-amz-json-1.0",
+                             "X-Amz-Target": "GraniteServiceVersion20100801." + target})
+                with urllib.request.urlopen(req, timeout=30) as r:
+                    return json.load(r)
+            alarms = json10("DescribeAlarmsForMetric", {
+                "Namespace": "/aws/sagemaker/TrainingJobs", "MetricName": "train:loss",
+                "Dimensions": [{"Name": "TrainingJobName", "Value": "diverges"}]})["MetricAlarms"]
+            self.assertEqual([a["StateValue"] for a in alarms], ["ALARM"])
+            history = json10("DescribeAlarmHistory", {"AlarmName": "loss-diverged"})["AlarmHistoryItems"]
+            kinds = [h["HistoryItemType"] for h in history]
+            self.assertEqual(kinds[-1], "ConfigurationUpdate")
+            self.assertIn("Started action StopTraining", [h["HistorySummary"] for h in history])
+            self.assertIn("Alarm updated from INSUFFICIENT_DATA to ALARM",
+                          [h["HistorySummary"] for h in history])
+        finally:
+            if run is not None and run.poll() is None:
+                run.kill()
+                run.communicate()
+            self.stop(proc)
+        # The alarm, its state and its history survive a restart.
+        proc, url = self.start()
+        try:
+            script = (
+                "import sys, boto3\n"
+                "cw = boto3.client('cloudwatch', endpoint_url=sys.argv[1], region_name='us-east-1')\n"
+                "a = cw.describe_alarms()['MetricAlarms']\n"
+                "print([(x['AlarmName'], x['StateValue'], x['AlarmActions']) for x in a])\n"
+                "cw.delete_alarms(AlarmNames=['loss-diverged'])\n"
+                "print(len(cw.describe_alarms()['MetricAlarms']))\n")
+            out = subprocess.run(["/usr/bin/python3", "-c", script, url], capture_output=True,
+                                 text=True, env=env, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertEqual(out.stdout.splitlines(),
+                             ["[('loss-diverged', 'ALARM', ['StopTraining'])]", "0"])
+        finally:
+            self.stop(proc)
+
     def test_refuses_other_addresses_without_auth(self):
         p = subprocess.run([TRAINWATCH, "server", "--listen", "0.0.0.0:0", "--data", self.data],
                            capture_output=True, text=True, timeout=60)
