@@ -266,8 +266,13 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
       "  aws --endpoint-url http://127.0.0.1:9400 logs tail /aws/sagemaker/TrainingJobs\n"
       "  aws --endpoint-url http://127.0.0.1:9400 sagemaker describe-training-job "
       "--training-job-name mnist-7\n"
+      "  aws --endpoint-url http://127.0.0.1:9400 cloudwatch put-metric-alarm --alarm-name loss-up "
+      "--namespace /aws/sagemaker/TrainingJobs --metric-name train:loss --dimensions "
+      "Name=TrainingJobName,Value=mnist-7 --statistic Maximum --period 60 --evaluation-periods 3 "
+      "--threshold 5 --comparison-operator GreaterThanThreshold --alarm-actions StopTraining\n"
       "  trainwatch server --listen 0.0.0.0:9400 --auth ~/.config/trainwatch/auth\n"
-      "See docs/api.md for the operations served and the auth file format.");
+      "See docs/api.md for the operations served and the auth file format, docs/alarms.md for "
+      "alarms.");
   cmd->callback([flags, options, exit_code] { *exit_code = RunServer(*flags, *options); });
 }
 

@@ -14,7 +14,7 @@ JobMetrics::~JobMetrics() = default;
 
 absl::StatusOr<std::unique_ptr<JobMetrics>> JobMetrics::Create(
     std::string_view job_name, std::vector<model::MetricDefinition> definitions,
-    bool sagemaker_escaped) {
+    bool sagemaker_escaped, int host_index, std::string_view step_metric) {
   std::unique_ptr<JobMetrics> metrics(new JobMetrics());
   for (const model::MetricDefinition& d : definitions) {
     absl::StatusOr<model::SeriesKey> key =
@@ -38,6 +38,16 @@ absl::StatusOr<std::unique_ptr<JobMetrics>> JobMetrics::Create(
       metrics->series_.push_back(*std::move(key));
     }
   }
+  for (size_t i = 0; i < definitions.size(); ++i) {
+    if (step_metric.empty() || definitions[i].name != step_metric) continue;
+    absl::StatusOr<model::SeriesKey> key = model::MakeSeriesKey(
+        std::string(model::kJobEventsNamespace), std::string(model::kHostStepMetric),
+        {{"Host", absl::StrFormat("%s/algo-%d", job_name, host_index)}}, "None");
+    if (!key.ok()) return key.status();
+    metrics->series_.push_back(*std::move(key));
+    metrics->step_definition_ = i;
+    break;
+  }
   extract::ExtractOptions options;
   options.sagemaker_escaped = sagemaker_escaped;
   TW_ASSIGN_OR_RETURN(metrics->extractor_, extract::Extractor::Create(definitions, options));
@@ -52,6 +62,7 @@ void JobMetrics::Extract(int64_t t_ms, std::string_view line,
   if (definitions_.empty()) return;
   for (const extract::ExtractedValue& v : extractor_->Extract(line)) {
     out->emplace_back(v.definition, v.value);
+    if (step_definition_ == v.definition) out->emplace_back(series_.size() - 1, v.value);
     last_[v.definition] = model::FinalMetric{definitions_[v.definition].name, v.value, t_ms};
     ++values_[v.definition];
   }

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,18 +39,23 @@ class JobMetrics {
  public:
   // InvalidArgument naming the definition when one is invalid (spec/extraction.md
   // "Definitions"), or when a name cannot be a CloudWatch metric name.
+  // `step_metric`: the job's step metric; when a definition names it, its
+  // datapoints also go to host `host_index`'s own step series
+  // (model/job_events.h kHostStepMetric), the last of series().
   static absl::StatusOr<std::unique_ptr<JobMetrics>> Create(
       std::string_view job_name, std::vector<model::MetricDefinition> definitions,
-      bool sagemaker_escaped);
+      bool sagemaker_escaped, int host_index = 1, std::string_view step_metric = {});
   ~JobMetrics();
 
   // series()[i] is where definition i's datapoints go; after the n definitions'
   // series come, for each definition i, its non-finite counts at n + 3i + k
-  // (k: 0 NaN, 1 +Inf, 2 -Inf).
+  // (k: 0 NaN, 1 +Inf, 2 -Inf); then the host's step series, when the step
+  // metric is one of the definitions.
   const std::vector<model::SeriesKey>& series() const { return series_; }
   // Appends (series index, value) for each datapoint of the line, in definition
   // order, and remembers them as the latest values; then (non-finite series
-  // index, 1) for each match whose value was NaN or ±Inf.
+  // index, 1) for each match whose value was NaN or ±Inf. A step metric value
+  // is appended twice: to its definition's series and to the host's.
   void Extract(int64_t t_ms, std::string_view line, std::vector<std::pair<size_t, double>>* out);
   // The last value and its time of each definition that produced one, in definition
   // order.
@@ -64,6 +70,7 @@ class JobMetrics {
   std::vector<model::SeriesKey> series_;
   std::vector<std::optional<model::FinalMetric>> last_;
   std::vector<uint64_t> values_;
+  std::optional<size_t> step_definition_;  // the step metric's definition
 };
 
 }  // namespace trainwatch::job

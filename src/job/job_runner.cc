@@ -69,7 +69,8 @@ absl::StatusOr<std::unique_ptr<JobRunner>> JobRunner::Create(RunSpec spec,
   }
   TW_ASSIGN_OR_RETURN(std::unique_ptr<JobMetrics> metrics,
                       JobMetrics::Create(spec.name, spec.metric_definitions,
-                                         spec.sagemaker_escaped));
+                                         spec.sagemaker_escaped, spec.host_index,
+                                         spec.step_metric));
   std::unique_ptr<JobRunner> runner(
       new JobRunner(std::move(spec), sink, options, std::move(metrics)));
   runner->name_generated_ = generated;
@@ -157,7 +158,8 @@ absl::Status JobRunner::ReserveName() {
   if (spec_.name != base) {
     // The series carry the job name: rebuild them for the new one.
     TW_ASSIGN_OR_RETURN(metrics_, JobMetrics::Create(spec_.name, spec_.metric_definitions,
-                                                     spec_.sagemaker_escaped));
+                                                     spec_.sagemaker_escaped, spec_.host_index,
+                                                     spec_.step_metric));
     util::MutexLock lock(mu_);
     snapshot_.name = spec_.name;
   }

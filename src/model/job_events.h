@@ -13,6 +13,11 @@ inline constexpr std::string_view kJobEventsNamespace = "trainwatch/JobEvents";
 // instead: value = matches in the batch, dimensions TrainingJobName,
 // MetricName (the definition's name) and Value ("NaN", "+Inf" or "-Inf").
 inline constexpr std::string_view kNonFiniteMetricValues = "NonFiniteMetricValues";
+// Each host's own steps: every datapoint of the job's step metric that host
+// extracted, also written to (kJobEventsNamespace, kHostStepMetric, {Host =
+// "<job>/algo-<n>"}), since the step metric's own series is the whole job's
+// (TrainingJobName only, as on SageMaker). The Straggler rule compares them.
+inline constexpr std::string_view kHostStepMetric = "HostStep";
 inline constexpr std::string_view kTrainingJobNameDim = "TrainingJobName";
 inline constexpr std::string_view kMetricNameDim = "MetricName";
 inline constexpr std::string_view kValueDim = "Value";

@@ -41,6 +41,10 @@ std::optional<std::pair<std::string, int>> JobOfSeries(const model::SeriesKey& k
 
 std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key) {
   if (key.ns == model::kJobEventsNamespace) {
+    if (key.metric == model::kHostStepMetric) {
+      if (key.FindDimension(profiler::kHostDim) == nullptr) return std::nullopt;
+      return SeriesSignal{Signal::kHostStep, -1, {}};
+    }
     const std::string* metric = key.FindDimension(model::kMetricNameDim);
     if (key.metric != model::kNonFiniteMetricValues || metric == nullptr) return std::nullopt;
     return SeriesSignal{Signal::kNonFinite, -1, *metric};

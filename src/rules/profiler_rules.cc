@@ -221,6 +221,21 @@ std::vector<RuleInfo> ProfilerRuleInfos() {
        .in_default_set = true,
        .needs_steps = true,
        .make = Maker<StepOutlierParams, StepOutlierState>(&MakeStepOutlierParams)});
+  add({.name = "Straggler",
+       .family = RuleFamily::kProfiler,
+       .summary = "one host of a multi-host job advances through its steps much slower than "
+                  "the others",
+       .watches = "each host's own step metric values (Host = <job>/algo-<n>), as steps per "
+                  "second over the window",
+       .params = {Percent("threshold", "20",
+                          "a host whose step rate is more than this percent below the median "
+                          "of the other hosts' is a straggler"),
+                  {"window", ParamType::kSeconds, "120", "", 5, 7 * kDay,
+                   "the rates are over this much data time; each host's first window is "
+                   "waited for"}},
+       .in_default_set = true,
+       .needs_steps = true,
+       .make = Maker<StragglerParams, StragglerState>(&MakeStragglerParams)});
   add({.name = "NoProgress",
        .family = RuleFamily::kProfiler,
        .summary = "the job runs but uses no CPU and no GPU (hung, deadlocked or waiting)",

@@ -244,6 +244,30 @@ StepOutlierParams MakeStepOutlierParams(const ParamValues& values);
 Verdict OnInput(const StepOutlierParams& p, StepOutlierState& s, const Input& in);
 Verdict OnEnd(const StepOutlierParams& p, StepOutlierState& s, int64_t end_ms);
 
+// Straggler (beyond Debugger): in a job on several hosts, one host advances
+// through its steps much slower than the others (its own step metric values,
+// kHostStep). Every second of data time, each host's rate is its steps over
+// the last `window_s` (a host that made none while the others advanced has
+// rate 0); a host whose rate is more than `threshold` percent below the
+// median of the other hosts' is a straggler. Needs steps from two hosts; a
+// job on one host passes without a word.
+struct StragglerParams {
+  double threshold = 20;   // percent below the other hosts' median rate
+  double window_s = 120;
+};
+struct StragglerState {
+  struct Host {
+    std::deque<std::pair<int64_t, double>> steps;  // (t_ms, step) over the window
+    int64_t first_ms = 0;
+    bool firing = false;
+  };
+  std::map<int, Host> hosts;
+  int64_t last_eval = INT64_MIN;
+};
+StragglerParams MakeStragglerParams(const ParamValues& values);
+Verdict OnInput(const StragglerParams& p, StragglerState& s, const Input& in);
+Verdict OnEnd(const StragglerParams& p, StragglerState& s, int64_t end_ms);
+
 // NoProgress (beyond Debugger): the job's processes use less than
 // cpu_threshold CPU and every GPU is below gpu_threshold for `threshold`
 // seconds while the job runs. Decided on kTick as well.

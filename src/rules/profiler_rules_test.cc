@@ -31,7 +31,7 @@ ParamValues Parse(std::string_view rule, const std::map<std::string, std::string
   return *v;
 }
 
-TEST(ProfilerCatalog, AllTenInOrderInTheDefaultSet) {
+TEST(ProfilerCatalog, AllInOrderInTheDefaultSet) {
   std::vector<std::string> names;
   for (const RuleInfo& info : ProfilerRuleInfos()) {
     names.emplace_back(info.name);
@@ -56,7 +56,7 @@ TEST(ProfilerCatalog, AllTenInOrderInTheDefaultSet) {
   EXPECT_EQ(names, (std::vector<std::string>{"CPUBottleneck", "IOBottleneck", "LowGPUUtilization",
                                              "BatchSize", "GPUMemoryIncrease", "LoadBalancing",
                                              "Dataloader", "MaxInitializationTime", "StepOutlier",
-                                             "NoProgress"}));
+                                             "Straggler", "NoProgress"}));
 }
 
 TEST(ProfilerCatalog, OutOfRangeIsRefusedWithWhatIsAccepted) {
@@ -376,6 +376,67 @@ TEST(MaxInitializationTime, AtTheEndNoStepIsAnIssueOrNoData) {
   ASSERT_EQ(v.findings.size(), 1u);
   EXPECT_EQ(v.findings[0].reason, "no_data");
   EXPECT_NE(v.findings[0].recommendation.find("--metric 'step=step (\\d+)'"), std::string::npos);
+}
+
+// ---- Straggler ----
+
+// Hosts 1..n each reporting their own steps every second for `seconds`, host
+// `slow` at `slow_rate` of the others' pace (2 steps/s).
+std::vector<Input> HostSteps(int hosts, int seconds, int slow = 0, double slow_rate = 1) {
+  std::vector<Input> in;
+  for (int t = 0; t <= seconds; ++t) {
+    for (int h = 1; h <= hosts; ++h) {
+      const double rate = h == slow ? 2 * slow_rate : 2;
+      in.push_back(In(Signal::kHostStep, t * 1000LL, std::floor(rate * t), -1, h));
+    }
+  }
+  return in;
+}
+
+TEST(Straggler, AHostFarBehindTheOthersIsFoundOnce) {
+  StragglerParams p;  // 20 %, 120 s
+  StragglerState s;
+  std::vector<Finding> f = Feed(p, s, HostSteps(4, 300, 3, 0.5));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].reason, "straggler");
+  EXPECT_EQ(f[0].subject, "host algo-3");
+  EXPECT_NEAR(f[0].observed, 1.0, 0.02);
+  EXPECT_NEAR(f[0].threshold, 1.6, 0.02);
+  for (std::string_view part : {"Host algo-3 made 0.99 steps/s over the last ", "(1.01 s a step), 50% "
+                                "fewer than the median of the other 3 hosts, 1.98 steps/s",
+                                "it is at step 119, they are at step 238"}) {
+    EXPECT_NE(f[0].message.find(part), std::string::npos) << f[0].message;
+  }
+  // Not before a full window of data.
+  EXPECT_EQ(f[0].t_ms, 120'000);
+}
+
+TEST(Straggler, EvenHostsOneHostAndSmallLagsPass) {
+  StragglerParams p;
+  StragglerState even, one, small;
+  EXPECT_TRUE(Feed(p, even, HostSteps(3, 300)).empty());
+  EXPECT_TRUE(Feed(p, one, HostSteps(1, 300, 1, 0.1)).empty());
+  EXPECT_TRUE(Feed(p, small, HostSteps(3, 300, 2, 0.85)).empty());
+  EXPECT_EQ(OnEnd(p, one, 300'000).kind, Verdict::kOk);
+}
+
+TEST(Straggler, AHostThatStopsSteppingLagsAndRecovers) {
+  StragglerParams p;
+  p.window_s = 30;
+  StragglerState s;
+  std::vector<Input> in;
+  for (int t = 0; t <= 200; ++t) {
+    const bool stuck = t >= 60 && t < 120;
+    in.push_back(In(Signal::kHostStep, t * 1000LL, 2.0 * t, -1, 1));
+    if (!stuck) in.push_back(In(Signal::kHostStep, t * 1000LL, t < 60 ? 2.0 * t : 2.0 * t - 120, -1, 2));
+  }
+  std::vector<Finding> f = Feed(p, s, in);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].subject, "host algo-2");
+  // Found within a few seconds of the stall (the rate falls below 80 %).
+  EXPECT_GT(f[0].t_ms, 60'000);
+  EXPECT_LT(f[0].t_ms, 70'000);
+  EXPECT_FALSE(s.hosts[2].firing);  // caught up its pace after the stall
 }
 
 // ---- StepOutlier ----

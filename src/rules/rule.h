@@ -52,6 +52,8 @@ enum class Signal : uint8_t {
                      // many samples of one step had that pair
   kNonFinite,        // a metric match whose value was NaN or ±Inf; name, value
   kStep,             // the job reached step `value` (from the step metric)
+  kHostStep,         // host `host` reached step `value` (its own copy of the step metric,
+                     // model/job_events.h kHostStepMetric)
   kLogLine,          // the job printed a line (value unused)
   kTick,             // the engine's clock (time-driven rules decide here)
 };

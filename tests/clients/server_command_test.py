@@ -337,6 +337,20 @@ class ServerCommand(unittest.TestCase):
             kinds = [h["HistoryItemType"] for h in history]
             self.assertEqual(kinds[-1], "ConfigurationUpdate")
             self.assertIn("Started action StopTraining", [h["HistorySummary"] for h in history])
+            # A newer botocore on PATH speaks CBOR to CloudWatch: the same answers.
+            other = shutil.which("python3")
+            if other and not os.path.samefile(other, "/usr/bin/python3") and subprocess.run(
+                    [other, "-c", "import boto3"], capture_output=True).returncode == 0:
+                script = (
+                    "import sys, boto3\n"
+                    "cw = boto3.client('cloudwatch', endpoint_url=sys.argv[1], region_name='us-east-1')\n"
+                    "a = cw.describe_alarms(StateValue='ALARM')['MetricAlarms']\n"
+                    "print(a[0]['AlarmName'], a[0]['EvaluationPeriods'], a[0]['Threshold'],\n"
+                    "      a[0]['StateUpdatedTimestamp'].year > 2000)\n")
+                out = subprocess.run([other, "-c", script, url], capture_output=True, text=True,
+                                     env=env, timeout=120)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                self.assertEqual(out.stdout.split(), ["loss-diverged", "3", "5.0", "True"])
             self.assertIn("Alarm updated from INSUFFICIENT_DATA to ALARM",
                           [h["HistorySummary"] for h in history])
         finally:
@@ -359,6 +373,41 @@ class ServerCommand(unittest.TestCase):
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertEqual(out.stdout.splitlines(),
                              ["[('loss-diverged', 'ALARM', ['StopTraining'])]", "0"])
+        finally:
+            self.stop(proc)
+
+    def test_a_slow_host_of_a_multi_host_job_is_found_as_a_straggler(self):
+        """Three agents, separate processes, feed one job on one server; the
+        one whose steps come three times slower is the Straggler finding."""
+        proc, url = self.start()
+        try:
+            def host(n, pause, steps):
+                loop = ('i=0; while [ $i -lt %d ]; do echo "step $i"; i=$((i+1)); sleep %s; done'
+                        % (steps, pause))
+                return subprocess.Popen(
+                    [TRAINWATCH, "run", "--data", self.data, "--name", "ddp", "--host", str(n),
+                     "--profile-interval", "off", "--metric", r"step=step (\d+)",
+                     "--rule", "Straggler:window=8", "--", "/bin/sh", "-c", loop],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            hosts = [host(1, "0.2", 100), host(2, "0.2", 100), host(3, "0.6", 34)]
+            for p in hosts:
+                _, err = p.communicate(timeout=120)
+                self.assertEqual(p.returncode, 0, err)
+            with urllib.request.urlopen(url + "/api/v1/jobs/ddp", timeout=30) as r:
+                job = json.load(r)
+            self.assertEqual(len(job["hosts"]), 3)
+            status = [s for s in job["rule_statuses"] if s["configuration_name"] == "Straggler"]
+            self.assertEqual(len(status), 1, job["rule_statuses"])
+            self.assertEqual(status[0]["status"], "IssuesFound", status[0])
+            findings = [f for f in status[0]["findings"] if f["reason"] == "straggler"]
+            self.assertEqual({f["subject"] for f in findings}, {"host algo-3"}, findings)
+            self.assertIn("Host algo-3 made", findings[0]["message"])
+            # Each host's own steps are a series of their own (the job's step
+            # series is every host's, as on SageMaker).
+            with urllib.request.urlopen(url + "/api/v1/metrics?namespace=trainwatch/JobEvents"
+                                        "&metric=HostStep", timeout=30) as r:
+                hosts_seen = {m["dimensions"].get("Host") for m in json.load(r)["metrics"]}
+            self.assertEqual(hosts_seen, {"ddp/algo-1", "ddp/algo-2", "ddp/algo-3"})
         finally:
             self.stop(proc)
 
