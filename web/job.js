@@ -88,6 +88,12 @@ export async function renderJob(root, name, params, ctx) {
   const metricsSec = el('section', {'aria-labelledby': 'h-metrics', class: 'panel'}, el('h2', {id: 'h-metrics'}, 'Metrics'));
   const systemSec = el('section', {'aria-labelledby': 'h-system', class: 'panel'}, el('h2', {id: 'h-system'}, 'System'));
   const logSec = el('section', {'aria-labelledby': 'h-log', class: 'panel', id: 'log-panel'}, el('h2', {id: 'h-log'}, 'Log'));
+  // A job on several hosts: the hosts side by side (the straggler view): each
+  // host's own steps on one chart, and a table of their pace and utilisation.
+  const multiHost = (record.hosts || []).length > 1;
+  const hostsSec = multiHost ? el('section', {'aria-labelledby': 'h-hosts', class: 'panel', id: 'hosts-panel'},
+    el('h2', {id: 'h-hosts'}, 'Hosts')) : null;
+  const hostsGrid = el('div', {class: 'grid'});
   const metricsGrid = el('div', {class: 'grid'});
   const systemGrid = el('div', {class: 'grid'});
   // Metric math over the job's metrics (CloudWatch's expressions): one chart.
@@ -106,7 +112,7 @@ export async function renderJob(root, name, params, ctx) {
   const tensorOptions = {params, logY, byStep: Boolean(record.step_metric), span, report: (e) => ctx.report(e)};
   let tensors = tensorPanel(name, series, tensorOptions);
   const tensorKeys = new Set(series.filter((s) => s.group === 'tensors').map(api.seriesKey));
-  root.append(...[rulesSec, metricsSec, tensors && tensors.section, systemSec, logSec].filter(Boolean));
+  root.append(...[rulesSec, hostsSec, metricsSec, tensors && tensors.section, systemSec, logSec].filter(Boolean));
 
   // x of a time (ms) on the page's axis; and back.
   const jobStart = jobSpan(record).start;
@@ -134,7 +140,16 @@ export async function renderJob(root, name, params, ctx) {
   }, {rootMargin: '100% 0px'});
   ctx.onLeave(() => observer.disconnect());
   const algorithm = series.filter((s) => s.group === 'algorithm');
-  const system = series.filter((s) => s.group === 'system');
+  const isHostStep = (s) => s.namespace === 'trainwatch/JobEvents' && s.metric === 'HostStep';
+  const system = series.filter((s) => s.group === 'system' && !(multiHost && isHostStep(s)));
+  if (multiHost) {
+    const hostSteps = series.filter(isHostStep);
+    hostsSec.append(el('div', {id: 'hosts-body'}), hostsGrid);
+    if (hostSteps.length) {
+      hostSteps.sort((a, b) => systemLabel(a).localeCompare(systemLabel(b), undefined, {numeric: true}));
+      addChart(hostsGrid, hostSteps, true, 'Steps by host');
+    }
+  }
   for (const s of algorithm) addChart(metricsGrid, [s], false, s.metric);
   // Each metric's Id in expressions: its name made an Id ("train:loss" -> train_loss).
   const mathIds = new Map();
@@ -456,6 +471,72 @@ export async function renderJob(root, name, params, ctx) {
     entry.chart.setMarkers(list);
   }
 
+  // The hosts table: per host its status, step, pace over the last 2 minutes
+  // of the job's data (as the Straggler rule measures it), CPU and GPU, and
+  // whether Straggler found it lagging.
+  const PACE_MS = 120000;
+  let hostsSeq = 0;
+  async function renderHosts() {
+    if (!multiHost) return;
+    const seq = ++hostsSeq;
+    let now;
+    try {
+      now = await api.jobSeries(name);
+    } catch (e) {
+      return;
+    }
+    const hostName = (h) => h.host || `${record.name}/algo-${h.host_index}`;
+    const own = (metric, host) => now.find((x) => x.metric === metric && (x.dimensions || {}).Host === host &&
+                                                  Object.keys(x.dimensions).length === 1);
+    const end = Math.max(0, ...now.filter(isHostStep).map((x) => x.last_ms || 0));
+    const lagging = new Set(findingsOf(record).filter((f) => f.reason === 'straggler').map((f) => f.subject));
+    const rows = await Promise.all(record.hosts.map(async (h) => {
+      const host = hostName(h);
+      const steps = now.find((x) => isHostStep(x) && x.dimensions.Host === host);
+      let pace = null;
+      if (steps && end) {
+        try {
+          const a = await api.chart(steps, {start: end - PACE_MS, end: end + 1, width: 60});
+          const n = a.t.length;
+          pace = n >= 2 ? (a.y[n - 1] - a.y[0]) / ((end - a.t[0]) / 1000) : 0;
+        } catch {
+          pace = null;
+        }
+      }
+      return {h, host, steps, pace, cpu: own('CPUUtilization', host), gpu: own('GPUUtilization', host)};
+    }));
+    if (seq !== hostsSeq) return;  // a newer rendering started
+    const pct = (x) => (x && Number.isFinite(x.last_value) ? `${x.last_value.toFixed(1)} %` : '–');
+    const table = el('table', {class: 'hosts-table', id: 'hosts-table'},
+      el('caption', {}, 'Pace over the last 2 minutes of the job\'s data; CPU and GPU: the latest sample.'),
+      el('thead', {}, el('tr', {}, ['Host', 'Status', 'Step', 'Steps/s', 'Step time', 'CPU', 'GPU', 'Straggler']
+        .map((t) => el('th', {scope: 'col'}, t)))));
+    const tb = el('tbody');
+    for (const r of rows) {
+      const suffix = r.host.split('/').pop();
+      const flagged = lagging.has(`host ${suffix}`);
+      tb.append(el('tr', {class: flagged ? 'straggler' : '', 'data-host': suffix},
+        el('th', {scope: 'row'}, suffix),
+        el('td', {}, el('span', {class: `status status-${r.h.status}`}, r.h.status)),
+        el('td', {}, r.steps && r.steps.last_value !== null ? fmtValue(r.steps.last_value) : '–'),
+        el('td', {}, r.pace === null ? '–' : r.pace.toFixed(2)),
+        el('td', {}, r.pace ? `${Number((1 / r.pace).toPrecision(3))} s` : '–'),
+        el('td', {}, pct(r.cpu)),
+        el('td', {}, pct(r.gpu)),
+        el('td', {}, flagged ? el('span', {class: 'pill rule-IssuesFound'}, 'lagging') : '')));
+    }
+    table.append(tb);
+    const body = el('div', {id: 'hosts-body'}, table);
+    if (!rows.some((r) => r.steps)) {
+      body.append(el('p', {class: 'empty'}, 'No host reported steps: define the step metric (--metric \'step=step (\\d+)\') to compare their pace.'));
+    }
+    hostsSec.querySelector('#hosts-body').replaceWith(body);
+  }
+  if (multiHost) {
+    const hostsTimer = setInterval(() => { if (isRunning(record.status)) renderHosts(); }, 10000);
+    ctx.onLeave(() => clearInterval(hostsTimer));
+  }
+
   function renderRules() {
     const statuses = record.rule_statuses || [];
     const body = el('div', {id: 'rules-body'});
@@ -595,6 +676,7 @@ export async function renderJob(root, name, params, ctx) {
       record = rec;
       updateHeader();
       renderRules();
+      renderHosts();
       charts.forEach(placeMarkers);  // the drawn ones; the others on their fetch
       if (!isRunning(record.status)) liveNote.textContent = '';
     },
@@ -610,6 +692,7 @@ export async function renderJob(root, name, params, ctx) {
   ctx.onLeave(() => { source.close(); clearInterval(polling); });
 
   renderRules();
+  await renderHosts();
   // The charts in view are built and fetched at once, without waiting for the
   // observer's first word (a frame later), and before those a screen away; the
   // page is ready when they are drawn. One layout: nothing changes meanwhile.

@@ -33,7 +33,8 @@ Finding StragglerFinding(const StragglerParams& p, const Input& in, const Rate& 
                          double others, size_t other_hosts, double others_last_step) {
   Finding f;
   f.reason = "straggler";
-  f.subject = prof::HostSubject(lagging.host);
+  // Always named, host 1 too: the hosts are compared with each other.
+  f.subject = absl::StrFormat("host algo-%d", lagging.host);
   f.t_ms = in.t_ms;
   f.observed = lagging.steps_per_s;
   f.threshold = others * (1 - p.threshold / 100);

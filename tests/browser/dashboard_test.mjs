@@ -43,6 +43,7 @@ const N = 1000000;
 const SPIKE_AT = 654321;
 const SPIKE = 50;
 const TENSOR_JOB = 'tensors-1';
+const HOSTS_JOB = 'ddp-hosts';
 const TENSOR_NAMES = ['0.weight', '2.weight', '10.weight'];
 // 20 steps of two statistics of three gradients; 10.weight's abs_mean falls
 // a thousandfold (a vanishing gradient), the others' slowly.
@@ -91,7 +92,14 @@ async function main() {
                          ['python3', '-c', tensorScript(20, 0.02)]);
   const seeds = [1, 2].map((seed) => runJob(args.trainwatch, server, `seed-${seed}`, defs,
                                               py(['--epochs', '3', '--seed', String(seed)])));
-  for (const j of [big, tensors, ...seeds]) {
+  // A job on three hosts, the third three times slower: the hosts panel and
+  // the Straggler rule's finding.
+  const hostJob = (n, pause, count) => runJob(args.trainwatch, server, HOSTS_JOB,
+    ['--host', String(n), '--profile-interval', 'off', '--metric', 'step=step (\\d+)',
+     '--rule', 'Straggler:window=5'],
+    ['/bin/sh', '-c', `i=0; while [ $i -lt ${count} ]; do echo "step $i"; i=$((i+1)); sleep ${pause}; done`]);
+  const hosts = [hostJob(1, '0.1', 80), hostJob(2, '0.1', 80), hostJob(3, '0.3', 27)];
+  for (const j of [big, tensors, ...seeds, ...hosts]) {
     const r = await j.done;
     if (r.code !== 0) throw new Error(`a job failed (${r.code}): ${r.out}`);
   }
@@ -119,6 +127,7 @@ async function main() {
     await checkLazy(page, theme);
     await checkCompare(page, theme);
     await checkTensors(page, theme);
+    await checkHosts(page, theme);
     await page.context().close();
   }
 }
@@ -520,6 +529,34 @@ async function checkTensors(page, theme) {
   await page.$eval('#tensor-panel', (p) => p.scrollIntoView({block: 'center'}));
   await drawn('tensors:gradients:l2');
   check(await page.$eval('#tensor-stat', (s) => s.value) === 'l2', `a URL with ts=l2 opens on l2 (${theme})`);
+}
+
+// A job on several hosts: the hosts panel compares their pace, marks the one
+// the Straggler rule found, and draws each host's steps on one chart.
+async function checkHosts(page, theme) {
+  await open(page, `/job/${HOSTS_JOB}`);
+  await page.waitForSelector('#hosts-table tbody tr');
+  const rows = await page.$$eval('#hosts-table tbody tr', (trs) => trs.map((tr) => ({
+    host: tr.dataset.host, straggler: tr.classList.contains('straggler'),
+    pace: Number(tr.children[3].textContent)})));
+  check(rows.map((r) => r.host).join(',') === 'algo-1,algo-2,algo-3',
+        `the hosts panel has a row per host (${rows.map((r) => r.host).join(', ')}, ${theme})`);
+  check(rows.map((r) => r.straggler).join(',') === 'false,false,true',
+        `the slow host is marked lagging, the others not (${JSON.stringify(rows)})`);
+  check(rows[2].pace > 0 && rows[2].pace < rows[0].pace / 2,
+        `its pace is under half the others' (${rows[2].pace} vs ${rows[0].pace} steps/s)`);
+  await page.$eval('#hosts-panel', (p) => p.scrollIntoView({block: 'start'}));
+  await page.waitForFunction(() => {
+    const box = document.querySelector('#hosts-panel figure.chart[data-metric="HostStep"]');
+    return box && Number(box.dataset.points) > 0;
+  });
+  const labels = await page.evaluate(() => {
+    const box = document.querySelector('#hosts-panel figure.chart[data-metric="HostStep"]');
+    return window.__tw.charts[box.id].series.slice(1).map((x) => x.label);
+  });
+  check(labels.join(',') === 'algo-1,algo-2,algo-3', `"Steps by host" draws a line per host (${labels.join(', ')})`);
+  await axe(page, `the hosts panel (${theme})`);
+  await shot(page, 'job-hosts', theme);
 }
 
 // The tensor panel of a running job: it appears with the job's first
