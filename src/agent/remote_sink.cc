@@ -214,6 +214,14 @@ HttpClient::~HttpClient() {
 HttpResult HttpClient::Call(const std::string& method, const std::string& url,
                             std::string_view body, int64_t connect_timeout_ms, int64_t timeout_ms,
                             std::string_view content_encoding) {
+  Headers headers;
+  headers.content_encoding = content_encoding;
+  return Call(method, url, body, connect_timeout_ms, timeout_ms, headers);
+}
+
+HttpResult HttpClient::Call(const std::string& method, const std::string& url,
+                            std::string_view body, int64_t connect_timeout_ms, int64_t timeout_ms,
+                            const Headers& given) {
   HttpResult result;
   const Curl& lib = LoadCurl();
   if (!lib.error.empty()) {
@@ -229,15 +237,17 @@ HttpResult HttpClient::Call(const std::string& method, const std::string& url,
   // Every option back to its default; the open connection stays.
   lib.easy_reset(curl);
   char error[CURL_ERROR_SIZE] = "";
-  constexpr std::string_view kContentType = "application/json";
-  struct curl_slist* headers =
-      lib.slist_append(nullptr, absl::StrFormat("Content-Type: %s", kContentType).c_str());
-  if (!content_encoding.empty()) {
+  struct curl_slist* headers = lib.slist_append(
+      nullptr, absl::StrFormat("Content-Type: %s", given.content_type).c_str());
+  if (!given.content_encoding.empty()) {
     headers = lib.slist_append(
-        headers, absl::StrFormat("Content-Encoding: %s", content_encoding).c_str());
+        headers, absl::StrFormat("Content-Encoding: %s", given.content_encoding).c_str());
   }
-  for (const std::string& line : SigningHeaders(method, url, body, kContentType)) {
-    headers = lib.slist_append(headers, line.c_str());
+  for (const std::string& line : given.extra) headers = lib.slist_append(headers, line.c_str());
+  if (given.sign) {
+    for (const std::string& line : SigningHeaders(method, url, body, given.content_type)) {
+      headers = lib.slist_append(headers, line.c_str());
+    }
   }
   lib.easy_setopt(curl, CURLOPT_URL, url.c_str());
   lib.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);

@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 #include <stop_token>
 #include <string_view>
 #include <thread>
@@ -79,6 +80,17 @@ class HttpClient {
   HttpResult Call(const std::string& method, const std::string& url, std::string_view body,
                   int64_t connect_timeout_ms, int64_t timeout_ms,
                   std::string_view content_encoding = "");
+  // The same with the request's headers given: `headers` ("Name: value") are
+  // added; `sign`: with the environment's AWS credentials (to a trainwatch
+  // server; never to another system).
+  struct Headers {
+    std::string_view content_type = "application/json";
+    std::string_view content_encoding;
+    std::vector<std::string> extra;
+    bool sign = true;
+  };
+  HttpResult Call(const std::string& method, const std::string& url, std::string_view body,
+                  int64_t connect_timeout_ms, int64_t timeout_ms, const Headers& headers);
 
  private:
   void* handle_ = nullptr;  // CURL*, made on the first call

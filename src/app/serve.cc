@@ -85,6 +85,35 @@ void WriteLive(const api::live::LiveHub& hub, util::PromText* t) {
           static_cast<double>(hub.readers_reset()));
 }
 
+// Per receiver of --remote-write (label url).
+void WriteRemoteWrites(const std::vector<const agent::RemoteWriteOut*>& outs, util::PromText* t) {
+  using Stats = agent::RemoteWriteOut::Stats;
+  const auto family = [&](std::string_view name, std::string_view type, std::string_view help,
+                          auto value) {
+    t->Family(name, type, help);
+    for (const agent::RemoteWriteOut* o : outs) {
+      t->Sample(name, {{"url", o->url()}}, static_cast<double>(value(o->GetStats())));
+    }
+  };
+  family("trainwatch_remote_write_samples_queued_total", "counter",
+         "Samples put in a remote-write receiver's durable queue.",
+         [](const Stats& s) { return s.samples_queued; });
+  family("trainwatch_remote_write_samples_dropped_total", "counter",
+         "Samples not queued for a receiver: its queue was full.",
+         [](const Stats& s) { return s.samples_dropped; });
+  family("trainwatch_remote_write_requests_sent_total", "counter",
+         "Remote-write requests a receiver took.", [](const Stats& s) { return s.requests_sent; });
+  family("trainwatch_remote_write_requests_refused_total", "counter",
+         "Remote-write requests a receiver refused for good (4xx): their samples were dropped.",
+         [](const Stats& s) { return s.requests_refused; });
+  family("trainwatch_remote_write_retries_total", "counter",
+         "Remote-write requests sent again after an error, a 5xx or a 429.",
+         [](const Stats& s) { return s.retries; });
+  family("trainwatch_remote_write_queue_bytes", "gauge",
+         "Bytes in a receiver's queue on disk, not yet taken.",
+         [](const Stats& s) { return s.queue_bytes; });
+}
+
 std::vector<api::MetricsPage::Writer> HealthWriters(const ServeOptions& options, ingest::Ingest* ingest,
                                                     const api::live::LiveHub* hub) {
   std::vector<api::MetricsPage::Writer> out;
@@ -92,6 +121,9 @@ std::vector<api::MetricsPage::Writer> HealthWriters(const ServeOptions& options,
   if (options.db != nullptr) out.push_back([db = options.db](util::PromText* t) { WriteStore(*db, t); });
   if (options.rules != nullptr) {
     out.push_back([engine = options.rules](util::PromText* t) { WriteRules(*engine, t); });
+  }
+  if (!options.remote_writes.empty()) {
+    out.push_back([outs = options.remote_writes](util::PromText* t) { WriteRemoteWrites(outs, t); });
   }
   out.push_back([hub](util::PromText* t) { WriteLive(*hub, t); });
   return out;

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "agent/remote_write.h"
 #include "api/api.h"
 #include "api/live/live_hub.h"
 #include "api/live/live_stream.h"
@@ -65,6 +66,7 @@ struct ServeOptions {
   // null; each must outlive the Serving).
   store::Db* db = nullptr;
   const rules::Engine* rules = nullptr;
+  std::vector<const agent::RemoteWriteOut*> remote_writes;  // --remote-write's receivers
 };
 
 class Serving {

@@ -14,6 +14,7 @@
 #include "api/api.h"
 #include "api/native/native_api.h"
 #include "agent/remote_sink.h"
+#include "agent/remote_write.h"
 #include "agent/server_discovery.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
@@ -46,7 +47,29 @@ struct ServerFlags {
   int threads = 2;
   int64_t poll_us = server::ServerOptions{}.poll_us;
   std::string runner_timeout = "5m";
+  std::vector<std::string> remote_write;         // receivers' URLs
+  std::vector<std::string> remote_write_headers;  // "Name: value", sent to each
 };
+
+// Every sample this server ingests, on to each --remote-write receiver
+// (agent/remote_write.h); unsubscribed before the writers go.
+struct RemoteWrites {
+  ingest::Ingest* ingest = nullptr;
+  std::vector<std::unique_ptr<agent::RemoteWriteOut>> outs;
+  RemoteWrites() = default;
+  RemoteWrites(const RemoteWrites&) = delete;
+  RemoteWrites& operator=(const RemoteWrites&) = delete;
+  ~RemoteWrites() {
+    for (auto& o : outs) ingest->Unsubscribe(o.get());
+  }
+};
+
+// The queue folder of a receiver: <data>/remote-write/<hash of its URL>.
+std::string RemoteWriteQueueDir(const std::string& data_dir, const std::string& url) {
+  uint64_t h = 1469598103934665603ULL;  // FNV-1a 64
+  for (unsigned char c : url) h = (h ^ c) * 1099511628211ULL;
+  return absl::StrFormat("%s/remote-write/%016x", data_dir, h);
+}
 
 // Spools that agents left behind (they ended while the server was away):
 // delivered before anything else is served, so jobs end as their runners saw them.
@@ -154,6 +177,24 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     if (absl::Status s = alarms->Start(); !s.ok()) return ReportError(s);
     backends.alarms = alarms.get();
   }
+  // Remote write out: queued in the data folder, sent in order.
+  RemoteWrites remote_writes;
+  remote_writes.ingest = ingest.get();
+  if (!flags.remote_write.empty() && ingest == nullptr) {
+    return ReportError(absl::FailedPreconditionError(
+        "--remote-write needs this server to hold the data folder (a run holds it now); "
+        "start the server once that run ends"));
+  }
+  for (const std::string& url : flags.remote_write) {
+    agent::RemoteWriteOptions rw;
+    rw.url = url;
+    rw.headers = flags.remote_write_headers;
+    rw.queue_dir = RemoteWriteQueueDir(data_dir, url);
+    absl::StatusOr<std::unique_ptr<agent::RemoteWriteOut>> out = agent::RemoteWriteOut::Create(rw);
+    if (!out.ok()) return ReportError(out.status(), absl::IsInvalidArgument(out.status()) ? 2 : 1);
+    ingest->Subscribe(out->get());
+    remote_writes.outs.push_back(*std::move(out));
+  }
   // Each job that ends gets its report in its folder (jobs/NAME/report.html).
   std::unique_ptr<app::JobReports> reports;
   if (ingest != nullptr) reports = std::make_unique<app::JobReports>(**db, data_dir, ingest.get());
@@ -168,6 +209,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   serve_options.server.poll_us = flags.poll_us;
   serve_options.db = db->get();
   if (rules != nullptr) serve_options.rules = &rules->engine();
+  for (const auto& out : remote_writes.outs) serve_options.remote_writes.push_back(out.get());
   absl::StatusOr<std::unique_ptr<app::Serving>> served =
       app::Serving::Start(serve_options, backends, ingest.get());
   if (!served.ok()) {
@@ -259,6 +301,13 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
   cmd->add_option("--runner-timeout", flags->runner_timeout,
                   "record a job host as Failed when its runner, on another machine, has not "
                   "been heard from for this long (runners beat every second; default 5m)");
+  cmd->add_option("--remote-write", flags->remote_write,
+                  "also send every sample this server ingests to this Prometheus remote-write "
+                  "receiver (http://[user:password@]host:port/path; repeatable), through a "
+                  "durable queue in the data folder (docs/prometheus.md)");
+  cmd->add_option("--remote-write-header", flags->remote_write_headers,
+                  "a header sent with every remote-write request, \"Name: value\" (repeatable; "
+                  "e.g. \"Authorization: Bearer TOKEN\")");
   AddDataOption(cmd, options);
   cmd->footer(
       "Examples:\n"
@@ -270,6 +319,7 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
       "--namespace /aws/sagemaker/TrainingJobs --metric-name train:loss --dimensions "
       "Name=TrainingJobName,Value=mnist-7 --statistic Maximum --period 60 --evaluation-periods 3 "
       "--threshold 5 --comparison-operator GreaterThanThreshold --alarm-actions StopTraining\n"
+      "  trainwatch server --remote-write http://127.0.0.1:8428/api/v1/write\n"
       "  trainwatch server --listen 0.0.0.0:9400 --auth ~/.config/trainwatch/auth\n"
       "See docs/api.md for the operations served and the auth file format, docs/alarms.md for "
       "alarms.");
