@@ -141,13 +141,14 @@ export async function renderJob(root, name, params, ctx) {
   ctx.onLeave(() => observer.disconnect());
   const algorithm = series.filter((s) => s.group === 'algorithm');
   const isHostStep = (s) => s.namespace === 'trainwatch/JobEvents' && s.metric === 'HostStep';
-  const system = series.filter((s) => s.group === 'system' && !(multiHost && isHostStep(s)));
+  // Each host's own steps: the hosts panel's (a job on one host has its step chart).
+  const system = series.filter((s) => s.group === 'system' && !isHostStep(s));
   if (multiHost) {
     const hostSteps = series.filter(isHostStep);
     hostsSec.append(el('div', {id: 'hosts-body'}), hostsGrid);
     if (hostSteps.length) {
       hostSteps.sort((a, b) => systemLabel(a).localeCompare(systemLabel(b), undefined, {numeric: true}));
-      addChart(hostsGrid, hostSteps, true, 'Steps by host');
+      addChart(hostsGrid, hostSteps, true, 'Steps by host').hostSteps = true;
     }
   }
   for (const s of algorithm) addChart(metricsGrid, [s], false, s.metric);
@@ -245,6 +246,23 @@ export async function renderJob(root, name, params, ctx) {
       if (s.group === 'algorithm') refreshMathIds();
       if (s.group === 'tensors') continue;  // the tensor panel draws what it chose
       let entry;
+      if (isHostStep(s)) {
+        if (!multiHost) continue;
+        // The hosts' steps chart again, with this host's line too.
+        const old = charts.find((c) => c.hostSteps);
+        if (old) {
+          charts.splice(charts.indexOf(old), 1);
+          observer.unobserve(old.box);
+          if (old.chart) old.chart.destroy();
+          else old.box.remove();
+        }
+        const lines = series.filter(isHostStep)
+          .sort((a, b) => systemLabel(a).localeCompare(systemLabel(b), undefined, {numeric: true}));
+        entry = addChart(hostsGrid, lines, true, 'Steps by host');
+        entry.hostSteps = true;
+        observer.observe(entry.box);
+        continue;
+      }
       if (s.group !== 'system') {
         metricsGrid.querySelector('.empty')?.remove();
         entry = addChart(metricsGrid, [s], false, s.metric);
@@ -499,6 +517,7 @@ export async function renderJob(root, name, params, ctx) {
           const a = await api.chart(steps, {start: end - PACE_MS, end: end + 1, width: 60});
           const n = a.t.length;
           pace = n >= 2 ? (a.y[n - 1] - a.y[0]) / ((end - a.t[0]) / 1000) : 0;
+          if (!Number.isFinite(pace)) pace = null;
         } catch {
           pace = null;
         }
@@ -508,7 +527,8 @@ export async function renderJob(root, name, params, ctx) {
     if (seq !== hostsSeq) return;  // a newer rendering started
     const pct = (x) => (x && Number.isFinite(x.last_value) ? `${x.last_value.toFixed(1)} %` : '–');
     const table = el('table', {class: 'hosts-table', id: 'hosts-table'},
-      el('caption', {}, 'Pace over the last 2 minutes of the job\'s data; CPU and GPU: the latest sample.'),
+      el('caption', {}, 'Pace over the last 2 minutes of the job\'s data; CPU and GPU: the latest sample; ' +
+      'Straggler: the rule found the host lagging during the run.'),
       el('thead', {}, el('tr', {}, ['Host', 'Status', 'Step', 'Steps/s', 'Step time', 'CPU', 'GPU', 'Straggler']
         .map((t) => el('th', {scope: 'col'}, t)))));
     const tb = el('tbody');
@@ -523,7 +543,7 @@ export async function renderJob(root, name, params, ctx) {
         el('td', {}, r.pace ? `${Number((1 / r.pace).toPrecision(3))} s` : '–'),
         el('td', {}, pct(r.cpu)),
         el('td', {}, pct(r.gpu)),
-        el('td', {}, flagged ? el('span', {class: 'pill rule-IssuesFound'}, 'lagging') : '')));
+        el('td', {}, flagged ? el('span', {class: 'pill rule-IssuesFound'}, 'found lagging') : '')));
     }
     table.append(tb);
     const body = el('div', {id: 'hosts-body'}, table);

@@ -57,22 +57,68 @@ void PutSample(double value, int64_t t_ms, std::string* out) {
   PutBytesField(0x12, s, out);
 }
 
-bool Retriable(long status) { return status == 0 || status == 429 || status >= 500; }
+// 400 and 413: the receiver refuses these samples, sent again or not.
+bool Refused(long status) { return status == 400 || status == 413; }
+
+bool GetVarint(std::string_view* in, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64 && !in->empty(); shift += 7) {
+    const uint8_t b = static_cast<uint8_t>(in->front());
+    in->remove_prefix(1);
+    *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
 void AppendWriteRequest(const model::SampleBatch& batch, std::string* out) {
   std::string series;
+  std::vector<model::Sample> rows;
   for (const model::SeriesSamples& s : batch.series) {
     if (s.size() == 0) continue;
-    series = LabelFields(s.key);
-    for (const model::Sample& x : s.samples) PutSample(x.value, x.t_ms, &series);
-    for (const model::WeightedSample& x : s.weighted) PutSample(x.value, x.t_ms, &series);
+    rows.assign(s.samples.begin(), s.samples.end());
+    for (const model::WeightedSample& x : s.weighted) rows.push_back({x.t_ms, x.value});
     for (const model::StatisticSet& x : s.statistic_sets) {
-      PutSample(x.sample_count > 0 ? x.sum / x.sample_count : 0, x.t_ms, &series);
+      rows.push_back({x.t_ms, x.sample_count > 0 ? x.sum / x.sample_count : 0});
+    }
+    // In time order, the last of a timestamp's values kept: a receiver
+    // refuses a whole request for a sample out of order or a second value at
+    // one timestamp.
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const model::Sample& a, const model::Sample& b) { return a.t_ms < b.t_ms; });
+    series = LabelFields(s.key);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i + 1 < rows.size() && rows[i + 1].t_ms == rows[i].t_ms) continue;
+      PutSample(rows[i].value, rows[i].t_ms, &series);
     }
     PutBytesField(0x0a, series, out);  // WriteRequest.timeseries
   }
+}
+
+std::vector<std::string> SplitWriteRequest(std::string_view request) {
+  std::vector<std::string> out;
+  while (!request.empty()) {
+    std::string_view field = request;
+    uint64_t tag = 0, size = 0;
+    if (!GetVarint(&request, &tag) || (tag & 7) != 2 || !GetVarint(&request, &size) ||
+        size > request.size()) {
+      break;  // not what AppendWriteRequest writes: stop splitting
+    }
+    request.remove_prefix(size);
+    if (tag >> 3 == 1) out.emplace_back(field.substr(0, field.size() - request.size()));
+  }
+  return out;
+}
+
+std::string WithoutUserInfo(std::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const size_t end = std::min(url.find('/', start), url.size());
+  const size_t at = url.substr(0, end).rfind('@');
+  if (at == std::string_view::npos || at < start) return std::string(url);
+  return std::string(url.substr(0, start)) + std::string(url.substr(at + 1));
 }
 
 absl::StatusOr<std::unique_ptr<RemoteWriteOut>> RemoteWriteOut::Create(RemoteWriteOptions options) {
@@ -80,7 +126,7 @@ absl::StatusOr<std::unique_ptr<RemoteWriteOut>> RemoteWriteOut::Create(RemoteWri
     return absl::InvalidArgumentError(absl::StrFormat(
         "remote write URL \"%s\": want http://host:port/path or https://... (e.g. "
         "http://127.0.0.1:8428/api/v1/write for VictoriaMetrics)",
-        options.url));
+        WithoutUserInfo(options.url)));
   }
   for (const std::string& h : options.headers) {
     const size_t colon = h.find(':');
@@ -98,7 +144,7 @@ absl::StatusOr<std::unique_ptr<RemoteWriteOut>> RemoteWriteOut::Create(RemoteWri
 }
 
 RemoteWriteOut::RemoteWriteOut(RemoteWriteOptions options, std::unique_ptr<Spool> queue)
-    : options_(std::move(options)), queue_(std::move(queue)) {}
+    : options_(std::move(options)), shown_url_(WithoutUserInfo(options_.url)), queue_(std::move(queue)) {}
 
 RemoteWriteOut::~RemoteWriteOut() {
   sender_.request_stop();
@@ -135,7 +181,7 @@ void RemoteWriteOut::Flush() {
   if (!seq.ok()) {
     samples_dropped_ += samples;
     util::LogWarning(absl::StrFormat("remote write to %s: %d samples not queued: %s",
-                                     options_.url, samples, seq.status().message()));
+                                     shown_url_, samples, seq.status().message()));
     return;
   }
   samples_queued_ += samples;
@@ -170,7 +216,7 @@ void RemoteWriteOut::SendLoop(std::stop_token stop) {
   while (!stop.stop_requested()) {
     absl::StatusOr<std::optional<Spool::Record>> front = queue_->Front(500);
     if (!front.ok()) {
-      util::LogWarning(absl::StrFormat("remote write to %s: reading the queue: %s", options_.url,
+      util::LogWarning(absl::StrFormat("remote write to %s: reading the queue: %s", shown_url_,
                                        front.status().message()));
       std::this_thread::sleep_for(std::chrono::seconds(1));
       continue;
@@ -179,10 +225,47 @@ void RemoteWriteOut::SendLoop(std::stop_token stop) {
     const Spool::Record& record = **front;
     HttpResult r = client.Call("POST", options_.url, record.payload, 10'000, options_.timeout_ms,
                                headers);
-    if (r.status >= 200 && r.status < 300) {
+    if (Refused(r.status)) {
+      // One series out of order refuses the whole request: the others go
+      // again one series a request, and only the series refused again are
+      // dropped.
+      std::vector<std::string> parts;
+      if (absl::StatusOr<std::string> plain = api::SnappyUncompress(record.payload, size_t{1} << 30);
+          plain.ok()) {
+        parts = SplitWriteRequest(*plain);
+      }
+      size_t refused = parts.size() > 1 ? 0 : 1;
+      std::string first_refusal = r.body.substr(0, 300);
+      bool retry = false;
+      for (size_t i = 0; parts.size() > 1 && i < parts.size() && !stop.stop_requested(); ++i) {
+        HttpResult one = client.Call("POST", options_.url, api::SnappyCompress(parts[i]), 10'000,
+                                     options_.timeout_ms, headers);
+        if (Refused(one.status)) {
+          if (refused++ == 0) first_refusal = one.body.substr(0, 300);
+        } else if (one.status < 200 || one.status >= 300) {
+          retry = true;  // the receiver went away meanwhile: the record again, later
+          r = one;
+          break;
+        }
+      }
+      if (!retry) {
+        if (refused > 0) {
+          requests_refused_.fetch_add(1, std::memory_order_relaxed);
+          util::LogWarning(absl::StrFormat(
+              "remote write to %s refused %d series of a request (HTTP %d: %s); their samples "
+              "are dropped",
+              shown_url_, refused, r.status, first_refusal));
+        } else {
+          requests_sent_.fetch_add(1, std::memory_order_relaxed);
+        }
+        backoff_ms = 0;
+        (void)queue_->Ack(record.seq);
+        continue;
+      }
+    } else if (r.status >= 200 && r.status < 300) {
       requests_sent_.fetch_add(1, std::memory_order_relaxed);
       if (!last_error.empty()) {
-        util::LogInfo(absl::StrFormat("remote write to %s: taken again", options_.url));
+        util::LogInfo(absl::StrFormat("remote write to %s: taken again", shown_url_));
         last_error.clear();
       }
       backoff_ms = 0;
@@ -192,18 +275,10 @@ void RemoteWriteOut::SendLoop(std::stop_token stop) {
     const std::string why = r.status == 0 ? r.error
                                           : absl::StrFormat("HTTP %d: %s", r.status,
                                                             r.body.substr(0, 300));
-    if (!Retriable(r.status)) {
-      requests_refused_.fetch_add(1, std::memory_order_relaxed);
-      util::LogWarning(absl::StrFormat(
-          "remote write to %s refused a request for good (%s); its samples are dropped",
-          options_.url, why));
-      (void)queue_->Ack(record.seq);
-      continue;
-    }
     retries_.fetch_add(1, std::memory_order_relaxed);
     if (why != last_error) {
       util::LogWarning(absl::StrFormat("remote write to %s: %s; retrying (the samples wait in %s)",
-                                       options_.url, why, options_.queue_dir));
+                                       shown_url_, why, options_.queue_dir));
       last_error = why;
     }
     backoff_ms = std::min(options_.max_backoff_ms, backoff_ms == 0 ? 100 : backoff_ms * 2);

@@ -9,13 +9,16 @@
 // observer call only encodes into a buffer; a thread moves the buffer to the
 // queue every flush interval (fdatasync), and a sender posts the queue's
 // records in order (remote-write 1.0: protobuf WriteRequest, snappy), each
-// until the receiver takes it. A receiver that is down or slow costs delay,
-// not samples: 5xx, 429 and connection errors are retried with backoff
-// (capped), for as long as it takes; records stay on disk across restarts of
-// either side and are sent in their order. A 4xx other than 429 means the
-// receiver refuses that request for good (malformed, out of order): it is
-// dropped, logged and counted. What was in the buffer at a crash (at most a
-// flush interval's samples, which the store has) is not sent.
+// until the receiver takes it. A receiver that is down, slow or misconfigured
+// costs delay, not samples: connection errors and every answer but 2xx, 400
+// and 413 are retried with backoff (capped), for as long as it takes (a 401
+// after a token changed, a 404 for a wrong path: the queue waits for the fix);
+// records stay on disk across restarts of either side and are sent in their
+// order. A 400 or 413 refuses the request's samples: Prometheus refuses a
+// whole request for one sample out of order, so a refused request of several
+// series is sent again one series a request, and only the series refused
+// again are dropped (logged and counted). What was in the buffer at a crash
+// (at most a flush interval's samples, which the store has) is not sent.
 //
 // Thread-safe: OnSamples may be called from any thread.
 
@@ -50,8 +53,16 @@ struct RemoteWriteOptions {
 // A WriteRequest's timeseries for `batch` (protobuf, uncompressed), appended
 // to *out: WriteRequests concatenate, so buffered batches make one request.
 // Plain samples as they are; PutMetricData's Values/Counts each value once;
-// statistic sets their average (sum / count).
+// statistic sets their average (sum / count). Each series' samples in time
+// order, one a timestamp (the last given), as receivers require.
 void AppendWriteRequest(const model::SampleBatch& batch, std::string* out);
+
+// The WriteRequest's timeseries, one request each (uncompressed).
+std::vector<std::string> SplitWriteRequest(std::string_view request);
+
+// `url` without user and password ("http://u:p@h/x" -> "http://h/x"), for
+// logs, labels and the queue's folder name.
+std::string WithoutUserInfo(std::string_view url);
 
 class RemoteWriteOut final : public model::IngestObserver {
  public:
@@ -71,7 +82,8 @@ class RemoteWriteOut final : public model::IngestObserver {
     int64_t queue_bytes = 0;       // on disk, not yet taken
   };
   Stats GetStats() const;
-  const std::string& url() const { return options_.url; }
+  // The receiver's URL without user and password.
+  const std::string& url() const { return shown_url_; }
 
  private:
   RemoteWriteOut(RemoteWriteOptions options, std::unique_ptr<Spool> queue);
@@ -80,6 +92,7 @@ class RemoteWriteOut final : public model::IngestObserver {
   void Flush();
 
   const RemoteWriteOptions options_;
+  const std::string shown_url_;
   std::unique_ptr<Spool> queue_;
   util::Mutex mu_;
   std::condition_variable_any wake_;

@@ -64,7 +64,8 @@ struct RemoteWrites {
   }
 };
 
-// The queue folder of a receiver: <data>/remote-write/<hash of its URL>.
+// The queue folder of a receiver: <data>/remote-write/<hash of its URL>
+// (without user and password, so that a new password keeps the queue).
 std::string RemoteWriteQueueDir(const std::string& data_dir, const std::string& url) {
   uint64_t h = 1469598103934665603ULL;  // FNV-1a 64
   for (unsigned char c : url) h = (h ^ c) * 1099511628211ULL;
@@ -185,11 +186,18 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
         "--remote-write needs this server to hold the data folder (a run holds it now); "
         "start the server once that run ends"));
   }
-  for (const std::string& url : flags.remote_write) {
+  for (size_t i = 0; i < flags.remote_write.size(); ++i) {
+    const std::string& url = flags.remote_write[i];
+    if (std::find(flags.remote_write.begin(), flags.remote_write.begin() + i, url) !=
+        flags.remote_write.begin() + i) {
+      return ReportError(absl::InvalidArgumentError(
+          absl::StrFormat("--remote-write %s is given twice; give each receiver once",
+                          agent::WithoutUserInfo(url))), 2);
+    }
     agent::RemoteWriteOptions rw;
     rw.url = url;
     rw.headers = flags.remote_write_headers;
-    rw.queue_dir = RemoteWriteQueueDir(data_dir, url);
+    rw.queue_dir = RemoteWriteQueueDir(data_dir, agent::WithoutUserInfo(url));
     absl::StatusOr<std::unique_ptr<agent::RemoteWriteOut>> out = agent::RemoteWriteOut::Create(rw);
     if (!out.ok()) return ReportError(out.status(), absl::IsInvalidArgument(out.status()) ? 2 : 1);
     ingest->Subscribe(out->get());
@@ -273,8 +281,11 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   sweeper.join();
   agent::WithdrawServer(data_dir);
   served->reset();   // the server has stopped; the live hub leaves the ingest
+  alarms.reset();    // its thread runs actions through the rules'
   rules.reset();     // before the backends it acts through
   reports.reset();   // writes the reports still due
+  // The jobs' last samples reach the remote-write queues, which go next.
+  local_jobs.reset();
   return 0;
 }
 

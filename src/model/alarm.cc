@@ -71,7 +71,8 @@ std::string EncodeAlarmRecord(const AlarmRecord& r) {
   for (const Dimension& dim : d.dimensions) dims.push_back({dim.name, dim.value});
   Json history = Json::array();
   for (const AlarmHistoryItem& h : r.history) {
-    history.push_back({{"t_ms", h.t_ms}, {"type", h.type}, {"summary", h.summary}, {"data", h.data}});
+    history.push_back({{"seq", h.seq}, {"t_ms", h.t_ms}, {"type", h.type}, {"summary", h.summary},
+                       {"data", h.data}});
   }
   Json j = {
       {"v", 1},
@@ -153,6 +154,7 @@ absl::StatusOr<AlarmRecord> DecodeAlarmRecord(std::string_view bytes) {
     if (auto it = j.find("history"); it != j.end() && it->is_array()) {
       for (const Json& h : *it) {
         AlarmHistoryItem item;
+        Read(h, "seq", &item.seq);
         Read(h, "t_ms", &item.t_ms);
         Read(h, "type", &item.type);
         Read(h, "summary", &item.summary);

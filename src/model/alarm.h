@@ -64,6 +64,7 @@ struct AlarmDefinition {
 };
 
 struct AlarmHistoryItem {
+  int64_t seq = 0;  // counts up from 1 in each alarm's history (pages of history)
   int64_t t_ms = 0;
   // "ConfigurationUpdate", "StateUpdate" or "Action".
   std::string type;

@@ -15,6 +15,7 @@
 #include "query/statistic.h"
 #include "rules/config.h"
 #include "util/log.h"
+#include "util/status_macros.h"
 #include "util/time_parse.h"
 
 namespace trainwatch::rules {
@@ -64,6 +65,14 @@ std::string ReasonDate(int64_t t_ms) {
 
 std::string Number(double v) { return absl::StrFormat("%.15g", v); }
 
+// Appends `item` with the next sequence number; the oldest items go beyond
+// kMaxAlarmHistory.
+void AddHistory(model::AlarmRecord& alarm, model::AlarmHistoryItem item) {
+  item.seq = alarm.history.empty() ? 1 : alarm.history.back().seq + 1;
+  alarm.history.push_back(std::move(item));
+  while (alarm.history.size() > model::kMaxAlarmHistory) alarm.history.erase(alarm.history.begin());
+}
+
 }  // namespace
 
 AlarmEvaluation EvaluateAlarm(const model::AlarmDefinition& alarm, AlarmState current,
@@ -83,24 +92,24 @@ AlarmEvaluation EvaluateAlarm(const model::AlarmDefinition& alarm, AlarmState cu
     for (int i = 0; i < n; ++i) evaluated.push_back(present[present.size() - 1 - i]);
     for (const AlarmPeriod* p : evaluated) breaching += Breaches(alarm.comparison, *p->value, alarm.threshold);
   } else {
-    const size_t newest = std::min<size_t>(periods.size(), static_cast<size_t>(n));
-    for (size_t i = 0; i < newest; ++i) {
-      const AlarmPeriod& p = periods[periods.size() - 1 - i];
-      if (p.value) {
-        evaluated.push_back(&p);
-        breaching += Breaches(alarm.comparison, *p.value, alarm.threshold);
-      } else if (alarm.treat_missing_data == MissingData::kBreaching) {
-        ++breaching;
-        filled = true;
-      } else if (alarm.treat_missing_data == MissingData::kNotBreaching) {
-        filled = true;
-      } else {
-        ++undecided;
-      }
+    // Fewer than N datapoints in the range: those present, newest first, and
+    // the rest of the N as TreatMissingData says.
+    for (auto it = present.rbegin(); it != present.rend(); ++it) {
+      evaluated.push_back(*it);
+      breaching += Breaches(alarm.comparison, *(*it)->value, alarm.threshold);
     }
-    // Periods before the data began count as missing too.
-    undecided += n - static_cast<int>(newest);
-    if (alarm.treat_missing_data == MissingData::kBreaching) breaching += n - static_cast<int>(newest);
+    const int missing = n - static_cast<int>(present.size());
+    switch (alarm.treat_missing_data) {
+      case MissingData::kBreaching:
+        breaching += missing;
+        filled = true;
+        break;
+      case MissingData::kNotBreaching:
+        filled = true;
+        break;
+      default:
+        undecided = missing;
+    }
   }
 
   AlarmEvaluation out;
@@ -219,8 +228,7 @@ absl::Status AlarmService::Put(const model::AlarmDefinition& definition) {
       absl::Status s = ValidateAction(action);
       if (!s.ok()) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "alarm action \"%s\": %s. trainwatch runs the rules' actions, not AWS ARNs.", action,
-            s.message()));
+            "alarm %s (trainwatch runs the rules' actions, not AWS ARNs)", s.message()));
       }
       if (!job && (action == "StopTraining" || action.starts_with("signal:"))) {
         return absl::InvalidArgumentError(absl::StrFormat(
@@ -231,38 +239,42 @@ absl::Status AlarmService::Put(const model::AlarmDefinition& definition) {
     }
   }
   const int64_t now_ms = options_.clock->NowMs();
-  util::MutexLock lock(mu_);
-  auto [it, created] = alarms_.try_emplace(definition.name);
-  model::AlarmRecord& alarm = it->second;
-  alarm.definition = definition;
-  alarm.arn = ArnOf(definition.name);
-  alarm.configuration_updated_ms = now_ms;
-  alarm.evaluated_through_ms = 0;
-  if (created) alarm.state_updated_ms = now_ms;
-  alarm.history.push_back({now_ms, "ConfigurationUpdate",
-                           absl::StrFormat("Alarm \"%s\" %s", definition.name,
-                                           created ? "created" : "updated"),
-                           Json{{"version", "1.0"}, {"type", created ? "Create" : "Update"}}.dump()});
-  EvaluateLocked(alarm, now_ms);
-  while (alarm.history.size() > model::kMaxAlarmHistory) alarm.history.erase(alarm.history.begin());
-  Persist(alarm);
+  util::MutexLock changes(write_mu_);
+  {
+    util::MutexLock lock(mu_);
+    auto [it, created] = alarms_.try_emplace(definition.name);
+    model::AlarmRecord& alarm = it->second;
+    alarm.definition = definition;
+    alarm.arn = ArnOf(definition.name);
+    alarm.configuration_updated_ms = now_ms;
+    alarm.evaluated_through_ms = 0;
+    if (created) alarm.state_updated_ms = now_ms;
+    AddHistory(alarm, {0, now_ms, "ConfigurationUpdate",
+                       absl::StrFormat("Alarm \"%s\" %s", definition.name,
+                                       created ? "created" : "updated"),
+                       Json{{"version", "1.0"}, {"type", created ? "Create" : "Update"}}.dump()});
+  }
+  EvaluateOne(definition.name, now_ms, /*persist=*/true);
   return absl::OkStatus();
 }
 
 absl::Status AlarmService::Delete(const std::vector<std::string>& names) {
-  util::MutexLock lock(mu_);
-  std::vector<std::string> unknown;
-  for (const std::string& n : names) {
-    if (!alarms_.contains(n)) unknown.push_back(n);
+  util::MutexLock changes(write_mu_);
+  {
+    util::MutexLock lock(mu_);
+    std::vector<std::string> unknown;
+    for (const std::string& n : names) {
+      if (!alarms_.contains(n)) unknown.push_back(n);
+    }
+    if (!unknown.empty()) {
+      return absl::NotFoundError(absl::StrFormat("%s not found: %s",
+                                                 unknown.size() == 1 ? "Alarm" : "Alarms",
+                                                 absl::StrJoin(unknown, ", ")));
+    }
   }
-  if (!unknown.empty()) {
-    return absl::NotFoundError(absl::StrFormat("%s not found: %s",
-                                               unknown.size() == 1 ? "Alarm" : "Alarms",
-                                               absl::StrJoin(unknown, ", ")));
-  }
   for (const std::string& n : names) {
-    absl::Status s = sink_->DeleteAlarm(n);
-    if (!s.ok()) return s;
+    TW_RETURN_IF_ERROR(sink_->DeleteAlarm(n));
+    util::MutexLock lock(mu_);
     alarms_.erase(n);
   }
   return absl::OkStatus();
@@ -271,11 +283,16 @@ absl::Status AlarmService::Delete(const std::vector<std::string>& names) {
 absl::Status AlarmService::SetState(const std::string& name, AlarmState state,
                                     const std::string& reason, const std::string& reason_data) {
   const int64_t now_ms = options_.clock->NowMs();
-  util::MutexLock lock(mu_);
-  auto it = alarms_.find(name);
-  if (it == alarms_.end()) return absl::NotFoundError(absl::StrFormat("Alarm %s not found", name));
-  ChangeStateLocked(it->second, {state, reason, reason_data}, now_ms);
-  Persist(it->second);
+  util::MutexLock changes(write_mu_);
+  model::AlarmRecord copy;
+  {
+    util::MutexLock lock(mu_);
+    auto it = alarms_.find(name);
+    if (it == alarms_.end()) return absl::NotFoundError(absl::StrFormat("Alarm %s not found", name));
+    ChangeStateLocked(it->second, {state, reason, reason_data}, now_ms);
+    copy = it->second;
+  }
+  Persist(copy);
   return absl::OkStatus();
 }
 
@@ -289,26 +306,37 @@ std::vector<model::AlarmRecord> AlarmService::List() const {
 
 void AlarmService::EvaluateDue() {
   const int64_t now_ms = options_.clock->NowMs();
-  util::MutexLock lock(mu_);
-  for (auto& [name, alarm] : alarms_) {
-    const int64_t period_ms = alarm.definition.period_s * 1000;
-    const int64_t through = (now_ms - options_.settle_ms) / period_ms * period_ms;
-    if (through <= alarm.evaluated_through_ms) continue;
-    const AlarmState before = alarm.state;
-    const std::string reason_before = alarm.state_reason;
-    EvaluateLocked(alarm, now_ms);
-    if (alarm.state != before || alarm.state_reason != reason_before) Persist(alarm);
+  util::MutexLock changes(write_mu_);
+  std::vector<std::string> due;
+  {
+    util::MutexLock lock(mu_);
+    for (const auto& [name, alarm] : alarms_) {
+      const int64_t period_ms = alarm.definition.period_s * 1000;
+      if (period_ms <= 0) continue;  // not an alarm the api would have taken
+      const int64_t through = (now_ms - options_.settle_ms) / period_ms * period_ms;
+      if (through > alarm.evaluated_through_ms) due.push_back(name);
+    }
   }
+  for (const std::string& name : due) EvaluateOne(name, now_ms, /*persist=*/false);
 }
 
-void AlarmService::EvaluateLocked(model::AlarmRecord& alarm, int64_t now_ms) {
-  const model::AlarmDefinition& d = alarm.definition;
+void AlarmService::EvaluateOne(const std::string& name, int64_t now_ms, bool persist) {
+  model::AlarmDefinition d;
+  AlarmState state;
+  {
+    util::MutexLock lock(mu_);
+    auto it = alarms_.find(name);
+    if (it == alarms_.end()) return;
+    d = it->second.definition;
+    state = it->second.state;
+  }
   const int64_t period_ms = d.period_s * 1000;
+  if (period_ms <= 0) return;
   const int64_t end_ms = (now_ms - options_.settle_ms) / period_ms * period_ms;
   const int range = d.evaluation_periods + kAlarmRangeExtraPeriods;
-  alarm.evaluated_through_ms = end_ms;
+  // The metric is read without the lock List takes.
+  std::optional<AlarmEvaluation> e;
   std::optional<query::Statistic> stat = query::ParseStatistic(d.statistic);
-  if (!stat) return;  // the api checked it
   query::StatisticsQuery q;
   q.metric = {d.ns, d.metric, d.dimensions};
   q.unit = d.unit;
@@ -317,22 +345,35 @@ void AlarmService::EvaluateLocked(model::AlarmRecord& alarm, int64_t now_ms) {
   q.end_ms = end_ms;
   q.period_s = d.period_s;
   q.now_ms = now_ms;
-  q.statistics = {*stat};
-  absl::StatusOr<std::vector<query::StatisticsBucket>> buckets = metrics_->GetStatistics(q);
+  if (stat) q.statistics = {*stat};
+  absl::StatusOr<std::vector<query::StatisticsBucket>> buckets =
+      stat ? metrics_->GetStatistics(q) : absl::InvalidArgumentError("unknown statistic " + d.statistic);
   if (!buckets.ok()) {
     util::LogWarning(absl::StrFormat("alarm \"%s\": reading %s %s failed: %s", d.name, d.ns,
                                      d.metric, buckets.status().message()));
-    return;
+  } else {
+    std::vector<AlarmPeriod> periods(range);
+    for (int i = 0; i < range; ++i) periods[i].t_ms = q.start_ms + i * period_ms;
+    for (const query::StatisticsBucket& b : *buckets) {
+      const int64_t i = (b.t_ms - q.start_ms) / period_ms;
+      if (i >= 0 && i < range && !b.values.empty() && b.values[0]) periods[i].value = *b.values[0];
+    }
+    e = EvaluateAlarm(d, state, periods, now_ms);
   }
-  std::vector<AlarmPeriod> periods(range);
-  for (int i = 0; i < range; ++i) periods[i].t_ms = q.start_ms + i * period_ms;
-  for (const query::StatisticsBucket& b : *buckets) {
-    const int64_t i = (b.t_ms - q.start_ms) / period_ms;
-    if (i >= 0 && i < range && !b.values.empty() && b.values[0]) periods[i].value = *b.values[0];
+  model::AlarmRecord copy;
+  {
+    util::MutexLock lock(mu_);
+    auto it = alarms_.find(name);
+    if (it == alarms_.end()) return;
+    model::AlarmRecord& alarm = it->second;
+    alarm.evaluated_through_ms = end_ms;
+    const AlarmState before = alarm.state;
+    const std::string reason_before = alarm.state_reason;
+    if (e && e->decided) ChangeStateLocked(alarm, *std::move(e), now_ms);
+    persist = persist || alarm.state != before || alarm.state_reason != reason_before;
+    if (persist) copy = alarm;
   }
-  AlarmEvaluation e = EvaluateAlarm(d, alarm.state, periods, now_ms);
-  if (!e.decided) return;
-  ChangeStateLocked(alarm, std::move(e), now_ms);
+  if (persist) Persist(copy);
 }
 
 void AlarmService::ChangeStateLocked(model::AlarmRecord& alarm, AlarmEvaluation e, int64_t now_ms) {
@@ -349,8 +390,8 @@ void AlarmService::ChangeStateLocked(model::AlarmRecord& alarm, AlarmEvaluation 
     Json parsed = Json::parse(e.reason_data, nullptr, false);
     if (!parsed.is_discarded()) new_state["stateReasonData"] = std::move(parsed);
   }
-  alarm.history.push_back(
-      {now_ms, "StateUpdate",
+  AddHistory(alarm,
+      {0, now_ms, "StateUpdate",
        absl::StrFormat("Alarm updated from %s to %s", model::AlarmStateName(old_state),
                        model::AlarmStateName(e.state)),
        Json{{"version", "1.0"},
@@ -376,11 +417,10 @@ void AlarmService::ChangeStateLocked(model::AlarmRecord& alarm, AlarmEvaluation 
                                   model::AlarmStateName(old_state), model::AlarmStateName(e.state),
                                   e.reason);
       if (actions_ != nullptr) actions_->Run(request);
-      alarm.history.push_back({now_ms, "Action", absl::StrFormat("Started action %s", action),
-                               Json{{"version", "1.0"}, {"action", action}}.dump()});
+      AddHistory(alarm, {0, now_ms, "Action", absl::StrFormat("Started action %s", action),
+                         Json{{"version", "1.0"}, {"action", action}}.dump()});
     }
   }
-  while (alarm.history.size() > model::kMaxAlarmHistory) alarm.history.erase(alarm.history.begin());
 }
 
 void AlarmService::Persist(const model::AlarmRecord& alarm) {

@@ -13,7 +13,9 @@
 //   TW_RETURN_IF_ERROR(alarms.Load(stored));   // what the store holds
 //   alarms.Start();
 //
-// Thread safety: every public method is thread-safe.
+// Thread safety: every public method is thread-safe. Changes (Put, Delete,
+// SetState, an evaluation) take turns, and read the metrics and write the
+// store outside the lock that List takes: reads never wait for the disk.
 
 #include <cstdint>
 #include <map>
@@ -109,16 +111,18 @@ class AlarmService {
 
   // Evaluates every alarm whose newest complete period is newer than its
   // last evaluation (the thread calls this; tests call it with a fake clock).
-  void EvaluateDue();
+  void EvaluateDue() ABSL_LOCKS_EXCLUDED(write_mu_);
 
   std::string ArnOf(const std::string& name) const;
 
  private:
-  // Evaluates one alarm now and applies the result (mu_ held).
-  void EvaluateLocked(model::AlarmRecord& alarm, int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Evaluates alarm `name` now, applies the result and writes it when it
+  // changed (or `persist`).
+  void EvaluateOne(const std::string& name, int64_t now_ms, bool persist)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void ChangeStateLocked(model::AlarmRecord& alarm, AlarmEvaluation evaluation, int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Persist(const model::AlarmRecord& alarm) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Persist(const model::AlarmRecord& alarm) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void Loop(std::stop_token stop);
 
   query::MetricsReader* const metrics_;
@@ -126,7 +130,8 @@ class AlarmService {
   ActionHandler* const actions_;
   const AlarmServiceOptions options_;
 
-  mutable util::Mutex mu_;
+  util::Mutex write_mu_;  // one change at a time, store writes included
+  mutable util::Mutex mu_ ABSL_ACQUIRED_AFTER(write_mu_);
   std::map<std::string, model::AlarmRecord> alarms_ ABSL_GUARDED_BY(mu_);
   std::jthread thread_;  // last: joins before the members above go
 };

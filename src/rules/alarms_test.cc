@@ -87,6 +87,9 @@ TEST(EvaluateAlarm, TreatMissingDataAsCloudWatchDocumentsIt) {
   EXPECT_EQ(Eval("---XX", MissingData::kMissing, AlarmState::kOk), AlarmState::kOk);
   EXPECT_EQ(Eval("---XX", MissingData::kIgnore, AlarmState::kInsufficientData),
             AlarmState::kInsufficientData);
+  // Fewer than N present: those of the whole range count, the rest filled.
+  EXPECT_EQ(Eval("XX---", MissingData::kNotBreaching, AlarmState::kOk, 3, 2), AlarmState::kAlarm);
+  EXPECT_EQ(Eval("X0---", MissingData::kBreaching, AlarmState::kOk, 3, 3), AlarmState::kOk);
   // Enough breaching datapoints present decide, whatever is missing.
   EXPECT_EQ(Eval("---XX", MissingData::kMissing, AlarmState::kOk, 3, 2), AlarmState::kAlarm);
 }
@@ -188,7 +191,10 @@ TEST(AlarmService, GoesToAlarmWhenAPeriodEndsRecordsHistoryAndRunsTheActions) {
   EXPECT_EQ(actions.runs[1].job, "job-1");
   EXPECT_THAT(actions.runs[1].finding.message, HasSubstr("went from OK to ALARM"));
   std::vector<std::string> types;
-  for (const model::AlarmHistoryItem& h : a.history) types.push_back(h.type + ": " + h.summary);
+  for (const model::AlarmHistoryItem& h : a.history) {
+    types.push_back(h.type + ": " + h.summary);
+    EXPECT_EQ(h.seq, static_cast<int64_t>(types.size()));
+  }
   EXPECT_THAT(types, ::testing::ElementsAre("ConfigurationUpdate: Alarm \"loss-high\" created",
                                             "StateUpdate: Alarm updated from INSUFFICIENT_DATA to OK",
                                             "Action: Started action exec:/bin/true",
@@ -220,6 +226,7 @@ TEST(AlarmService, RefusesActionsItCannotRun) {
   absl::Status s = alarms.Put(d);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("not AWS ARNs"));
+  EXPECT_THAT(s.message(), HasSubstr("alarm action \"arn:aws:sns:us-east-1:123456789012:ops\" is not"));
   d.alarm_actions = {"StopTraining"};
   d.dimensions = {{"GPU", "0"}};
   s = alarms.Put(d);
@@ -234,7 +241,7 @@ TEST(AlarmRecord, RoundTripsThroughItsStoredForm) {
   r.definition.unit = "Percent";
   r.definition.alarm_actions = {"StopTraining"};
   r.state = AlarmState::kAlarm;
-  r.history.push_back({5, "StateUpdate", "s", "{}"});
+  r.history.push_back({1, 5, "StateUpdate", "s", "{}"});
   absl::StatusOr<model::AlarmRecord> back = model::DecodeAlarmRecord(model::EncodeAlarmRecord(r));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(model::EncodeAlarmRecord(*back), model::EncodeAlarmRecord(r));

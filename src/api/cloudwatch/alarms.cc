@@ -615,7 +615,8 @@ absl::StatusOr<OJson> DescribeAlarmHistory(const Node& input, const Backends& ba
   CursorBinding binding;
   binding.Add(name.value_or("")).Add(type.value_or("")).Add(start_ms).Add(end_ms);
   binding.Add(ascending ? 1 : 0).Add(metric_alarms ? 1 : 0);
-  // An item's place in the listing: (time, alarm name, index in its history).
+  // An item's place in the listing: (time, alarm name, its number in the
+  // alarm's history), which stays while older items go.
   using Place = std::tuple<int64_t, std::string, int64_t>;
   std::optional<Place> after;
   if (Node token = input["NextToken"]; token.present()) {
@@ -641,10 +642,9 @@ absl::StatusOr<OJson> DescribeAlarmHistory(const Node& input, const Backends& ba
   std::vector<std::pair<Place, const model::AlarmHistoryItem*>> items;
   for (const AlarmRecord& a : alarms) {
     if (!metric_alarms || (name && a.definition.name != *name)) continue;
-    for (size_t i = 0; i < a.history.size(); ++i) {
-      const model::AlarmHistoryItem& h = a.history[i];
+    for (const model::AlarmHistoryItem& h : a.history) {
       if ((type && h.type != *type) || h.t_ms < start_ms || h.t_ms > end_ms) continue;
-      items.push_back({Place{h.t_ms, a.definition.name, static_cast<int64_t>(i)}, &h});
+      items.push_back({Place{h.t_ms, a.definition.name, h.seq}, &h});
     }
   }
   std::sort(items.begin(), items.end(), [&](const auto& x, const auto& y) {
