@@ -11,9 +11,10 @@
 #include <random>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "agent/signing.h"
 #include "api/native/agent_codec.h"
-#include "api/sigv4.h"
 #include "api/snappy_body.h"
 #include "nlohmann/json.hpp"
 #include "util/log.h"
@@ -26,6 +27,23 @@ namespace {
 
 size_t CollectBody(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+// One header line of the answer: "Name: value\r\n", or a status line, which
+// starts the headers over (a 100 Continue or a redirect comes first).
+size_t CollectHeader(char* data, size_t size, size_t n, void* out) {
+  auto* headers = static_cast<std::vector<std::pair<std::string, std::string>>*>(out);
+  std::string_view line(data, size * n);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  if (line.starts_with("HTTP/")) {
+    headers->clear();
+  } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    headers->emplace_back(absl::AsciiStrToLower(std::string(line.substr(0, colon))),
+                          std::string(value));
+  }
   return size * n;
 }
 
@@ -128,76 +146,6 @@ const Curl& LoadCurl() {
   return *curl;
 }
 
-// What requests are signed with (SigV4 for CloudWatch's signing name, as the
-// Python client signs): AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and
-// AWS_SESSION_TOKEN) of the environment, in AWS_REGION or AWS_DEFAULT_REGION
-// (us-east-1 without either), read once; without a key, requests go unsigned
-// (a server without --auth takes them).
-struct Signing {
-  std::optional<api::sigv4::Credential> credential;
-  std::string region;
-};
-
-const Signing& EnvironmentSigning() {
-  static const Signing* signing = [] {
-    auto* s = new Signing();  // for the process's lifetime
-    auto env = [](const char* name) {
-      const char* v = std::getenv(name);
-      return std::string(v == nullptr ? "" : v);
-    };
-    api::sigv4::Credential c{env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY"),
-                             env("AWS_SESSION_TOKEN")};
-    if (!c.access_key_id.empty() && !c.secret_access_key.empty()) s->credential = std::move(c);
-    s->region = env("AWS_REGION");
-    if (s->region.empty()) s->region = env("AWS_DEFAULT_REGION");
-    if (s->region.empty()) s->region = "us-east-1";
-    return s;
-  }();
-  return *signing;
-}
-
-// The headers that sign a request to `url` (X-Amz-Date, Authorization and
-// the session token), as "Name: value" lines; none without credentials.
-std::vector<std::string> SigningHeaders(const std::string& method, const std::string& url,
-                                        std::string_view body, std::string_view content_type) {
-  const Signing& signing = EnvironmentSigning();
-  if (!signing.credential) return {};
-  // http://[USER@]HOST[:PORT]/PATH?QUERY: curl sends HOST[:PORT] as Host,
-  // without the scheme's default port.
-  std::string_view rest = url;
-  std::string_view scheme = "http";
-  if (size_t end = rest.find("://"); end != std::string_view::npos) {
-    scheme = rest.substr(0, end);
-    rest.remove_prefix(end + 3);
-  }
-  const size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    authority.remove_prefix(at + 1);
-  }
-  const std::string_view default_port = scheme == "https" ? ":443" : ":80";
-  if (authority.size() > default_port.size() && authority.ends_with(default_port)) {
-    authority.remove_suffix(default_port.size());
-  }
-  api::HttpRequest request;
-  request.method = method;
-  request.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-  request.headers.Add("Host", std::string(authority));
-  request.headers.Add("Content-Type", std::string(content_type));
-  request.body = std::string(body);
-  api::sigv4::SignRequest(&request, *signing.credential, signing.region, "monitoring",
-                          std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count());
-  std::vector<std::string> lines;
-  for (const char* name : {"X-Amz-Date", "Authorization", "X-Amz-Security-Token"}) {
-    if (const std::string* v = request.headers.Find(name)) {
-      lines.push_back(absl::StrFormat("%s: %s", name, *v));
-    }
-  }
-  return lines;
-}
-
 }  // namespace
 
 std::string NewAgentName() {
@@ -205,6 +153,13 @@ std::string NewAgentName() {
   if (::gethostname(host, sizeof(host) - 1) != 0) std::snprintf(host, sizeof(host), "host");
   std::random_device rd;
   return absl::StrFormat("%s-%d-%08x", host, ::getpid(), rd());
+}
+
+const std::string* HttpResult::Header(std::string_view name) const {
+  for (const auto& [n, v] : headers) {
+    if (n == name) return &v;
+  }
+  return nullptr;
 }
 
 HttpClient::~HttpClient() {
@@ -245,7 +200,9 @@ HttpResult HttpClient::Call(const std::string& method, const std::string& url,
   }
   for (const std::string& line : given.extra) headers = lib.slist_append(headers, line.c_str());
   if (given.sign) {
-    for (const std::string& line : SigningHeaders(method, url, body, given.content_type)) {
+    for (const std::string& line :
+         SigningHeaderLines(EnvironmentSigning(), "monitoring", method, url, body,
+                            given.content_type)) {
       headers = lib.slist_append(headers, line.c_str());
     }
   }
@@ -257,10 +214,17 @@ HttpResult HttpClient::Call(const std::string& method, const std::string& url,
   lib.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
   lib.easy_setopt(curl, CURLOPT_WRITEFUNCTION, CollectBody);
   lib.easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
-  if (method == "POST") {
+  lib.easy_setopt(curl, CURLOPT_HEADERFUNCTION, CollectHeader);
+  lib.easy_setopt(curl, CURLOPT_HEADERDATA, &result.headers);
+  if (method == "POST" || method == "PUT") {
     lib.easy_setopt(curl, CURLOPT_POST, 1L);
     lib.easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
     lib.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    if (method == "PUT") lib.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PUT");
+  } else if (method == "HEAD") {
+    lib.easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (method == "DELETE") {
+    lib.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE");
   }
   CURLcode code = lib.easy_perform(curl);
   if (code == CURLE_OK) {

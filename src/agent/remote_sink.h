@@ -61,6 +61,10 @@ struct HttpResult {
   long status = 0;
   std::string body;
   std::string error;
+  // The answer's headers, names lower-cased, in the order received.
+  std::vector<std::pair<std::string, std::string>> headers;
+  // The first header named `name` (lower case), or nullptr.
+  const std::string* Header(std::string_view name) const;
 };
 HttpResult HttpCall(const std::string& method, const std::string& url, const std::string& body,
                     int64_t connect_timeout_ms, int64_t timeout_ms);
@@ -75,14 +79,16 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // `content_encoding`, when not empty, is sent as the body's
+  // `method`: GET, HEAD, POST, PUT or DELETE (the body is sent with POST and
+  // PUT). `content_encoding`, when not empty, is sent as the body's
   // Content-Encoding (the caller encoded it).
   HttpResult Call(const std::string& method, const std::string& url, std::string_view body,
                   int64_t connect_timeout_ms, int64_t timeout_ms,
                   std::string_view content_encoding = "");
   // The same with the request's headers given: `headers` ("Name: value") are
   // added; `sign`: with the environment's AWS credentials (to a trainwatch
-  // server; never to another system).
+  // server; never to another system: a caller that signs for another
+  // service puts its own signature in `extra`).
   struct Headers {
     std::string_view content_type = "application/json";
     std::string_view content_encoding;

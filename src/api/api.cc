@@ -5,7 +5,7 @@
 #include "api/cbor.h"
 #include "api/cloudwatch/cloudwatch.h"
 #include "api/form.h"
-#include "api/gzip.h"
+#include "util/gzip.h"
 #include "api/input.h"
 #include "api/logs/logs.h"
 #include "api/protocol.h"
@@ -36,7 +36,7 @@ absl::StatusOr<std::string> DecodedBody(const HttpRequest& request, size_t max_b
     return InvalidParameterValue(absl::StrFormat(
         "Content-Encoding %s is not supported; send gzip or identity.", e.substr(0, 64)));
   }
-  absl::StatusOr<std::string> body = Gunzip(request.body, max_bytes);
+  absl::StatusOr<std::string> body = util::Gunzip(request.body, max_bytes);
   if (absl::IsResourceExhausted(body.status())) return RequestEntityTooLarge(MessageOf(body.status()));
   if (!body.ok()) return InvalidParameterValue(MessageOf(body.status()));
   return body;

@@ -305,8 +305,8 @@ void SignRequest(HttpRequest* request, const Credential& credential, std::string
     request->headers.Set("X-Amz-Security-Token", credential.session_token);
   }
   std::vector<std::string> names;
-  for (std::string_view name : {"content-encoding", "content-type", "host", "x-amz-date",
-                                "x-amz-security-token", "x-amz-target"}) {
+  for (std::string_view name : {"content-encoding", "content-type", "host", "x-amz-content-sha256",
+                                "x-amz-date", "x-amz-security-token", "x-amz-target"}) {
     if (request->headers.Has(name)) names.emplace_back(name);
   }
   std::string signed_headers;
@@ -316,8 +316,10 @@ void SignRequest(HttpRequest* request, const Credential& credential, std::string
   }
   std::string date = amz_date.substr(0, 8);
   std::string scope = absl::StrFormat("%s/%s/%s/aws4_request", date, region, service);
+  const std::string* content_sha256 = request->headers.Find("X-Amz-Content-SHA256");
   std::string canonical =
-      CanonicalRequest(*request, names, signed_headers, HexSha256(request->body));
+      CanonicalRequest(*request, names, signed_headers,
+                       content_sha256 != nullptr ? *content_sha256 : HexSha256(request->body));
   std::string signature = Sign(credential.secret_access_key, date, region, service,
                                StringToSign(amz_date, scope, canonical));
   request->headers.Set("Authorization",

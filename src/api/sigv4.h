@@ -105,8 +105,9 @@ absl::Status VerifyOwnRoute(const HttpRequest& request, const CredentialStore& c
 
 // Signs `request` in place (adds X-Amz-Date, Authorization and, with a
 // session token, X-Amz-Security-Token) as botocore would, signing
-// content-type, host, x-amz-date, x-amz-target (when present) and the token.
-// For tests and trainwatch's own HTTP client.
+// content-type, host, x-amz-date, x-amz-target (when present) and the token;
+// with an X-Amz-Content-SHA256 header (S3's), that header too, and its value
+// as the payload hash. For tests and trainwatch's own HTTP clients.
 void SignRequest(HttpRequest* request, const Credential& credential, std::string_view region,
                  std::string_view service, int64_t now_ms);
 

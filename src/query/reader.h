@@ -108,6 +108,27 @@ struct RawSeries {
   std::vector<model::Sample> samples;
 };
 
+// A row as it was stored (the archive's, docs/format/archive.md): a plain
+// sample (value), a weighted one (value, count) or a statistic set (count,
+// sum, minimum, maximum); the others are 0.
+struct StoredRow {
+  enum class Kind : uint8_t { kPlain, kWeighted, kStatisticSet };
+  int64_t t_ms = 0;
+  Kind kind = Kind::kPlain;
+  bool high_resolution = false;  // StorageResolution 1 (else 60)
+  double value = 0;
+  double count = 0;
+  double sum = 0;
+  double minimum = 0;
+  double maximum = 0;
+  friend bool operator==(const StoredRow&, const StoredRow&) = default;
+};
+
+struct StoredSeries {
+  model::SeriesKey key;
+  std::vector<StoredRow> rows;  // in time order
+};
+
 struct LastSample {
   int64_t t_ms = 0;
   double value = 0;
@@ -230,6 +251,12 @@ class MetricsReader {
                                                          int64_t start_ms, int64_t end_ms,
                                                          const SeriesFilter& want) {
     (void)query, (void)start_ms, (void)end_ms, (void)want;
+    return absl::UnimplementedError("this reader keeps no raw samples");
+  }
+  // ReadRaw's series with their rows as stored (nothing averaged).
+  virtual absl::StatusOr<std::vector<StoredSeries>> ReadStored(const ListMetricsQuery& query,
+                                                               int64_t start_ms, int64_t end_ms) {
+    (void)query, (void)start_ms, (void)end_ms;
     return absl::UnimplementedError("this reader keeps no raw samples");
   }
 };

@@ -210,11 +210,14 @@ absl::StatusOr<std::optional<LastSample>> LastValueFromView(const store::ReadVie
   return LastSample{(*last)->t_ms, (*last)->value};
 }
 
-absl::StatusOr<std::vector<RawSeries>> ReadRawFromView(const store::ReadView& view,
-                                                       ListMetricsQuery query, int64_t start_ms,
-                                                       int64_t end_ms,
-                                                       const MetricsReader::SeriesFilter& want) {
-  std::vector<RawSeries> out;
+// Calls `fn(key, lane, row)` for each raw row, start_ms <= t < end_ms, of
+// every series of the metrics ListMetrics(query) finds (query.limit
+// ignored), series by series; `want` (when set) picks the series read.
+absl::Status ScanRawFromView(
+    const store::ReadView& view, ListMetricsQuery query, int64_t start_ms, int64_t end_ms,
+    const MetricsReader::SeriesFilter& want,
+    const std::function<void(const model::SeriesKey& key)>& start_series,
+    const std::function<void(uint8_t lane, const store::Row& row)>& fn) {
   query.limit = 500;
   while (true) {
     absl::StatusOr<std::vector<MetricId>> ids = ListMetricsFromView(view, query);
@@ -224,26 +227,73 @@ absl::StatusOr<std::vector<RawSeries>> ReadRawFromView(const store::ReadView& vi
       TW_RETURN_IF_ERROR(view.FindSeries(id.ns, id.metric, id.dimensions, nullptr, &refs));
       for (const store::SeriesRef& ref : refs) {
         if (want && !want(ref.key)) continue;
-        RawSeries series{ref.key, {}};
-        TW_RETURN_IF_ERROR(view.ScanRows(ref.id, start_ms, end_ms,
-                                         [&](uint8_t lane, const store::Row& row) {
-                                           double v = row.c[0];
-                                           if (store::LaneKind(lane) == store::SampleKind::kStatSet) {
-                                             if (row.c[0] <= 0) return;
-                                             v = row.c[1] / row.c[0];
-                                           }
-                                           series.samples.push_back({row.t_ms, v});
-                                         }));
-        // Rows come in no order, and overlapping chunks are not merged.
-        std::stable_sort(series.samples.begin(), series.samples.end(),
-                         [](const model::Sample& a, const model::Sample& b) {
-                           return a.t_ms < b.t_ms;
-                         });
-        out.push_back(std::move(series));
+        start_series(ref.key);
+        TW_RETURN_IF_ERROR(view.ScanRows(ref.id, start_ms, end_ms, fn));
       }
     }
     if (ids->size() < query.limit) break;
     query.after = ids->back();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<RawSeries>> ReadRawFromView(const store::ReadView& view,
+                                                       const ListMetricsQuery& query,
+                                                       int64_t start_ms, int64_t end_ms,
+                                                       const MetricsReader::SeriesFilter& want) {
+  std::vector<RawSeries> out;
+  TW_RETURN_IF_ERROR(ScanRawFromView(
+      view, query, start_ms, end_ms, want,
+      [&](const model::SeriesKey& key) { out.push_back(RawSeries{key, {}}); },
+      [&](uint8_t lane, const store::Row& row) {
+        double v = row.c[0];
+        if (store::LaneKind(lane) == store::SampleKind::kStatSet) {
+          if (row.c[0] <= 0) return;
+          v = row.c[1] / row.c[0];
+        }
+        out.back().samples.push_back({row.t_ms, v});
+      }));
+  // Rows come in no order, and overlapping chunks are not merged.
+  for (RawSeries& series : out) {
+    std::stable_sort(series.samples.begin(), series.samples.end(),
+                     [](const model::Sample& a, const model::Sample& b) { return a.t_ms < b.t_ms; });
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<StoredSeries>> ReadStoredFromView(const store::ReadView& view,
+                                                             const ListMetricsQuery& query,
+                                                             int64_t start_ms, int64_t end_ms) {
+  std::vector<StoredSeries> out;
+  TW_RETURN_IF_ERROR(ScanRawFromView(
+      view, query, start_ms, end_ms, nullptr,
+      [&](const model::SeriesKey& key) { out.push_back(StoredSeries{key, {}}); },
+      [&](uint8_t lane, const store::Row& row) {
+        StoredRow r;
+        r.t_ms = row.t_ms;
+        r.high_resolution = !store::LaneIsStandardResolution(lane);
+        switch (store::LaneKind(lane)) {
+          case store::SampleKind::kPlain:
+            r.value = row.c[0];
+            break;
+          case store::SampleKind::kWeighted:
+            r.kind = StoredRow::Kind::kWeighted;
+            r.value = row.c[0];
+            r.count = row.c[1];
+            break;
+          case store::SampleKind::kStatSet:
+            r.kind = StoredRow::Kind::kStatisticSet;
+            r.count = row.c[0];
+            r.sum = row.c[1];
+            r.minimum = row.c[2];
+            r.maximum = row.c[3];
+            break;
+        }
+        out.back().rows.push_back(r);
+      }));
+  for (StoredSeries& series : out) {
+    std::stable_sort(series.rows.begin(), series.rows.end(),
+                     [](const StoredRow& a, const StoredRow& b) { return a.t_ms < b.t_ms; });
   }
   return out;
 }
@@ -295,6 +345,13 @@ absl::StatusOr<std::vector<RawSeries>> StoreReader::ReadRaw(const ListMetricsQue
   absl::StatusOr<store::ReadView> view = db_.View();
   if (!view.ok()) return view.status();
   return ReadRawFromView(*view, query, start_ms, end_ms, want);
+}
+
+absl::StatusOr<std::vector<StoredSeries>> StoreReader::ReadStored(const ListMetricsQuery& query,
+                                                                 int64_t start_ms, int64_t end_ms) {
+  absl::StatusOr<store::ReadView> view = db_.View();
+  if (!view.ok()) return view.status();
+  return ReadStoredFromView(*view, query, start_ms, end_ms);
 }
 
 absl::StatusOr<std::unique_ptr<MetricsReader>> StoreReader::Snapshot() {

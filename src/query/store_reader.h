@@ -43,6 +43,8 @@ class StoreReader final : public MetricsReader,
   absl::StatusOr<std::vector<MetricId>> ListMetrics(const ListMetricsQuery& query) override;
   absl::StatusOr<std::vector<RawSeries>> ReadRaw(const ListMetricsQuery& query, int64_t start_ms,
                                                  int64_t end_ms, const SeriesFilter& want) override;
+  absl::StatusOr<std::vector<StoredSeries>> ReadStored(const ListMetricsQuery& query,
+                                                       int64_t start_ms, int64_t end_ms) override;
   // Like ListMetrics, each unit apart, with the series' last-value records.
   absl::StatusOr<std::vector<SeriesInfo>> ListSeries(const ListMetricsQuery& query) override;
   // query/chart.h: one pass over the chunks, rollup periods, head rows and

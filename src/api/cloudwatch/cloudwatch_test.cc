@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "api/api.h"
-#include "api/gzip.h"
+#include "util/gzip.h"
 #include "api/testing/api_client.h"
 #include "api/testing/fake_backend.h"
 #include "gmock/gmock.h"
@@ -91,7 +91,7 @@ TEST_F(CloudWatchTest, QueryAndJsonStoreTheSameData) {
 
 TEST_F(CloudWatchTest, GzipBodiesAreAcceptedAndBoundedAfterDecompression) {
   std::string body = R"({"Namespace": "Train", "MetricData": [{"MetricName": "x", "Value": 1}]})";
-  HttpRequest r = CloudWatchJson("PutMetricData", Gzip(body));
+  HttpRequest r = CloudWatchJson("PutMetricData", util::Gzip(body));
   r.headers.Add("Content-Encoding", "gzip");
   EXPECT_EQ(Call(r).status, 200);
   EXPECT_EQ(fake_.ObservationsForTest(Key("x", {}, "None")).size(), 1u);
@@ -102,7 +102,7 @@ TEST_F(CloudWatchTest, GzipBodiesAreAcceptedAndBoundedAfterDecompression) {
   EXPECT_THAT(bad.body, HasSubstr("gzip"));
 
   // A small wire body that inflates past 8 MiB: 413 without inflating it all.
-  r.body = Gzip(std::string(9 * 1024 * 1024, ' '));
+  r.body = util::Gzip(std::string(9 * 1024 * 1024, ' '));
   HttpResponse big = Call(r);
   EXPECT_EQ(big.status, 413);
   EXPECT_EQ(*big.headers.Find("x-amzn-query-error"), "RequestEntityTooLarge;Sender");

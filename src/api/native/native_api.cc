@@ -11,7 +11,7 @@
 #include "api/api.h"
 #include "api/errors.h"
 #include "api/form.h"
-#include "api/gzip.h"
+#include "util/gzip.h"
 #include "api/snappy_body.h"
 #include "api/logs/logs.h"
 #include "api/pagination.h"
@@ -236,7 +236,7 @@ bool InflatedBody(const HttpRequest& request, size_t max_bytes, std::string* inf
                                      e.substr(0, 64)));
     return false;
   }
-  absl::StatusOr<std::string> out = e == "gzip" ? Gunzip(request.body, max_bytes)
+  absl::StatusOr<std::string> out = e == "gzip" ? util::Gunzip(request.body, max_bytes)
                                                 : SnappyUncompress(request.body, max_bytes);
   if (absl::IsResourceExhausted(out.status())) {
     *refusal = Error(413, "RequestEntityTooLarge",

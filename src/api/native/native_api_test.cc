@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "api/gzip.h"
+#include "util/gzip.h"
 #include "api/snappy_body.h"
 #include "api/testing/fake_backend.h"
 #include "api/testing/remote_write.h"
@@ -73,7 +73,7 @@ TEST_F(NativeApiTest, IngestThenQuery) {
   gz.method = "POST";
   gz.target = "/api/v1/samples";
   gz.headers.Add("Content-Encoding", "gzip");
-  gz.body = Gzip(batch.dump());
+  gz.body = util::Gzip(batch.dump());
   EXPECT_EQ(api_.Handle(gz).status, 200);
   // And snappy bodies (one block, as Prometheus remote write sends).
   HttpRequest sn = gz;

@@ -1,5 +1,6 @@
 #pragma once
-// gzip request bodies (Content-Encoding: gzip, spec/aws-api.md §2.1).
+// gzip: request bodies (Content-Encoding: gzip, spec/aws-api.md §2.1) and the
+// archive's objects (docs/format/archive.md).
 
 #include <cstddef>
 #include <string>
@@ -7,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace trainwatch::api {
+namespace trainwatch::util {
 
 // Decompresses one or more concatenated gzip members. ResourceExhausted (the
 // caller answers 413) once the output would exceed `max_output_bytes`, without
@@ -18,4 +19,4 @@ absl::StatusOr<std::string> Gunzip(std::string_view compressed, size_t max_outpu
 // Compresses `data` as one gzip member (tests, clients).
 std::string Gzip(std::string_view data);
 
-}  // namespace trainwatch::api
+}  // namespace trainwatch::util

@@ -1,10 +1,10 @@
-#include "api/gzip.h"
+#include "util/gzip.h"
 
 #include <zlib.h>
 
 #include "absl/strings/str_format.h"
 
-namespace trainwatch::api {
+namespace trainwatch::util {
 
 absl::StatusOr<std::string> Gunzip(std::string_view compressed, size_t max_output_bytes) {
   std::string out;
@@ -63,4 +63,4 @@ std::string Gzip(std::string_view data) {
   return out;
 }
 
-}  // namespace trainwatch::api
+}  // namespace trainwatch::util

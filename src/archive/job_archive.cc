@@ -1,0 +1,274 @@
+#include "archive/job_archive.h"
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "model/job_record_json.h"
+#include "model/log_event.h"
+#include "nlohmann/json.hpp"
+#include "query/jobs.h"
+#include "util/gzip.h"
+#include "util/status_macros.h"
+
+namespace trainwatch::archive {
+namespace {
+
+// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line end.
+void AppendCsvField(std::string_view field, std::string* out) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out->append(field);
+    return;
+  }
+  out->push_back('"');
+  for (char c : field) {
+    if (c == '"') out->push_back('"');
+    out->push_back(c);
+  }
+  out->push_back('"');
+}
+
+// The shortest text that reads back as the same double.
+void AppendNumber(double v, std::string* out) {
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v);
+  out->append(buffer, ec == std::errc() ? end : buffer);
+}
+
+std::string SegmentPrefix(const std::string& job, const std::string& segment) {
+  return absl::StrCat(JobFolderKey(job), "/segments/", segment);
+}
+
+struct Segment {
+  std::string series_csv = "series,namespace,metric,unit,dimensions\n";
+  std::string samples_csv =
+      "series,timestamp_ms,value,count,sum,minimum,maximum,storage_resolution\n";
+  std::string logs_jsonl;
+  int64_t series = 0;
+  int64_t samples = 0;
+  int64_t log_events = 0;
+};
+
+absl::Status AddMetrics(const ArchiveReaders& readers, const model::JobRecord& job,
+                        int64_t from_ms, int64_t to_ms, Segment* out) {
+  std::map<model::SeriesKey, std::vector<query::StoredRow>> by_key;  // a series found twice, once
+  for (const auto& [group, q] : query::JobSeriesQueries(job)) {
+    (void)group;
+    absl::StatusOr<std::vector<query::StoredSeries>> series =
+        readers.metrics->ReadStored(q, from_ms, to_ms);
+    if (!series.ok()) return series.status();
+    for (query::StoredSeries& s : *series) {
+      if (!s.rows.empty()) by_key.try_emplace(s.key, std::move(s.rows));
+    }
+  }
+  for (const auto& [key, rows] : by_key) {
+    const int64_t id = out->series++;
+    absl::StrAppend(&out->series_csv, id, ",");
+    AppendCsvField(key.ns, &out->series_csv);
+    out->series_csv.push_back(',');
+    AppendCsvField(key.metric, &out->series_csv);
+    out->series_csv.push_back(',');
+    AppendCsvField(key.unit, &out->series_csv);
+    out->series_csv.push_back(',');
+    nlohmann::ordered_json dims = nlohmann::ordered_json::object();
+    for (const model::Dimension& d : key.dimensions) dims[d.name] = d.value;
+    AppendCsvField(dims.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                   &out->series_csv);
+    out->series_csv.push_back('\n');
+    std::string& csv = out->samples_csv;
+    for (const query::StoredRow& r : rows) {
+      absl::StrAppend(&csv, id, ",", r.t_ms, ",");
+      switch (r.kind) {
+        case query::StoredRow::Kind::kPlain:
+          AppendNumber(r.value, &csv);
+          csv += ",,,,";
+          break;
+        case query::StoredRow::Kind::kWeighted:
+          AppendNumber(r.value, &csv);
+          csv.push_back(',');
+          AppendNumber(r.count, &csv);
+          csv += ",,,";
+          break;
+        case query::StoredRow::Kind::kStatisticSet:
+          csv.push_back(',');
+          for (double v : {r.count, r.sum, r.minimum}) {
+            AppendNumber(v, &csv);
+            csv.push_back(',');
+          }
+          AppendNumber(r.maximum, &csv);
+          break;
+      }
+      csv += r.high_resolution ? ",1\n" : ",60\n";
+      ++out->samples;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AddLogs(const ArchiveReaders& readers, const model::JobRecord& job, int64_t from_ms,
+                     int64_t to_ms, Segment* out) {
+  const std::string group(model::kTrainingJobsLogGroup);
+  absl::StatusOr<std::vector<query::LogStreamInfo>> streams =
+      readers.logs->ListLogStreams(group, job.name + "/");
+  if (!streams.ok()) {
+    // No job has written a log yet: no group.
+    if (absl::IsNotFound(streams.status())) return absl::OkStatus();
+    return streams.status();
+  }
+  for (const query::LogStreamInfo& stream : *streams) {
+    query::LogReadQuery q;
+    q.stream = {group, stream.name};
+    q.start_ms = from_ms;
+    q.end_ms = to_ms;
+    while (true) {
+      absl::StatusOr<std::vector<query::StoredLogEvent>> events = readers.logs->ReadLogStream(q);
+      if (!events.ok()) return events.status();
+      for (const query::StoredLogEvent& e : *events) {
+        nlohmann::ordered_json line = {{"stream", stream.name},
+                                       {"timestamp_ms", e.position.t_ms},
+                                       {"ingestion_ms", e.ingestion_ms},
+                                       {"message", e.message}};
+        out->logs_jsonl += line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        out->logs_jsonl.push_back('\n');
+        ++out->log_events;
+      }
+      if (events->empty()) break;
+      // The next page starts after the last event read.
+      query::LogPosition next = events->back().position;
+      ++next.seq;
+      q.from = next;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PutObject(model::ObjectStore* store, const std::string& key, std::string_view data,
+                       const std::string& job, int64_t* bytes) {
+  absl::Status s = store->Put(key, data);
+  if (!s.ok()) {
+    return absl::Status(s.code(), absl::StrFormat("archiving job %s to %s: %s", job,
+                                                  store->Describe(), s.message()));
+  }
+  *bytes += static_cast<int64_t>(data.size());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string JobFolderKey(const std::string& job) { return absl::StrCat("jobs/", job); }
+
+std::string SegmentName(int64_t from_ms, int64_t to_ms) {
+  return absl::StrFormat("%013d-%013d", from_ms, to_ms);
+}
+
+absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> CompleteSegments(
+    model::ObjectStore* store, const std::string& job) {
+  const std::string prefix = absl::StrCat(JobFolderKey(job), "/segments/");
+  absl::StatusOr<std::vector<std::string>> keys = store->List(prefix);
+  if (!keys.ok()) return keys.status();
+  std::vector<std::pair<int64_t, int64_t>> segments;
+  for (const std::string& key : *keys) {
+    std::string_view rest = std::string_view(key).substr(prefix.size());
+    if (!rest.ends_with("/manifest.json")) continue;
+    rest.remove_suffix(std::string_view("/manifest.json").size());
+    const size_t dash = rest.find('-');
+    int64_t from = 0, to = 0;
+    if (dash == std::string_view::npos || !absl::SimpleAtoi(std::string(rest.substr(0, dash)), &from) ||
+        !absl::SimpleAtoi(std::string(rest.substr(dash + 1)), &to)) {
+      continue;  // not a segment of this format
+    }
+    segments.emplace_back(from, to);
+  }
+  std::sort(segments.begin(), segments.end());
+  return segments;
+}
+
+absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
+                                          const model::JobRecord& job, model::ObjectStore* store,
+                                          const ArchiveOptions& options) {
+  JobArchivePass pass;
+  pass.job = job.name;
+  const std::string job_key = absl::StrCat(JobFolderKey(job.name), "/job.json");
+  nlohmann::ordered_json job_json = {{"format", "trainwatch-archive"},
+                                     {"version", kFormatVersion},
+                                     {"job", model::WireJobRecordJson(job)}};
+  const bool ended = model::IsTerminal(job.status);
+
+  // Where the last pass stopped.
+  absl::StatusOr<std::optional<std::string>> stored = store->Get(job_key);
+  if (!stored.ok()) return stored.status();
+  if (stored->has_value()) {
+    nlohmann::json old = nlohmann::json::parse(**stored, nullptr, false);
+    if (old.is_object() && old.value("complete", false) && ended) {
+      pass.complete = pass.skipped = true;
+      return pass;
+    }
+  }
+  absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> segments =
+      CompleteSegments(store, job.name);
+  if (!segments.ok()) return segments.status();
+  const int64_t from_ms = segments->empty() ? 0 : segments->back().second;
+  const int64_t to_ms = ended ? options.now_ms + 1 : options.now_ms - options.settle_ms;
+
+  // Windows of at most max_window_ms (the first from 0 to that past the
+  // job's creation), so that a segment stays small enough to build in memory.
+  for (int64_t window_from = from_ms; window_from < to_ms;) {
+    const int64_t window_to =
+        std::min(to_ms, std::max(window_from, job.creation_ms) + options.max_window_ms);
+    Segment segment;
+    TW_RETURN_IF_ERROR(AddMetrics(readers, job, window_from, window_to, &segment));
+    TW_RETURN_IF_ERROR(AddLogs(readers, job, window_from, window_to, &segment));
+    const bool last_window = window_to == to_ms;
+    if (segment.samples > 0 || segment.log_events > 0 ||
+        (ended && last_window && segments->empty())) {
+      const std::string name = SegmentName(window_from, window_to);
+      const std::string prefix = SegmentPrefix(job.name, name);
+      nlohmann::ordered_json objects = nlohmann::ordered_json::object();
+      auto put = [&](const char* file, std::string_view data, int64_t rows) -> absl::Status {
+        TW_RETURN_IF_ERROR(PutObject(store, absl::StrCat(prefix, "/", file), data, job.name,
+                                     &pass.bytes));
+        objects[file] = {{"bytes", data.size()}, {"rows", rows}};
+        return absl::OkStatus();
+      };
+      TW_RETURN_IF_ERROR(put("series.csv", segment.series_csv, segment.series));
+      TW_RETURN_IF_ERROR(put("samples.csv.gz", util::Gzip(segment.samples_csv), segment.samples));
+      TW_RETURN_IF_ERROR(put("logs.jsonl.gz", util::Gzip(segment.logs_jsonl), segment.log_events));
+      nlohmann::ordered_json manifest = {{"format", "trainwatch-archive-segment"},
+                                         {"version", kFormatVersion},
+                                         {"job", job.name},
+                                         {"from_ms", window_from},
+                                         {"to_ms", window_to},
+                                         {"written_ms", options.now_ms},
+                                         {"log_group", model::kTrainingJobsLogGroup},
+                                         {"objects", objects}};
+      // Last: the segment is complete once its manifest is there.
+      TW_RETURN_IF_ERROR(PutObject(store, absl::StrCat(prefix, "/manifest.json"),
+                                   manifest.dump(2) + "\n", job.name, &pass.bytes));
+      pass.segments.push_back(name);
+      pass.series += segment.series;
+      pass.samples += segment.samples;
+      pass.log_events += segment.log_events;
+      segments->emplace_back(window_from, window_to);
+      if (options.on_segment) options.on_segment(pass);
+    }
+    window_from = window_to;
+  }
+
+  pass.complete = ended;
+  job_json["complete"] = pass.complete;
+  nlohmann::ordered_json names = nlohmann::ordered_json::array();
+  for (const auto& [from, to] : *segments) names.push_back(SegmentName(from, to));
+  job_json["segments"] = names;
+  const std::string text = job_json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                           "\n";
+  if (!stored->has_value() || **stored != text) {
+    TW_RETURN_IF_ERROR(PutObject(store, job_key, text, job.name, &pass.bytes));
+  }
+  return pass;
+}
+
+}  // namespace trainwatch::archive
