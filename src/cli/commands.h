@@ -29,6 +29,7 @@ std::string DataDir(const GlobalOptions& options);
 int ReportError(const absl::Status& status, int exit_code = 2);
 
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
+void RegisterArchiveCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterExtractCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterDescribeCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterJobsCommand(CLI::App& root, GlobalOptions* options, int* exit_code);

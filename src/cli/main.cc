@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   RegisterLogsCommand(root, &options, &exit_code);
   RegisterMetricsCommand(root, &options, &exit_code);
   RegisterAdminCommand(root, &options, &exit_code);
+  RegisterArchiveCommand(root, &options, &exit_code);
   RegisterStopCommand(root, &options, &exit_code);
   RegisterRulesCommand(root, &options, &exit_code);
   RegisterReportCommand(root, &options, &exit_code);

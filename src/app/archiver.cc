@@ -1,0 +1,126 @@
+#include "app/archiver.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_format.h"
+#include "agent/s3_store.h"
+#include "archive/local_folder_store.h"
+#include "util/log.h"
+#include "util/status_macros.h"
+#include "util/stop_wait.h"
+
+namespace trainwatch::app {
+
+absl::StatusOr<std::unique_ptr<model::ObjectStore>> OpenArchive(
+    const std::string& url, const ArchiveTargetOptions& options) {
+  if (url.empty()) {
+    return absl::InvalidArgumentError(
+        "the archive address is empty; give a folder or s3://BUCKET[/PREFIX]");
+  }
+  if (url.starts_with("s3://")) {
+    agent::S3StoreOptions s3;
+    TW_RETURN_IF_ERROR(agent::ParseS3Url(url, &s3));
+    s3.endpoint = options.endpoint;
+    for (const char* env : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}) {
+      const char* v = std::getenv(env);
+      if (s3.endpoint.empty() && v != nullptr) s3.endpoint = v;
+    }
+    if (!s3.endpoint.empty() && !s3.endpoint.starts_with("http://") &&
+        !s3.endpoint.starts_with("https://")) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the S3 endpoint \"%s\" is not an http:// or https:// address", s3.endpoint));
+    }
+    s3.part_bytes = options.part_bytes;
+    TW_ASSIGN_OR_RETURN(std::unique_ptr<agent::S3Store> store, agent::S3Store::Create(s3));
+    return std::unique_ptr<model::ObjectStore>(std::move(store));
+  }
+  std::string folder = url;
+  if (folder.starts_with("file://")) folder.erase(0, 7);
+  if (folder.find("://") != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the archive \"%s\": only folders and s3:// addresses are supported", url));
+  }
+  TW_ASSIGN_OR_RETURN(std::unique_ptr<archive::LocalFolderStore> store,
+                      archive::LocalFolderStore::Open(folder));
+  return std::unique_ptr<model::ObjectStore>(std::move(store));
+}
+
+Archiver::Archiver(query::MetricsReader* metrics, query::LogsReader* logs, query::JobsReader* jobs,
+                   model::ObjectStore* store, ArchiverOptions options)
+    : metrics_(metrics), logs_(logs), jobs_(jobs), store_(store), options_(options) {}
+
+Archiver::~Archiver() = default;
+
+absl::StatusOr<Archiver::PassResult> Archiver::Pass(
+    const std::vector<std::string>& names,
+    const std::function<void(const archive::JobArchivePass&)>& progress) {
+  util::MutexLock pass_lock(pass_mu_);
+  std::vector<model::JobRecord> jobs;
+  if (names.empty()) {
+    TW_ASSIGN_OR_RETURN(jobs, jobs_->ListJobs());
+  } else {
+    for (const std::string& name : names) {
+      TW_ASSIGN_OR_RETURN(std::optional<model::JobRecord> job, jobs_->GetJob(name));
+      if (!job) {
+        return absl::NotFoundError(absl::StrFormat(
+            "no training job \"%s\" in this data folder (trainwatch jobs lists them)", name));
+      }
+      jobs.push_back(*std::move(job));
+    }
+  }
+  PassResult result;
+  archive::ArchiveOptions options;
+  options.now_ms = options_.clock->NowMs();
+  options.settle_ms = options_.settle_ms;
+  options.on_segment = progress;
+  for (const model::JobRecord& job : jobs) {
+    absl::StatusOr<archive::JobArchivePass> pass =
+        archive::ArchiveJob({metrics_, logs_}, job, store_, options);
+    util::MutexLock lock(mu_);
+    if (!pass.ok()) {
+      ++counts_.failures;
+      result.failures.push_back(pass.status());
+      continue;
+    }
+    counts_.segments += static_cast<int64_t>(pass->segments.size());
+    counts_.bytes += pass->bytes;
+    if (!pass->skipped && pass->bytes > 0) result.jobs.push_back(*std::move(pass));
+  }
+  util::MutexLock lock(mu_);
+  ++counts_.passes;
+  counts_.last_pass_ms = options.now_ms;
+  return result;
+}
+
+void Archiver::Start() {
+  thread_ = std::jthread([this](std::stop_token stop) {
+    do {
+      absl::StatusOr<PassResult> pass = Pass({});
+      if (!pass.ok()) {
+        util::LogWarning(absl::StrFormat("archive %s: %s; trying again in %d s",
+                                         store_->Describe(), pass.status().message(),
+                                         options_.interval_ms / 1000));
+        continue;
+      }
+      for (const archive::JobArchivePass& job : pass->jobs) {
+        if (job.segments.empty()) continue;
+        util::LogInfo(absl::StrFormat(
+            "archive %s: job %s: %d segment(s), %d samples, %d log events, %d bytes%s",
+            store_->Describe(), job.job, job.segments.size(), job.samples, job.log_events,
+            job.bytes, job.complete ? " (complete)" : ""));
+      }
+      for (const absl::Status& failure : pass->failures) {
+        util::LogWarning(absl::StrFormat("archive: %s; trying again in %d s (nothing local is "
+                                         "deleted)",
+                                         failure.message(), options_.interval_ms / 1000));
+      }
+    } while (util::SleepFor(stop, std::chrono::milliseconds(options_.interval_ms)));
+  });
+}
+
+Archiver::Counts Archiver::counts() const {
+  util::MutexLock lock(mu_);
+  return counts_;
+}
+
+}  // namespace trainwatch::app

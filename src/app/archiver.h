@@ -1,0 +1,91 @@
+#pragma once
+// The archive, wired (docs/archive.md): where it is (a folder or
+// s3://BUCKET/PREFIX), and passes over a data folder's jobs
+// (archive::ArchiveJob), once (`trainwatch archive`) or every few minutes in
+// `trainwatch server --archive`.
+//
+//   auto target = app::OpenArchive("s3://runs/team-a", {.endpoint = "http://127.0.0.1:4568"});
+//   app::Archiver archiver(&reader, &reader, &reader, target->get(), {});
+//   archiver.Start();   // a pass now, then every interval
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "archive/job_archive.h"
+#include "model/object_store.h"
+#include "query/reader.h"
+#include "util/clock.h"
+#include "util/mutex.h"
+
+namespace trainwatch::app {
+
+struct ArchiveTargetOptions {
+  // The S3-compatible service of an s3:// target ("http://127.0.0.1:4568");
+  // empty: $AWS_ENDPOINT_URL_S3, then $AWS_ENDPOINT_URL, then AWS S3.
+  std::string endpoint;
+  int64_t part_bytes = 16LL << 20;  // multipart above this
+};
+
+// s3://BUCKET[/PREFIX] or a folder path (file:///path too). InvalidArgument
+// for an address it cannot use; sends nothing (a wrong credential shows at
+// the first write).
+absl::StatusOr<std::unique_ptr<model::ObjectStore>> OpenArchive(
+    const std::string& url, const ArchiveTargetOptions& options = {});
+
+struct ArchiverOptions {
+  int64_t interval_ms = 10 * 60'000;  // between passes (server)
+  int64_t settle_ms = 5 * 60'000;     // archive::ArchiveOptions::settle_ms
+  util::Clock* clock = &util::SystemClock::Get();
+};
+
+// Archives a data folder's jobs. Pass() is one pass over the jobs given;
+// Start() runs a pass now and then every interval on a thread of its own,
+// logging what it wrote and what failed (a failed job is tried again at the
+// next pass; nothing local is deleted either way). Thread-safe.
+class Archiver {
+ public:
+  // Everything given must outlive this.
+  Archiver(query::MetricsReader* metrics, query::LogsReader* logs, query::JobsReader* jobs,
+           model::ObjectStore* store, ArchiverOptions options);
+  ~Archiver();  // stops the thread
+
+  struct PassResult {
+    std::vector<archive::JobArchivePass> jobs;  // the jobs that were written to
+    std::vector<absl::Status> failures;         // one per job that failed
+  };
+  // `names`: those jobs (NotFound for one that does not exist); empty: all.
+  // `progress` is called after each segment.
+  absl::StatusOr<PassResult> Pass(
+      const std::vector<std::string>& names,
+      const std::function<void(const archive::JobArchivePass&)>& progress = nullptr);
+
+  void Start();
+
+  // For /metrics: passes, segments and bytes written, failures.
+  struct Counts {
+    int64_t passes = 0;
+    int64_t segments = 0;
+    int64_t bytes = 0;
+    int64_t failures = 0;
+    int64_t last_pass_ms = 0;
+  };
+  Counts counts() const;
+
+ private:
+  query::MetricsReader* const metrics_;
+  query::LogsReader* const logs_;
+  query::JobsReader* const jobs_;
+  model::ObjectStore* const store_;
+  const ArchiverOptions options_;
+  util::Mutex pass_mu_;  // one pass at a time
+  mutable util::Mutex mu_;
+  Counts counts_ ABSL_GUARDED_BY(mu_);
+  std::jthread thread_;  // last: stops first
+};
+
+}  // namespace trainwatch::app

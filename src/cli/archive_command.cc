@@ -1,0 +1,94 @@
+// trainwatch archive [JOB...] --to DEST: writes jobs' metrics, profiling
+// samples and logs to an archive (a folder or S3-compatible storage) in the
+// open format of docs/format/archive.md (docs/archive.md).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "app/archiver.h"
+#include "app/open_store.h"
+#include "cli/commands.h"
+#include "query/store_reader.h"
+#include "util/time_parse.h"
+
+namespace trainwatch::cli {
+namespace {
+
+struct ArchiveFlags {
+  std::vector<std::string> jobs;
+  std::string to;
+  std::string endpoint;
+  std::string settle = "5m";
+  bool quiet = false;
+};
+
+int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
+  absl::StatusOr<int64_t> settle_ms = util::ParseDurationMs(flags.settle);
+  if (!settle_ms.ok()) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrFormat("--settle \"%s\": %s", flags.settle, settle_ms.status().message())));
+  }
+  auto target = app::OpenArchive(flags.to, {.endpoint = flags.endpoint});
+  if (!target.ok()) return ReportError(target.status());
+  auto db = app::OpenForRead(DataDir(options));
+  if (!db.ok()) return ReportError(db.status());
+  query::StoreReader reader(**db);
+  app::ArchiverOptions archiver_options;
+  archiver_options.settle_ms = *settle_ms;
+  archiver_options.clock = &(*db)->clock();
+  app::Archiver archiver(&reader, &reader, &reader, target->get(), archiver_options);
+  auto progress = [&](const archive::JobArchivePass& pass) {
+    if (!flags.quiet) {
+      std::fprintf(stderr, "  %s: segment %s (%lld samples, %lld log events so far)\n",
+                   pass.job.c_str(), pass.segments.back().c_str(),
+                   static_cast<long long>(pass.samples), static_cast<long long>(pass.log_events));
+    }
+  };
+  auto pass = archiver.Pass(flags.jobs, progress);
+  if (!pass.ok()) return ReportError(pass.status(), absl::IsNotFound(pass.status()) ? 2 : 1);
+  for (const archive::JobArchivePass& job : pass->jobs) {
+    std::printf("%s: %zu segment(s), %lld samples, %lld log events, %lld bytes to %s%s\n",
+                job.job.c_str(), job.segments.size(), static_cast<long long>(job.samples),
+                static_cast<long long>(job.log_events), static_cast<long long>(job.bytes),
+                (*target)->Describe().c_str(), job.complete ? " (complete)" : "");
+  }
+  if (pass->jobs.empty() && pass->failures.empty()) {
+    std::printf("nothing new to archive in %s\n", (*target)->Describe().c_str());
+  }
+  for (const absl::Status& failure : pass->failures) ReportError(failure, 1);
+  return pass->failures.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+void RegisterArchiveCommand(CLI::App& root, GlobalOptions* options, int* exit_code) {
+  auto flags = std::make_shared<ArchiveFlags>();
+  CLI::App* cmd = root.add_subcommand(
+      "archive", "write jobs' metrics, profiling data and logs to an archive (folder or S3)");
+  cmd->add_option("jobs", flags->jobs, "the jobs to archive (default: every job)");
+  cmd->add_option("--to", flags->to,
+                  "where: a folder, or s3://BUCKET[/PREFIX] (credentials from AWS_ACCESS_KEY_ID, "
+                  "AWS_SECRET_ACCESS_KEY, AWS_REGION)")
+      ->required();
+  cmd->add_option("--endpoint", flags->endpoint,
+                  "the S3-compatible service of an s3:// archive, e.g. http://127.0.0.1:9000 "
+                  "(default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS S3)");
+  cmd->add_option("--settle", flags->settle,
+                  "a running job's newest data is archived once it is this old (default 5m)");
+  cmd->add_flag("--quiet", flags->quiet, "no progress lines on stderr");
+  AddDataOption(cmd, options);
+  cmd->footer(
+      "Each run writes what is new since the last: a segment per job and hour of data, its\n"
+      "manifest last, so an interrupted run leaves nothing half-written. The format is\n"
+      "docs/format/archive.md; python3 -m trainwatch.archive reads it.\n"
+      "\n"
+      "Examples:\n"
+      "  trainwatch archive --to /mnt/archive\n"
+      "  trainwatch archive mnist-1 --to s3://my-bucket/trainwatch\n"
+      "  trainwatch archive --to s3://runs --endpoint http://127.0.0.1:9000");
+  cmd->callback([flags, options, exit_code] { *exit_code = RunArchive(*flags, *options); });
+}
+
+}  // namespace trainwatch::cli
