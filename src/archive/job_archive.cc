@@ -18,6 +18,8 @@
 namespace trainwatch::archive {
 namespace {
 
+constexpr int64_t kFutureLimitMs = 2 * 3'600'000;
+
 // A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line end.
 void AppendCsvField(std::string_view field, std::string* out) {
   if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
@@ -212,7 +214,9 @@ absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
       CompleteSegments(store, job.name);
   if (!segments.ok()) return segments.status();
   const int64_t from_ms = segments->empty() ? 0 : segments->back().second;
-  const int64_t to_ms = ended ? options.now_ms + 1 : options.now_ms - options.settle_ms;
+  // An ended job's last segment runs to the latest time a sample may carry
+  // (PutMetricData takes them up to 2 h ahead).
+  const int64_t to_ms = ended ? options.now_ms + kFutureLimitMs : options.now_ms - options.settle_ms;
 
   // Windows of at most max_window_ms (the first from 0 to that past the
   // job's creation), so that a segment stays small enough to build in memory.

@@ -6,7 +6,8 @@
 // Each pass over a job (ArchiveJob) writes the window from the end of its
 // last complete segment to the pass's cut: for a job that runs, `settle_ms`
 // before now (later data may still arrive for the minutes before); for one
-// that ended, now, and that segment is its last (job.json says "complete").
+// that ended, 2 h past now (the latest a sample may be stamped), and that
+// segment is its last (job.json says "complete").
 // A segment's objects go first and its manifest.json last: a segment without
 // a manifest is incomplete, readers skip it and the next pass writes it
 // again. Passes are idempotent: a pass that finds nothing new writes nothing

@@ -21,6 +21,7 @@ struct ArchiveFlags {
   std::string to;
   std::string endpoint;
   std::string settle = "5m";
+  int part_mib = 16;
   bool quiet = false;
 };
 
@@ -30,7 +31,10 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
     return ReportError(absl::InvalidArgumentError(
         absl::StrFormat("--settle \"%s\": %s", flags.settle, settle_ms.status().message())));
   }
-  auto target = app::OpenArchive(flags.to, {.endpoint = flags.endpoint});
+  app::ArchiveTargetOptions target_options;
+  target_options.endpoint = flags.endpoint;
+  target_options.part_bytes = static_cast<int64_t>(flags.part_mib) << 20;
+  auto target = app::OpenArchive(flags.to, target_options);
   if (!target.ok()) return ReportError(target.status());
   auto db = app::OpenForRead(DataDir(options));
   if (!db.ok()) return ReportError(db.status());
@@ -77,6 +81,9 @@ void RegisterArchiveCommand(CLI::App& root, GlobalOptions* options, int* exit_co
                   "(default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS S3)");
   cmd->add_option("--settle", flags->settle,
                   "a running job's newest data is archived once it is this old (default 5m)");
+  cmd->add_option("--part-size", flags->part_mib,
+                  "S3: objects larger than this many MiB go up in parts of this size (default "
+                  "16, at least 5)");
   cmd->add_flag("--quiet", flags->quiet, "no progress lines on stderr");
   AddDataOption(cmd, options);
   cmd->footer(
