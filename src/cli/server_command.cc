@@ -18,6 +18,7 @@
 #include "agent/server_discovery.h"
 #include "api/sigv4.h"
 #include "app/api_backends.h"
+#include "app/archiver.h"
 #include "app/local_alarms.h"
 #include "app/client_endpoint.h"
 #include "app/job_reports.h"
@@ -49,6 +50,9 @@ struct ServerFlags {
   std::string runner_timeout = "5m";
   std::vector<std::string> remote_write;         // receivers' URLs
   std::vector<std::string> remote_write_headers;  // "Name: value", sent to each
+  std::string archive;           // a folder or s3://BUCKET[/PREFIX]
+  std::string archive_endpoint;  // its S3-compatible service
+  std::string archive_every = "10m";
 };
 
 // Every sample this server ingests, on to each --remote-write receiver
@@ -203,6 +207,26 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     ingest->Subscribe(out->get());
     remote_writes.outs.push_back(*std::move(out));
   }
+  // --archive: every job's data, a pass now and every --archive-every.
+  std::unique_ptr<model::ObjectStore> archive_target;
+  std::unique_ptr<app::Archiver> archiver;
+  if (!flags.archive.empty()) {
+    absl::StatusOr<int64_t> every_ms = util::ParseDurationMs(flags.archive_every);
+    if (!every_ms.ok() || *every_ms < 1000) {
+      return ReportError(absl::InvalidArgumentError(absl::StrFormat(
+          "--archive-every \"%s\": want a duration of at least 1s, such as 10m",
+          flags.archive_every)));
+    }
+    absl::StatusOr<std::unique_ptr<model::ObjectStore>> target =
+        app::OpenArchive(flags.archive, {.endpoint = flags.archive_endpoint});
+    if (!target.ok()) return ReportError(target.status());
+    archive_target = *std::move(target);
+    app::ArchiverOptions archiver_options;
+    archiver_options.interval_ms = *every_ms;
+    archiver_options.clock = &(*db)->clock();
+    archiver = std::make_unique<app::Archiver>(&reader, &reader, &reader, archive_target.get(),
+                                               archiver_options);
+  }
   // Each job that ends gets its report in its folder (jobs/NAME/report.html).
   std::unique_ptr<app::JobReports> reports;
   if (ingest != nullptr) reports = std::make_unique<app::JobReports>(**db, data_dir, ingest.get());
@@ -255,6 +279,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
                    std::string(s.message()).c_str());
     }
   }
+  if (archiver != nullptr) archiver->Start();
   std::printf("trainwatch: serving %s (data %s%s); Ctrl-C stops\n", url.c_str(),
               data_dir.c_str(), api_options.credentials ? ", credentials required" : "");
   std::fflush(stdout);
@@ -281,6 +306,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   sweeper.join();
   agent::WithdrawServer(data_dir);
   served->reset();   // the server has stopped; the live hub leaves the ingest
+  archiver.reset();  // waits for a pass in progress
   alarms.reset();    // its thread runs actions through the rules'
   rules.reset();     // before the backends it acts through
   reports.reset();   // writes the reports still due
@@ -319,6 +345,14 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
   cmd->add_option("--remote-write-header", flags->remote_write_headers,
                   "a header sent with every remote-write request, \"Name: value\" (repeatable; "
                   "e.g. \"Authorization: Bearer TOKEN\")");
+  cmd->add_option("--archive", flags->archive,
+                  "also archive every job's metrics, profiling data and logs to this folder or "
+                  "s3://BUCKET[/PREFIX], as `trainwatch archive` does (docs/archive.md)");
+  cmd->add_option("--archive-endpoint", flags->archive_endpoint,
+                  "the S3-compatible service of an s3:// archive (default: $AWS_ENDPOINT_URL_S3, "
+                  "$AWS_ENDPOINT_URL, else AWS S3)");
+  cmd->add_option("--archive-every", flags->archive_every,
+                  "how often the archive takes what is new (default 10m)");
   AddDataOption(cmd, options);
   cmd->footer(
       "Examples:\n"
@@ -331,6 +365,7 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
       "Name=TrainingJobName,Value=mnist-7 --statistic Maximum --period 60 --evaluation-periods 3 "
       "--threshold 5 --comparison-operator GreaterThanThreshold --alarm-actions StopTraining\n"
       "  trainwatch server --remote-write http://127.0.0.1:8428/api/v1/write\n"
+      "  trainwatch server --archive s3://my-bucket/trainwatch --archive-every 5m\n"
       "  trainwatch server --listen 0.0.0.0:9400 --auth ~/.config/trainwatch/auth\n"
       "See docs/api.md for the operations served and the auth file format, docs/alarms.md for "
       "alarms.");
