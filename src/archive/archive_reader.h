@@ -1,0 +1,97 @@
+#pragma once
+// Reading jobs back from an archive (docs/format/archive.md), and a
+// query::MetricsReader that adds them to the data folder's: once a job is
+// archived complete, its raw reads (ReadRaw, ReadStored: trainwatch.Trial,
+// rule replays, the native API) and its charts come with every sample the
+// archive holds, whatever the data folder's retention has dropped since.
+//
+//   archive::ArchiveReader archived(store.get());
+//   archive::ArchiveBackedMetricsReader metrics(&store_reader, &archived);
+//   backends.metrics = &metrics;
+//
+// A job counts as archived once its job.json says complete (a running job's
+// data is in the data folder anyway). Samples found in both are given once:
+// per series, each (time, value) as many times as the larger side has it.
+// Statistics (GetMetricStatistics, GetMetricData) and listings stay the data
+// folder's, as CloudWatch answers them from its own retention.
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/job_record.h"
+#include "model/object_store.h"
+#include "query/reader.h"
+#include "util/mutex.h"
+
+namespace trainwatch::archive {
+
+struct ArchivedJob {
+  model::JobRecord record;
+  bool complete = false;
+  std::vector<query::StoredSeries> series;  // in key order, rows in time order
+};
+
+// Thread-safe; keeps the last few complete jobs it read in memory.
+class ArchiveReader {
+ public:
+  explicit ArchiveReader(model::ObjectStore* store, size_t cached_jobs = 4)
+      : store_(store), cached_jobs_(cached_jobs) {}
+  // The job as archived; nullptr when the archive has no such job. DataLoss
+  // naming the object for a file that is not of this format.
+  absl::StatusOr<std::shared_ptr<const ArchivedJob>> Load(const std::string& job);
+  // Whether the archive holds `job` complete (job.json only; cheap).
+  absl::StatusOr<bool> HoldsComplete(const std::string& job);
+
+ private:
+  model::ObjectStore* const store_;
+  const size_t cached_jobs_;
+  util::Mutex mu_;
+  std::list<std::shared_ptr<const ArchivedJob>> cache_ ABSL_GUARDED_BY(mu_);  // newest first
+};
+
+class ArchiveBackedMetricsReader final : public query::MetricsReader {
+ public:
+  // Both must outlive this. Errors reading the archive are logged once and
+  // the data folder's answer is given.
+  ArchiveBackedMetricsReader(query::MetricsReader* local, ArchiveReader* archive)
+      : local_(local), archive_(archive) {}
+
+  absl::StatusOr<std::vector<query::StatisticsBucket>> GetStatistics(
+      const query::StatisticsQuery& query) override {
+    return local_->GetStatistics(query);
+  }
+  absl::StatusOr<std::vector<query::MetricId>> ListMetrics(
+      const query::ListMetricsQuery& query) override {
+    return local_->ListMetrics(query);
+  }
+  absl::StatusOr<std::optional<query::LastSample>> LastValue(const model::SeriesKey& key) override {
+    return local_->LastValue(key);
+  }
+  absl::StatusOr<std::vector<query::SeriesInfo>> ListSeries(
+      const query::ListMetricsQuery& query) override {
+    return local_->ListSeries(query);
+  }
+  absl::StatusOr<query::ChartAnswer> Chart(const query::ChartQuery& query) override;
+  absl::StatusOr<std::vector<query::RawSeries>> ReadRaw(const query::ListMetricsQuery& query,
+                                                        int64_t start_ms, int64_t end_ms,
+                                                        const SeriesFilter& want) override;
+  absl::StatusOr<std::vector<query::StoredSeries>> ReadStored(const query::ListMetricsQuery& query,
+                                                              int64_t start_ms,
+                                                              int64_t end_ms) override;
+
+ private:
+  // The archived job a query's dimensions name (TrainingJobName=NAME or
+  // Host=NAME/algo-N), when the archive holds it complete; else null.
+  std::shared_ptr<const ArchivedJob> ArchivedJobOf(
+      const std::vector<model::Dimension>& dimensions);
+
+  query::MetricsReader* const local_;
+  ArchiveReader* const archive_;
+};
+
+}  // namespace trainwatch::archive
