@@ -1,10 +1,16 @@
 #include "app/archiver.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "absl/strings/str_format.h"
 #include "agent/s3_store.h"
 #include "archive/local_folder_store.h"
+#include "nlohmann/json.hpp"
 #include "util/log.h"
 #include "util/status_macros.h"
 #include "util/stop_wait.h"
@@ -43,6 +49,65 @@ absl::StatusOr<std::unique_ptr<model::ObjectStore>> OpenArchive(
   TW_ASSIGN_OR_RETURN(std::unique_ptr<archive::LocalFolderStore> store,
                       archive::LocalFolderStore::Open(folder));
   return std::unique_ptr<model::ObjectStore>(std::move(store));
+}
+
+absl::Status RecordArchive(const std::string& data_dir, const RecordedArchive& archive) {
+  // A folder by its absolute path: readers run from anywhere.
+  std::string url = archive.url;
+  if (!url.starts_with("s3://")) {
+    if (url.starts_with("file://")) url.erase(0, 7);
+    std::error_code ec;
+    std::filesystem::path absolute = std::filesystem::absolute(url, ec);
+    if (!ec) url = absolute.lexically_normal().string();
+  }
+  nlohmann::ordered_json j = {{"url", url}, {"endpoint", archive.endpoint}};
+  const std::string path = data_dir + "/archive.json";
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << j.dump(2) << "\n";
+    if (!out.flush()) {
+      return absl::PermissionDeniedError(
+          absl::StrFormat("cannot write \"%s\": %s", temp, std::strerror(errno)));
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrFormat("cannot write \"%s\": %s", path, std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+std::optional<RecordedArchive> FindRecordedArchive(const std::string& data_dir) {
+  const std::string path = data_dir + "/archive.json";
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.contains("url") || !j["url"].is_string()) {
+    util::LogOnce("archive.json", absl::StrFormat("%s is not an archive record (want {\"url\": "
+                                                  "...}); archived jobs are not read back",
+                                                  path));
+    return std::nullopt;
+  }
+  return RecordedArchive{j["url"].get<std::string>(), j.value("endpoint", "")};
+}
+
+MetricsWithArchive::MetricsWithArchive(query::MetricsReader* local, const std::string& data_dir,
+                                       const std::optional<RecordedArchive>& archive)
+    : reader_(local) {
+  if (!archive) return;
+  absl::StatusOr<std::unique_ptr<model::ObjectStore>> store =
+      OpenArchive(archive->url, {.endpoint = archive->endpoint});
+  if (!store.ok()) {
+    util::LogOnce("archive-open", absl::StrFormat("the archive of %s (%s): %s; archived jobs are "
+                                                  "not read back",
+                                                  data_dir, archive->url, store.status().message()));
+    return;
+  }
+  store_ = *std::move(store);
+  archived_ = std::make_unique<archive::ArchiveReader>(store_.get());
+  backed_ = std::make_unique<archive::ArchiveBackedMetricsReader>(local, archived_.get());
+  reader_ = backed_.get();
 }
 
 Archiver::Archiver(query::MetricsReader* metrics, query::LogsReader* logs, query::JobsReader* jobs,

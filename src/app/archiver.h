@@ -11,11 +11,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "archive/archive_reader.h"
 #include "archive/job_archive.h"
 #include "model/object_store.h"
 #include "query/reader.h"
@@ -36,6 +38,35 @@ struct ArchiveTargetOptions {
 // the first write).
 absl::StatusOr<std::unique_ptr<model::ObjectStore>> OpenArchive(
     const std::string& url, const ArchiveTargetOptions& options = {});
+
+// The archive a data folder was last archived to, kept in <data>/archive.json
+// ({"url": ..., "endpoint": ...}) so that every reader of the folder finds it.
+struct RecordedArchive {
+  std::string url;
+  std::string endpoint;
+};
+absl::Status RecordArchive(const std::string& data_dir, const RecordedArchive& archive);
+// nullopt when the folder was never archived (or the file is unreadable:
+// then a warning).
+std::optional<RecordedArchive> FindRecordedArchive(const std::string& data_dir);
+
+// A read command's metrics reader: `local` (the data folder's), with the
+// jobs archived complete in the folder's recorded archive added
+// (archive::ArchiveBackedMetricsReader: raw reads and charts of every sample
+// the archive holds). Without a recorded archive, or one that cannot be
+// opened (a warning), it is `local` itself.
+class MetricsWithArchive {
+ public:
+  MetricsWithArchive(query::MetricsReader* local, const std::string& data_dir,
+                     const std::optional<RecordedArchive>& archive);
+  query::MetricsReader& reader() { return *reader_; }
+
+ private:
+  std::unique_ptr<model::ObjectStore> store_;
+  std::unique_ptr<archive::ArchiveReader> archived_;
+  std::unique_ptr<archive::ArchiveBackedMetricsReader> backed_;
+  query::MetricsReader* reader_;
+};
 
 struct ArchiverOptions {
   int64_t interval_ms = 10 * 60'000;  // between passes (server)

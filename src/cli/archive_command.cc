@@ -52,6 +52,10 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
   };
   auto pass = archiver.Pass(flags.jobs, progress);
   if (!pass.ok()) return ReportError(pass.status(), absl::IsNotFound(pass.status()) ? 2 : 1);
+  // Readers of the data folder (report, replay, the server) read archived jobs from here.
+  if (absl::Status s = app::RecordArchive(DataDir(options), {flags.to, flags.endpoint}); !s.ok()) {
+    ReportError(s, 1);
+  }
   for (const archive::JobArchivePass& job : pass->jobs) {
     std::printf("%s: %zu segment(s), %lld samples, %lld log events, %lld bytes to %s%s\n",
                 job.job.c_str(), job.segments.size(), static_cast<long long>(job.samples),

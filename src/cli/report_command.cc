@@ -11,6 +11,7 @@
 #include "app/job_access.h"
 #include "app/job_reports.h"
 #include "cli/commands.h"
+#include "app/archiver.h"
 #include "query/store_reader.h"
 #include "report/report.h"
 #include "util/clock.h"
@@ -50,8 +51,11 @@ int Run(const ReportFlags& flags, const GlobalOptions& options) {
     }
   };
   query::StoreReader reader(**db);
+  // A job archived complete reads back whole, whatever the folder has dropped since.
+  app::MetricsWithArchive metrics(&reader, (*db)->data_dir(),
+                                  app::FindRecordedArchive((*db)->data_dir()));
   absl::StatusOr<report::JobReport> built =
-      report::BuildReport(**job, reader, reader, report_options);
+      report::BuildReport(**job, metrics.reader(), reader, report_options);
   if (show_progress) std::fprintf(stderr, "\n");
   if (!built.ok()) return ReportError(built.status(), 1);
   const std::string text =

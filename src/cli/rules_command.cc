@@ -13,6 +13,7 @@
 #include "cli/job_format.h"
 #include "cli/rules_flags.h"
 #include "model/job_record_json.h"
+#include "app/archiver.h"
 #include "query/store_reader.h"
 #include "rules/catalog.h"
 #include "rules/config.h"
@@ -147,8 +148,12 @@ int RunReplay(const RulesFlagsAll& flags, const GlobalOptions& options) {
     }
   };
   query::StoreReader reader(**db);
-  replay.environment.reference = rules::StoreReferenceLoader(&reader, &reader);
-  absl::StatusOr<rules::ReplayResult> result = rules::ReplayJob(**job, reader, reader, replay);
+  // A job archived complete replays on every sample, whatever the folder has dropped since.
+  app::MetricsWithArchive metrics(&reader, (*db)->data_dir(),
+                                  app::FindRecordedArchive((*db)->data_dir()));
+  replay.environment.reference = rules::StoreReferenceLoader(&metrics.reader(), &reader);
+  absl::StatusOr<rules::ReplayResult> result =
+      rules::ReplayJob(**job, metrics.reader(), reader, replay);
   if (show_progress) std::fprintf(stderr, "\n");
   if (!result.ok()) return ReportError(result.status());
   if (flags.replay_json) {

@@ -177,6 +177,34 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   // CloudWatch alarms, evaluated live; their actions run with the rules'.
   std::unique_ptr<app::LocalAlarms> alarms;
   api::Backends backends = services.backends();
+  // --archive: every job's data, a pass now and every --archive-every.
+  std::unique_ptr<model::ObjectStore> archive_target;
+  std::unique_ptr<app::Archiver> archiver;
+  if (!flags.archive.empty()) {
+    absl::StatusOr<int64_t> every_ms = util::ParseDurationMs(flags.archive_every);
+    if (!every_ms.ok() || *every_ms < 1000) {
+      return ReportError(absl::InvalidArgumentError(absl::StrFormat(
+          "--archive-every \"%s\": want a duration of at least 1s, such as 10m",
+          flags.archive_every)));
+    }
+    absl::StatusOr<std::unique_ptr<model::ObjectStore>> target =
+        app::OpenArchive(flags.archive, {.endpoint = flags.archive_endpoint});
+    if (!target.ok()) return ReportError(target.status());
+    archive_target = *std::move(target);
+    app::ArchiverOptions archiver_options;
+    archiver_options.interval_ms = *every_ms;
+    archiver_options.clock = &(*db)->clock();
+    archiver = std::make_unique<app::Archiver>(&reader, &reader, &reader, archive_target.get(),
+                                               archiver_options);
+    if (absl::Status s = app::RecordArchive(data_dir, {flags.archive, flags.archive_endpoint});
+        !s.ok()) {
+      return ReportError(s, 1);
+    }
+  }
+  // Jobs archived complete read back whole (trainwatch.Trial, charts, replays).
+  app::MetricsWithArchive metrics_with_archive(&reader, data_dir,
+                                               app::FindRecordedArchive(data_dir));
+  backends.metrics = &metrics_with_archive.reader();
   if (ingest != nullptr) {
     alarms = std::make_unique<app::LocalAlarms>(ingest.get(), &reader, &reader, &rules->actions());
     if (absl::Status s = alarms->Start(); !s.ok()) return ReportError(s);
@@ -206,26 +234,6 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     if (!out.ok()) return ReportError(out.status(), absl::IsInvalidArgument(out.status()) ? 2 : 1);
     ingest->Subscribe(out->get());
     remote_writes.outs.push_back(*std::move(out));
-  }
-  // --archive: every job's data, a pass now and every --archive-every.
-  std::unique_ptr<model::ObjectStore> archive_target;
-  std::unique_ptr<app::Archiver> archiver;
-  if (!flags.archive.empty()) {
-    absl::StatusOr<int64_t> every_ms = util::ParseDurationMs(flags.archive_every);
-    if (!every_ms.ok() || *every_ms < 1000) {
-      return ReportError(absl::InvalidArgumentError(absl::StrFormat(
-          "--archive-every \"%s\": want a duration of at least 1s, such as 10m",
-          flags.archive_every)));
-    }
-    absl::StatusOr<std::unique_ptr<model::ObjectStore>> target =
-        app::OpenArchive(flags.archive, {.endpoint = flags.archive_endpoint});
-    if (!target.ok()) return ReportError(target.status());
-    archive_target = *std::move(target);
-    app::ArchiverOptions archiver_options;
-    archiver_options.interval_ms = *every_ms;
-    archiver_options.clock = &(*db)->clock();
-    archiver = std::make_unique<app::Archiver>(&reader, &reader, &reader, archive_target.get(),
-                                               archiver_options);
   }
   // Each job that ends gets its report in its folder (jobs/NAME/report.html).
   std::unique_ptr<app::JobReports> reports;

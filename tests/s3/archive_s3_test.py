@@ -303,6 +303,44 @@ class ArchiveS3Test(unittest.TestCase):
         from trainwatch import archive
         return archive.open_archive(folder).job(JOB).samples(metric="grad_norm")
 
+    def test_an_archived_job_reads_back_whole_after_the_data_folder_dropped_its_samples(self):
+        data = os.path.join(self.root, "old")
+        run("run", "--data", data, "--name", "old-1", "--metric", "loss=loss: ([0-9.]+)",
+            "--", "sh", "-c", "for i in 1 2 3 4 5 6; do echo loss: 0.$i; sleep 0.1; done")
+        run("archive", "--data", data, "--to", "s3://%s/readback" % BUCKET, "--endpoint",
+            self.endpoint, "--quiet", env=self.env)
+        # The data folder keeps raw samples a second, and drops them at compaction.
+        with open(os.path.join(data, "retention.conf"), "w") as f:
+            f.write("* raw=1s\n")
+        time.sleep(2)
+        run("admin", "compact", "--data", data)
+        sys.path.insert(0, os.path.join(SOURCE, "python"))
+        import trainwatch
+        env = {"TRAINWATCH_BIN": TRAINWATCH, "AWS_ACCESS_KEY_ID": KEY_ID,
+               "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_REGION": "us-east-1"}
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            with trainwatch.Trial("old-1", data=data) as trial:
+                self.assertEqual(trial.metric("loss").values, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+            # A replay and the report read the archive too.
+            def replay_inputs():
+                return json.loads(run("rules", "replay", "--data", data, "old-1", "--rule",
+                                      "LossNotDecreasing", "--json").stdout)["inputs"]
+            with_archive = replay_inputs()
+            run("report", "--data", data, "old-1", "--format", "json", "-o", "-")
+            # Without the archive's record, the folder alone has lost them.
+            os.rename(os.path.join(data, "archive.json"), os.path.join(data, "archive.off"))
+            with trainwatch.Trial("old-1", data=data) as trial:
+                self.assertEqual(trial.metric("loss").values, [])
+            self.assertGreater(with_archive, replay_inputs())
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
     def test_a_missing_bucket_says_to_create_it(self):
         p = run("archive", "--data", self.data, "--to", "s3://no-such-bucket/x", "--endpoint",
                 self.endpoint, JOB, env=self.env, check=False)
