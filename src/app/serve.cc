@@ -114,6 +114,21 @@ void WriteRemoteWrites(const std::vector<const agent::RemoteWriteOut*>& outs, ut
          [](const Stats& s) { return s.queue_bytes; });
 }
 
+void WriteArchive(const Archiver& archiver, util::PromText* t) {
+  const Archiver::Counts c = archiver.counts();
+  Counter(t, "trainwatch_archive_passes_total", "Passes of --archive over the jobs.",
+          static_cast<double>(c.passes));
+  Counter(t, "trainwatch_archive_segments_total", "Segments written to the archive.",
+          static_cast<double>(c.segments));
+  Counter(t, "trainwatch_archive_bytes_total", "Bytes written to the archive.",
+          static_cast<double>(c.bytes));
+  Counter(t, "trainwatch_archive_failures_total",
+          "Jobs a pass could not archive (tried again at the next pass).",
+          static_cast<double>(c.failures));
+  Gauge(t, "trainwatch_archive_last_pass_seconds", "When the last pass ran (Unix time).",
+        static_cast<double>(c.last_pass_ms) / 1000.0);
+}
+
 std::vector<api::MetricsPage::Writer> HealthWriters(const ServeOptions& options, ingest::Ingest* ingest,
                                                     const api::live::LiveHub* hub) {
   std::vector<api::MetricsPage::Writer> out;
@@ -124,6 +139,9 @@ std::vector<api::MetricsPage::Writer> HealthWriters(const ServeOptions& options,
   }
   if (!options.remote_writes.empty()) {
     out.push_back([outs = options.remote_writes](util::PromText* t) { WriteRemoteWrites(outs, t); });
+  }
+  if (options.archiver != nullptr) {
+    out.push_back([a = options.archiver](util::PromText* t) { WriteArchive(*a, t); });
   }
   out.push_back([hub](util::PromText* t) { WriteLive(*hub, t); });
   return out;

@@ -25,6 +25,7 @@
 #include "api/native/native_api.h"
 #include "api/prometheus/metrics_page.h"
 #include "app/api_backends.h"
+#include "app/archiver.h"
 #include "ingest/ingest.h"
 #include "job/local_jobs.h"
 #include "query/store_reader.h"
@@ -67,6 +68,7 @@ struct ServeOptions {
   store::Db* db = nullptr;
   const rules::Engine* rules = nullptr;
   std::vector<const agent::RemoteWriteOut*> remote_writes;  // --remote-write's receivers
+  const Archiver* archiver = nullptr;                        // --archive's
 };
 
 class Serving {

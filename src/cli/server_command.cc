@@ -250,6 +250,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   serve_options.db = db->get();
   if (rules != nullptr) serve_options.rules = &rules->engine();
   for (const auto& out : remote_writes.outs) serve_options.remote_writes.push_back(out.get());
+  serve_options.archiver = archiver.get();
   absl::StatusOr<std::unique_ptr<app::Serving>> served =
       app::Serving::Start(serve_options, backends, ingest.get());
   if (!served.ok()) {

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.request
 
 TRAINWATCH = None
 SOURCE = None
@@ -220,9 +221,7 @@ class ArchiveS3Test(unittest.TestCase):
         return folder
 
     def read_back(self, prefix):
-        sys.path.insert(0, os.path.join(SOURCE, "python"))
-        from trainwatch import archive
-        return archive.open_archive(self.download(prefix)).job(JOB)
+        return self.read_back_from(prefix, JOB)
 
     def test_a_job_goes_up_in_parts_and_reads_back_sample_for_sample(self):
         p = self.archive("whole")
@@ -340,6 +339,47 @@ class ArchiveS3Test(unittest.TestCase):
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+    def test_the_server_archives_each_job_as_it_ends(self):
+        data = os.path.join(self.root, "served")
+        port = free_port()
+        log = open(os.path.join(self.root, "server.log"), "w")
+        server = subprocess.Popen(
+            [TRAINWATCH, "server", "--data", data, "--listen", "127.0.0.1:%d" % port,
+             "--archive", "s3://%s/served" % BUCKET, "--archive-endpoint", self.endpoint,
+             "--archive-every", "1s"], stdout=log, stderr=subprocess.STDOUT, env=self.env)
+        try:
+            deadline = time.time() + 60
+            while not os.path.exists(os.path.join(data, "server.json")):
+                self.assertLess(time.time(), deadline, "the server did not start")
+                self.assertIsNone(server.poll(), "the server exited")
+                time.sleep(0.2)
+            run("run", "--data", data, "--name", "served-1", "--metric", "loss=loss: ([0-9.]+)",
+                "--", "sh", "-c", "for i in 1 2 3; do echo loss: 0.$i; done")
+            key = "served/jobs/served-1/job.json"
+            while True:
+                if key in self.keys("served/jobs/"):
+                    doc = json.loads(self.boto.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+                    if doc["complete"]:
+                        break
+                self.assertLess(time.time(), deadline, "the job was not archived complete")
+                time.sleep(0.5)
+            self.assertEqual([s["value"] for s in self.read_back_from("served", "served-1")
+                              .samples(metric="loss")], [0.1, 0.2, 0.3])
+            metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port).read().decode()
+            segments = [line for line in metrics.splitlines()
+                        if line.startswith("trainwatch_archive_segments_total ")]
+            self.assertEqual(len(segments), 1, metrics[-2000:])
+            self.assertGreaterEqual(float(segments[0].split()[1]), 1)
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+            log.close()
+
+    def read_back_from(self, prefix, job):
+        sys.path.insert(0, os.path.join(SOURCE, "python"))
+        from trainwatch import archive
+        return archive.open_archive(self.download(prefix)).job(job)
 
     def test_a_missing_bucket_says_to_create_it(self):
         p = run("archive", "--data", self.data, "--to", "s3://no-such-bucket/x", "--endpoint",
