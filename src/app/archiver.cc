@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "absl/strings/str_format.h"
 #include "agent/s3_store.h"
@@ -112,7 +113,9 @@ MetricsWithArchive::MetricsWithArchive(query::MetricsReader* local, const std::s
 
 Archiver::Archiver(query::MetricsReader* metrics, query::LogsReader* logs, query::JobsReader* jobs,
                    model::ObjectStore* store, ArchiverOptions options)
-    : metrics_(metrics), logs_(logs), jobs_(jobs), store_(store), options_(options) {}
+    : metrics_(metrics), logs_(logs), jobs_(jobs), store_(store), options_(options) {
+  if (options_.hold != nullptr) options_.hold->SetRetentionHold(0);  // until the first pass
+}
 
 Archiver::~Archiver() = default;
 
@@ -138,6 +141,7 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   options.now_ms = options_.clock->NowMs();
   options.settle_ms = options_.settle_ms;
   options.on_segment = progress;
+  int64_t hold_ms = std::numeric_limits<int64_t>::max();
   for (const model::JobRecord& job : jobs) {
     absl::StatusOr<archive::JobArchivePass> pass =
         archive::ArchiveJob({metrics_, logs_}, job, store_, options);
@@ -147,9 +151,13 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
       result.failures.push_back(pass.status());
       continue;
     }
+    if (!pass->complete) hold_ms = std::min(hold_ms, pass->archived_to_ms);
     counts_.segments += static_cast<int64_t>(pass->segments.size());
     counts_.bytes += pass->bytes;
     if (!pass->skipped && pass->bytes > 0) result.jobs.push_back(*std::move(pass));
+  }
+  if (names.empty() && result.failures.empty() && options_.hold != nullptr) {
+    options_.hold->SetRetentionHold(hold_ms);
   }
   util::MutexLock lock(mu_);
   ++counts_.passes;

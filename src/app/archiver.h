@@ -21,6 +21,7 @@
 #include "archive/job_archive.h"
 #include "model/object_store.h"
 #include "query/reader.h"
+#include "store/db.h"
 #include "util/clock.h"
 #include "util/mutex.h"
 
@@ -72,6 +73,13 @@ struct ArchiverOptions {
   int64_t interval_ms = 10 * 60'000;  // between passes (server)
   int64_t settle_ms = 5 * 60'000;     // archive::ArchiveOptions::settle_ms
   util::Clock* clock = &util::SystemClock::Get();
+  // The data folder's writer, when this process is it: its retention then
+  // never drops raw samples the archive has not taken (store::Db::
+  // SetRetentionHold). Everything is held until the first pass over every
+  // job; after each, from the end of the last segment of the oldest job not
+  // archived complete (nothing once every job is). A pass with a failure
+  // keeps the earlier hold.
+  store::Db* hold = nullptr;
 };
 
 // Archives a data folder's jobs. Pass() is one pass over the jobs given;

@@ -263,6 +263,7 @@ absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
   }
 
   pass.complete = ended;
+  pass.archived_to_ms = segments->empty() ? from_ms : segments->back().second;
   job_json["complete"] = pass.complete;
   nlohmann::ordered_json names = nlohmann::ordered_json::array();
   for (const auto& [from, to] : *segments) names.push_back(SegmentName(from, to));

@@ -57,6 +57,9 @@ struct JobArchivePass {
   int64_t log_events = 0;
   int64_t bytes = 0;      // of the objects written (job.json included)
   bool complete = false;  // the job ended and everything of it is archived
+  // The end of its last complete segment (0: none): the job's data before
+  // this time is archived.
+  int64_t archived_to_ms = 0;
   bool skipped = false;   // it was complete already: nothing read or written
 };
 

@@ -194,6 +194,8 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     app::ArchiverOptions archiver_options;
     archiver_options.interval_ms = *every_ms;
     archiver_options.clock = &(*db)->clock();
+    // As the folder's writer, its retention keeps what the archive has not taken.
+    if (ingest != nullptr) archiver_options.hold = db->get();
     archiver = std::make_unique<app::Archiver>(&reader, &reader, &reader, archive_target.get(),
                                                archiver_options);
     if (absl::Status s = app::RecordArchive(data_dir, {flags.archive, flags.archive_endpoint});

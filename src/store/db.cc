@@ -288,6 +288,7 @@ bool Db::DropRecord(kv::Cf cf, std::string_view key, std::string_view value) con
     if (!rawkeys::DecodeKey(key, &id, &start_ms) || !DecodeRawHeader(value, &header)) return false;
     tier = Tier::kRaw;
     end_ms = start_ms + header.span_ms;
+    if (end_ms >= retention_hold_ms_.load()) return false;  // held (SetRetentionHold)
   } else {
     tier = cf == kv::Cf::kRollup60 ? Tier::k60 : cf == kv::Cf::kRollup300 ? Tier::k300 : Tier::k3600;
     if (!rollupkeys::DecodeKey(key, &id, &start_ms)) return false;

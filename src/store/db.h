@@ -30,6 +30,7 @@
 // destructor.
 
 #include <atomic>
+#include <limits>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -232,6 +233,13 @@ class Db {
   absl::Status WriteUnlogged(kv::WriteBatch* batch);
   // The retention of a namespace as this Db applies it.
   TierRetention RetentionOf(std::string_view ns) const { return retention()->For(ns); }
+  // Writer: raw samples at or after `keep_from_ms` are kept whatever the
+  // retention says, until the hold moves (the archive's: what it has not
+  // taken yet stays; app/archiver.h). kNoHold (the default) holds nothing.
+  // Not persisted: whoever holds sets it again after a restart.
+  static constexpr int64_t kNoHold = std::numeric_limits<int64_t>::max();
+  void SetRetentionHold(int64_t keep_from_ms) { retention_hold_ms_.store(keep_from_ms); }
+  int64_t retention_hold_ms() const { return retention_hold_ms_.load(); }
   // Writer: adds a retention rule (store/retention.h), persists it in
   // <data>/retention.conf and applies it at once (compaction included).
   absl::Status AddRetentionRule(std::string_view pattern, std::string_view settings);
@@ -422,6 +430,7 @@ class Db {
   std::vector<LaneRows> appended_lanes_;
 
   // Retention of each series, for the compaction filter (RocksDB threads).
+  std::atomic<int64_t> retention_hold_ms_{kNoHold};
   mutable util::Mutex drop_mu_;
   absl::flat_hash_map<SeriesId, TierRetention> retention_by_id_ ABSL_GUARDED_BY(drop_mu_);
   std::atomic<size_t> head_bytes_{0};

@@ -73,6 +73,33 @@ TEST(RetentionDb, CompactionDropsEachTierAfterItsRetention) {
   EXPECT_TRUE(view->GetLastValue(refs[0].id)->has_value());
 }
 
+// The archive's hold: raw samples it has not taken yet stay past their
+// retention, and go once the hold moves past them.
+TEST(RetentionDb, HeldRawSamplesStayUntilTheHoldMoves) {
+  testing::TempDir dir;
+  util::FakeClock clock(kT0);
+  DbOptions o;
+  o.data_dir = dir.Sub("data");
+  o.clock = &clock;
+  o.background_thread = false;
+  auto db_or = Db::Open(o);
+  ASSERT_TRUE(db_or.ok());
+  Db& db = **db_or;
+  auto job = model::MakeSeriesKey("/aws/sagemaker/TrainingJobs", "train:loss", {});
+  model::SampleBatch b;
+  b.series.push_back({*job, 1, {{kT0, 1}, {kT0 + 1000, 2}}, {}, {}});
+  ASSERT_TRUE(db.PutSamples(b).ok());
+  db.SetRetentionHold(kT0);  // everything from kT0 on is not archived yet
+  clock.AdvanceMs(4 * kHour);
+  ASSERT_TRUE(db.CompactAll().ok());
+  EXPECT_EQ(Count(db, kv::Cf::kRaw), 1);  // 4 h old, raw=3h, but held
+
+  db.SetRetentionHold(kT0 + 60'000);  // archived up to a minute past
+  ASSERT_TRUE(db.CompactAll().ok());
+  EXPECT_EQ(Count(db, kv::Cf::kRaw), 0);
+  EXPECT_EQ(Count(db, kv::Cf::kRollup60), 1);  // the rollups keep their own retention
+}
+
 TEST(RetentionDb, RulesFromRetentionConfApply) {
   testing::TempDir dir;
   util::FakeClock clock(kT0);
