@@ -57,6 +57,18 @@ class ArchiveReaderTest(unittest.TestCase):
                           stats["maximum"], stats["storage_resolution"]), (None, 4, 10, 1, 4, 60))
         self.assertEqual([e["message"] for e in job.logs()], ["loss: 0.5"])
 
+    def test_a_segment_overlapping_an_earlier_one_is_left_out(self):
+        job = os.path.join(self.root, "jobs", "mnist-1", "segments")
+        # Another writer's window over the same time, complete.
+        twin = os.path.join(job, "0000000001000-0000000003000")
+        for name in ("series.csv", "samples.csv.gz", "logs.jsonl.gz", "manifest.json"):
+            src = os.path.join(job, "0000000000000-0000000002000", name)
+            with open(src, "rb") as f:
+                write(os.path.join(twin, name), f.read())
+        a = archive.open_archive(self.root).job("mnist-1")
+        self.assertEqual(len(a.segments()), 1)
+        self.assertEqual(len(a.samples(metric="train:loss")), 2)
+
     def test_a_missing_job_or_a_newer_format_is_a_clear_error(self):
         a = archive.open_archive(self.root)
         with self.assertRaisesRegex(KeyError, "it holds: mnist-1"):

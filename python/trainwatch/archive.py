@@ -5,7 +5,7 @@ library alone; pandas when you ask for DataFrames.
     a = archive.open_archive("/mnt/archive")    # an S3 archive: `aws s3 sync` it first
     a.jobs()                                    # ["mnist-1", ...]
     job = a.job("mnist-1")
-    job.record["status"]                        # the job record, as `trainwatch describe --json`
+    job.record["status"]                        # the job record, as GET /api/v1/jobs/NAME gives it
     job.samples(metric="train:loss")            # [{"namespace": ..., "timestamp_ms": ..., ...}]
     job.samples_frame()                         # every sample, a pandas DataFrame
     job.logs_frame()
@@ -71,12 +71,23 @@ class ArchivedJob:
         self.complete = bool(doc.get("complete"))
 
     def segments(self):
-        """The complete segments' folders (those with a manifest), oldest first."""
+        """The complete segments' folders (those with a manifest), oldest first;
+        a segment that overlaps an earlier one (two writers at once) is left out."""
         root = os.path.join(self.folder, "segments")
         if not os.path.isdir(root):
             return []
-        return [os.path.join(root, n) for n in sorted(os.listdir(root))
-                if os.path.isfile(os.path.join(root, n, "manifest.json"))]
+        kept, end = [], None
+        for name in sorted(os.listdir(root)):
+            if not os.path.isfile(os.path.join(root, name, "manifest.json")):
+                continue
+            try:
+                start, stop = (int(x) for x in name.split("-"))
+            except ValueError:
+                continue  # not a segment of this format
+            if end is None or start >= end:
+                kept.append(os.path.join(root, name))
+                end = stop
+        return kept
 
     def samples(self, namespace=None, metric=None):
         """Every sample (each a dict of SAMPLE_COLUMNS; `dimensions` a dict,

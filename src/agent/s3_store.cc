@@ -56,7 +56,8 @@ std::string Encode(std::string_view text) {
 }
 
 bool Retryable(const HttpResult& r) {
-  return r.status == 0 || r.status >= 500 || r.status == 408 || r.status == 429;
+  return r.status == 0 || r.status >= 500 || r.status == 408 || r.status == 429 ||
+         (r.status == 400 && XmlText(r.body, "Code") == "RequestTimeout");
 }
 
 }  // namespace
@@ -122,10 +123,15 @@ std::string S3Store::FullKey(std::string_view key) const {
 }
 
 std::string S3Store::Url(std::string_view full_key, std::string_view query) const {
+  // A bucket name with dots does not match AWS's certificate as a host
+  // name: path style for it.
   std::string url =
       options_.endpoint.empty()
-          ? absl::StrFormat("https://%s.s3.%s.amazonaws.com/%s", options_.bucket,
-                            EnvironmentSigning().region, full_key)
+          ? (options_.bucket.find('.') == std::string::npos
+                 ? absl::StrFormat("https://%s.s3.%s.amazonaws.com/%s", options_.bucket,
+                                   EnvironmentSigning().region, full_key)
+                 : absl::StrFormat("https://s3.%s.amazonaws.com/%s/%s",
+                                   EnvironmentSigning().region, options_.bucket, full_key))
           : absl::StrFormat("%s/%s%s%s", options_.endpoint, options_.bucket,
                             full_key.empty() ? "" : "/", full_key);
   if (!query.empty()) url += "?" + std::string(query);
@@ -177,7 +183,8 @@ absl::Status S3Error(const HttpResult& r, std::string_view what, std::string_vie
   }
   if (r.status == 404) {
     return absl::NotFoundError(absl::StrFormat(
-        "%s: %s (%s); create the bucket first (aws s3 mb)", what, where, said));
+        "%s: %s (%s)%s", what, where, said,
+        code == "NoSuchBucket" || code.empty() ? "; create the bucket first (aws s3 mb)" : ""));
   }
   if (Retryable(r)) {
     return absl::UnavailableError(
@@ -242,8 +249,12 @@ absl::Status S3Store::PutMultipart(std::string_view key, std::string_view data) 
     r = Send("POST", absl::StrCat(url, "?", upload), complete);
     // S3 may answer 200 with an <Error> body when completing fails late.
     if (Ok(r) && r.body.find("<Error>") == std::string::npos) return absl::OkStatus();
-    failed = S3Error(r.status == 200 ? HttpResult{500, r.body, "", {}} : r,
-                     what + " (completing the multipart upload)", Describe(), options_.attempts);
+    failed = r.status == 200
+                 ? absl::UnavailableError(absl::StrFormat(
+                       "%s: %s could not complete the multipart upload (%s: %s)", what,
+                       Describe(), XmlText(r.body, "Code"), XmlText(r.body, "Message")))
+                 : S3Error(r, what + " (completing the multipart upload)", Describe(),
+                           options_.attempts);
   }
   // No partial upload left behind: its parts cost storage until aborted.
   HttpResult aborted = Send("DELETE", absl::StrCat(url, "?", upload), "");

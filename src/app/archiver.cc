@@ -27,10 +27,11 @@ absl::StatusOr<std::unique_ptr<model::ObjectStore>> OpenArchive(
   if (url.starts_with("s3://")) {
     agent::S3StoreOptions s3;
     TW_RETURN_IF_ERROR(agent::ParseS3Url(url, &s3));
-    s3.endpoint = options.endpoint;
-    for (const char* env : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}) {
-      const char* v = std::getenv(env);
-      if (s3.endpoint.empty() && v != nullptr) s3.endpoint = v;
+    s3.endpoint = ResolveS3Endpoint(options.endpoint);
+    if (options.for_reading) {
+      s3.attempts = 2;
+      s3.connect_timeout_ms = 2000;
+      s3.request_timeout_ms = 30000;
     }
     if (!s3.endpoint.empty() && !s3.endpoint.starts_with("http://") &&
         !s3.endpoint.starts_with("https://")) {
@@ -48,20 +49,38 @@ absl::StatusOr<std::unique_ptr<model::ObjectStore>> OpenArchive(
         "the archive \"%s\": only folders and s3:// addresses are supported", url));
   }
   TW_ASSIGN_OR_RETURN(std::unique_ptr<archive::LocalFolderStore> store,
-                      archive::LocalFolderStore::Open(folder));
+                      options.for_reading ? archive::LocalFolderStore::OpenForReading(folder)
+                                          : archive::LocalFolderStore::Open(folder));
   return std::unique_ptr<model::ObjectStore>(std::move(store));
 }
 
-absl::Status RecordArchive(const std::string& data_dir, const RecordedArchive& archive) {
-  // A folder by its absolute path: readers run from anywhere.
-  std::string url = archive.url;
-  if (!url.starts_with("s3://")) {
-    if (url.starts_with("file://")) url.erase(0, 7);
-    std::error_code ec;
-    std::filesystem::path absolute = std::filesystem::absolute(url, ec);
-    if (!ec) url = absolute.lexically_normal().string();
+std::string ResolveS3Endpoint(const std::string& endpoint) {
+  if (!endpoint.empty()) return endpoint;
+  for (const char* env : {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"}) {
+    const char* v = std::getenv(env);
+    if (v != nullptr && *v != '\0') return v;
   }
-  nlohmann::ordered_json j = {{"url", url}, {"endpoint", archive.endpoint}};
+  return "";
+}
+
+RecordedArchive NormalizedArchive(const RecordedArchive& archive) {
+  RecordedArchive out;
+  out.url = archive.url;
+  if (out.url.starts_with("s3://")) {
+    out.endpoint = ResolveS3Endpoint(archive.endpoint);
+    return out;
+  }
+  // A folder by its absolute path: readers run from anywhere.
+  if (out.url.starts_with("file://")) out.url.erase(0, 7);
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(out.url, ec);
+  if (!ec) out.url = absolute.lexically_normal().string();
+  return out;
+}
+
+absl::Status RecordArchive(const std::string& data_dir, const RecordedArchive& given) {
+  const RecordedArchive archive = NormalizedArchive(given);
+  nlohmann::ordered_json j = {{"url", archive.url}, {"endpoint", archive.endpoint}};
   const std::string path = data_dir + "/archive.json";
   const std::string temp = path + ".tmp";
   {
@@ -93,12 +112,13 @@ std::optional<RecordedArchive> FindRecordedArchive(const std::string& data_dir) 
   return RecordedArchive{j["url"].get<std::string>(), j.value("endpoint", "")};
 }
 
-MetricsWithArchive::MetricsWithArchive(query::MetricsReader* local, const std::string& data_dir,
+MetricsWithArchive::MetricsWithArchive(query::MetricsReader* local, query::JobsReader* jobs,
+                                       const std::string& data_dir,
                                        const std::optional<RecordedArchive>& archive)
     : reader_(local) {
   if (!archive) return;
   absl::StatusOr<std::unique_ptr<model::ObjectStore>> store =
-      OpenArchive(archive->url, {.endpoint = archive->endpoint});
+      OpenArchive(archive->url, {.endpoint = archive->endpoint, .for_reading = true});
   if (!store.ok()) {
     util::LogOnce("archive-open", absl::StrFormat("the archive of %s (%s): %s; archived jobs are "
                                                   "not read back",
@@ -107,7 +127,7 @@ MetricsWithArchive::MetricsWithArchive(query::MetricsReader* local, const std::s
   }
   store_ = *std::move(store);
   archived_ = std::make_unique<archive::ArchiveReader>(store_.get());
-  backed_ = std::make_unique<archive::ArchiveBackedMetricsReader>(local, archived_.get());
+  backed_ = std::make_unique<archive::ArchiveBackedMetricsReader>(local, jobs, archived_.get());
   reader_ = backed_.get();
 }
 
@@ -121,7 +141,7 @@ Archiver::~Archiver() = default;
 
 absl::StatusOr<Archiver::PassResult> Archiver::Pass(
     const std::vector<std::string>& names,
-    const std::function<void(const archive::JobArchivePass&)>& progress) {
+    const std::function<void(const archive::JobArchivePass&)>& progress, std::stop_token stop) {
   util::MutexLock pass_lock(pass_mu_);
   std::vector<model::JobRecord> jobs;
   if (names.empty()) {
@@ -141,8 +161,14 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   options.now_ms = options_.clock->NowMs();
   options.settle_ms = options_.settle_ms;
   options.on_segment = progress;
-  int64_t hold_ms = std::numeric_limits<int64_t>::max();
+  // What no pass has looked at yet stays too.
+  int64_t hold_ms = options.now_ms - options.settle_ms;
+  bool stopped = false;
   for (const model::JobRecord& job : jobs) {
+    if (stop.stop_requested()) {
+      stopped = true;
+      break;
+    }
     absl::StatusOr<archive::JobArchivePass> pass =
         archive::ArchiveJob({metrics_, logs_}, job, store_, options);
     util::MutexLock lock(mu_);
@@ -156,7 +182,7 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
     counts_.bytes += pass->bytes;
     if (!pass->skipped && pass->bytes > 0) result.jobs.push_back(*std::move(pass));
   }
-  if (names.empty() && result.failures.empty() && options_.hold != nullptr) {
+  if (names.empty() && result.failures.empty() && !stopped && options_.hold != nullptr) {
     options_.hold->SetRetentionHold(hold_ms);
   }
   util::MutexLock lock(mu_);
@@ -168,7 +194,7 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
 void Archiver::Start() {
   thread_ = std::jthread([this](std::stop_token stop) {
     do {
-      absl::StatusOr<PassResult> pass = Pass({});
+      absl::StatusOr<PassResult> pass = Pass({}, nullptr, stop);
       if (!pass.ok()) {
         util::LogWarning(absl::StrFormat("archive %s: %s; trying again in %d s",
                                          store_->Describe(), pass.status().message(),
@@ -183,9 +209,12 @@ void Archiver::Start() {
             job.bytes, job.complete ? " (complete)" : ""));
       }
       for (const absl::Status& failure : pass->failures) {
-        util::LogWarning(absl::StrFormat("archive: %s; trying again in %d s (nothing local is "
-                                         "deleted)",
-                                         failure.message(), options_.interval_ms / 1000));
+        util::LogWarning(absl::StrFormat("archive: %s; trying again in %d s (the archive deletes "
+                                         "nothing locally%s)",
+                                         failure.message(), options_.interval_ms / 1000,
+                                         options_.hold != nullptr
+                                             ? ", and the data folder keeps what it has not taken"
+                                             : ""));
       }
     } while (util::SleepFor(stop, std::chrono::milliseconds(options_.interval_ms)));
   });

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -32,7 +33,15 @@ struct ArchiveTargetOptions {
   // empty: $AWS_ENDPOINT_URL_S3, then $AWS_ENDPOINT_URL, then AWS S3.
   std::string endpoint;
   int64_t part_bytes = 16LL << 20;  // multipart above this
+  // For reading back: a folder must exist (it is not created nor written),
+  // and S3 is tried twice with short timeouts (a reader must not hang on an
+  // archive that is down).
+  bool for_reading = false;
 };
+
+// The S3 endpoint an s3:// archive uses: `endpoint`, else
+// $AWS_ENDPOINT_URL_S3, else $AWS_ENDPOINT_URL, else "" (AWS S3).
+std::string ResolveS3Endpoint(const std::string& endpoint);
 
 // s3://BUCKET[/PREFIX] or a folder path (file:///path too). InvalidArgument
 // for an address it cannot use; sends nothing (a wrong credential shows at
@@ -40,13 +49,18 @@ struct ArchiveTargetOptions {
 absl::StatusOr<std::unique_ptr<model::ObjectStore>> OpenArchive(
     const std::string& url, const ArchiveTargetOptions& options = {});
 
-// The archive a data folder was last archived to, kept in <data>/archive.json
-// ({"url": ..., "endpoint": ...}) so that every reader of the folder finds it.
+// The archive a data folder's jobs are read back from, kept in
+// <data>/archive.json ({"url": ..., "endpoint": ...}) so that every reader of
+// the folder finds it: the server's --archive, or the first `trainwatch
+// archive` when the server has none. A folder is recorded by its absolute
+// path, an s3:// archive with the endpoint it was written through.
 struct RecordedArchive {
   std::string url;
   std::string endpoint;
 };
 absl::Status RecordArchive(const std::string& data_dir, const RecordedArchive& archive);
+// As RecordArchive records it: a folder's absolute path, S3's endpoint resolved.
+RecordedArchive NormalizedArchive(const RecordedArchive& archive);
 // nullopt when the folder was never archived (or the file is unreadable:
 // then a warning).
 std::optional<RecordedArchive> FindRecordedArchive(const std::string& data_dir);
@@ -58,8 +72,9 @@ std::optional<RecordedArchive> FindRecordedArchive(const std::string& data_dir);
 // opened (a warning), it is `local` itself.
 class MetricsWithArchive {
  public:
-  MetricsWithArchive(query::MetricsReader* local, const std::string& data_dir,
-                     const std::optional<RecordedArchive>& archive);
+  // `jobs`: the folder's job records (a running job is not looked for).
+  MetricsWithArchive(query::MetricsReader* local, query::JobsReader* jobs,
+                     const std::string& data_dir, const std::optional<RecordedArchive>& archive);
   query::MetricsReader& reader() { return *reader_; }
 
  private:
@@ -76,9 +91,9 @@ struct ArchiverOptions {
   // The data folder's writer, when this process is it: its retention then
   // never drops raw samples the archive has not taken (store::Db::
   // SetRetentionHold). Everything is held until the first pass over every
-  // job; after each, from the end of the last segment of the oldest job not
-  // archived complete (nothing once every job is). A pass with a failure
-  // keeps the earlier hold.
+  // job; after each, from where it stopped reading the oldest job not
+  // archived complete, and at most the settle time back from now. A pass
+  // with a failure keeps the earlier hold.
   store::Db* hold = nullptr;
 };
 
@@ -98,10 +113,12 @@ class Archiver {
     std::vector<absl::Status> failures;         // one per job that failed
   };
   // `names`: those jobs (NotFound for one that does not exist); empty: all.
-  // `progress` is called after each segment.
+  // `progress` is called after each segment; `stop` ends the pass between
+  // jobs (the hold then stays where it was).
   absl::StatusOr<PassResult> Pass(
       const std::vector<std::string>& names,
-      const std::function<void(const archive::JobArchivePass&)>& progress = nullptr);
+      const std::function<void(const archive::JobArchivePass&)>& progress = nullptr,
+      std::stop_token stop = {});
 
   void Start();
 

@@ -11,7 +11,7 @@ constexpr int64_t kT0 = 1736942400000;
 
 // With --archive the writer's retention keeps what the archive has not taken:
 // everything until the first pass, then from where the oldest job not
-// archived complete stops, then nothing once every job is complete.
+// archived complete stops, and never more than the settle time back.
 TEST(ArchiverTest, TheDataFolderHoldsWhatTheArchiveHasNotTaken) {
   store::testing::TempDir dir;
   util::FakeClock clock(kT0);
@@ -40,10 +40,17 @@ TEST(ArchiverTest, TheDataFolderHoldsWhatTheArchiveHasNotTaken) {
   ASSERT_TRUE(archiver.Pass({}).ok());
   EXPECT_EQ(db->retention_hold_ms(), kT0 + 9 * 60'000);  // the running job: up to the settle time
 
+  // Ended a settle time ago: archived complete; what came since the settle
+  // time before now stays held for the next pass.
   job.status = model::JobStatus::kCompleted;
+  job.training_end_ms = kT0 + 5'000;
   ASSERT_TRUE(db->UpdateJob(job).ok());
-  ASSERT_TRUE(archiver.Pass({}).ok());
-  EXPECT_EQ(db->retention_hold_ms(), store::Db::kNoHold);
+  clock.AdvanceMs(10 * 60'000);
+  auto pass = archiver.Pass({});
+  ASSERT_TRUE(pass.ok());
+  ASSERT_EQ(pass->jobs.size(), 1u);
+  EXPECT_TRUE(pass->jobs[0].complete);
+  EXPECT_EQ(db->retention_hold_ms(), kT0 + 19 * 60'000);
   EXPECT_EQ(archiver.counts().passes, 2);
   EXPECT_EQ(archiver.counts().segments, 1);  // nothing came after the first segment
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <map>
 
 #include "absl/strings/numbers.h"
@@ -166,17 +167,27 @@ std::vector<query::StoredSeries> Merge(std::vector<query::StoredSeries> local,
 }  // namespace
 
 absl::StatusOr<bool> ArchiveReader::HoldsComplete(const std::string& job) {
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now().time_since_epoch())
+                             .count();
   {
     util::MutexLock lock(mu_);
     for (const auto& j : cache_) {
       if (j->record.name == job) return true;
     }
+    auto it = not_complete_.find(job);
+    if (it != not_complete_.end() && now_ms - it->second < 60'000) return false;
   }
   TW_ASSIGN_OR_RETURN(std::optional<std::string> text,
                       store_->Get(JobFolderKey(job) + "/job.json"));
-  if (!text) return false;
-  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-  return doc.is_object() && doc.value("complete", false);
+  nlohmann::json doc = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  const bool complete = doc.is_object() && doc.value("complete", false);
+  if (!complete) {
+    util::MutexLock lock(mu_);
+    if (not_complete_.size() > 10'000) not_complete_.clear();
+    not_complete_[job] = now_ms;
+  }
+  return complete;
 }
 
 absl::StatusOr<std::shared_ptr<const ArchivedJob>> ArchiveReader::Load(const std::string& name) {
@@ -269,6 +280,11 @@ std::shared_ptr<const ArchivedJob> ArchiveBackedMetricsReader::ArchivedJobOf(
     if ((name = JobOfDimension(d.name, d.value))) break;
   }
   if (!name) return nullptr;
+  // A job the data folder knows as running is all there.
+  if (jobs_ != nullptr) {
+    absl::StatusOr<std::optional<model::JobRecord>> local = jobs_->GetJob(*name);
+    if (local.ok() && local->has_value() && !model::IsTerminal((*local)->status)) return nullptr;
+  }
   absl::StatusOr<bool> complete = archive_->HoldsComplete(*name);
   if (complete.ok() && !*complete) return nullptr;
   absl::StatusOr<std::shared_ptr<const ArchivedJob>> job =

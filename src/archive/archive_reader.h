@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,7 +45,8 @@ class ArchiveReader {
   // The job as archived; nullptr when the archive has no such job. DataLoss
   // naming the object for a file that is not of this format.
   absl::StatusOr<std::shared_ptr<const ArchivedJob>> Load(const std::string& job);
-  // Whether the archive holds `job` complete (job.json only; cheap).
+  // Whether the archive holds `job` complete (job.json only; a "no" is
+  // remembered for a minute, a "yes" for good).
   absl::StatusOr<bool> HoldsComplete(const std::string& job);
 
  private:
@@ -52,19 +54,28 @@ class ArchiveReader {
   const size_t cached_jobs_;
   util::Mutex mu_;
   std::list<std::shared_ptr<const ArchivedJob>> cache_ ABSL_GUARDED_BY(mu_);  // newest first
+  // Jobs found not complete, and when (steady clock, ms).
+  std::map<std::string, int64_t> not_complete_ ABSL_GUARDED_BY(mu_);
 };
 
 class ArchiveBackedMetricsReader final : public query::MetricsReader {
  public:
-  // Both must outlive this. Errors reading the archive are logged once and
-  // the data folder's answer is given.
-  ArchiveBackedMetricsReader(query::MetricsReader* local, ArchiveReader* archive)
-      : local_(local), archive_(archive) {}
+  // All must outlive this. `jobs` (the data folder's records): a job that
+  // has not ended is not looked for in the archive. Errors reading the
+  // archive are logged once and the data folder's answer is given.
+  ArchiveBackedMetricsReader(query::MetricsReader* local, query::JobsReader* jobs,
+                             ArchiveReader* archive)
+      : local_(local), jobs_(jobs), archive_(archive) {}
 
   absl::StatusOr<std::vector<query::StatisticsBucket>> GetStatistics(
       const query::StatisticsQuery& query) override {
     return local_->GetStatistics(query);
   }
+  // Statistics read one state of the data folder (GetMetricData).
+  absl::StatusOr<std::unique_ptr<query::MetricsReader>> Snapshot() override {
+    return local_->Snapshot();
+  }
+  std::unique_ptr<query::MetricsReader> Fork() override { return local_->Fork(); }
   absl::StatusOr<std::vector<query::MetricId>> ListMetrics(
       const query::ListMetricsQuery& query) override {
     return local_->ListMetrics(query);
@@ -91,6 +102,7 @@ class ArchiveBackedMetricsReader final : public query::MetricsReader {
       const std::vector<model::Dimension>& dimensions);
 
   query::MetricsReader* const local_;
+  query::JobsReader* const jobs_;
   ArchiveReader* const archive_;
 };
 

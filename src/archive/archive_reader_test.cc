@@ -1,5 +1,7 @@
 #include "archive/archive_reader.h"
 
+#include <algorithm>
+
 #include "archive/job_archive.h"
 #include "archive/local_folder_store.h"
 #include "gtest/gtest.h"
@@ -46,6 +48,7 @@ class ArchiveReaderTest : public ::testing::Test {
     clock_.AdvanceMs(601'000);
     ASSERT_TRUE(db_->PutSamples(batch).ok());
     job_.status = model::JobStatus::kCompleted;
+    ASSERT_TRUE(db_->UpdateJob(job_).ok());
     ArchiveOptions options;
     options.now_ms = clock_.NowMs();
     ASSERT_TRUE(ArchiveJob({reader_.get(), reader_.get()}, job_, folder_.get(), options).ok());
@@ -76,7 +79,7 @@ TEST_F(ArchiveReaderTest, RawReadsOfAnArchivedJobComeBackWholeAfterRetentionDrop
   EXPECT_EQ(local_samples, 0u);  // the data folder dropped them
 
   ArchiveReader archive(folder_.get());
-  ArchiveBackedMetricsReader reader(reader_.get(), &archive);
+  ArchiveBackedMetricsReader reader(reader_.get(), reader_.get(), &archive);
   auto raw = reader.ReadRaw(ByJob(), 0, clock_.NowMs(), nullptr);
   ASSERT_TRUE(raw.ok()) << raw.status();
   ASSERT_EQ(raw->size(), 2u);
@@ -100,6 +103,32 @@ TEST_F(ArchiveReaderTest, RawReadsOfAnArchivedJobComeBackWholeAfterRetentionDrop
   EXPECT_TRUE(none->empty());
 }
 
+// Samples in both the data folder and the archive are given once; those only
+// in the folder (sent after the archive was written) are given too.
+TEST_F(ArchiveReaderTest, SamplesInBothPlacesAreGivenOnce) {
+  model::SampleBatch batch;
+  model::SeriesSamples loss{*model::MakeSeriesKey("/aws/sagemaker/TrainingJobs", "train:loss",
+                                                  {{"TrainingJobName", job_.name}}),
+                            1, {}, {}, {}};
+  // Two archived samples again (the same time and value), and a new one.
+  loss.samples = {{kT0 + 1000, 0.5}, {kT0 + 2000, 1.0 / 3}, {kT0 + 2000, 7.0}};
+  batch.series = {loss};
+  ASSERT_TRUE(db_->PutSamples(batch).ok());
+  ArchiveReader archive(folder_.get());
+  ArchiveBackedMetricsReader reader(reader_.get(), reader_.get(), &archive);
+  query::ListMetricsQuery q = ByJob();
+  q.metric = "train:loss";
+  auto raw = reader.ReadRaw(q, kT0, kT0 + 3000, nullptr);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  ASSERT_EQ(raw->size(), 1u);
+  std::vector<model::Sample> samples = (*raw)[0].samples;
+  std::sort(samples.begin(), samples.end(), [](const model::Sample& a, const model::Sample& b) {
+    return a.t_ms != b.t_ms ? a.t_ms < b.t_ms : a.value < b.value;
+  });
+  EXPECT_EQ(samples, (std::vector<model::Sample>{
+                         {kT0, 1.0}, {kT0 + 1000, 0.5}, {kT0 + 2000, 1.0 / 3}, {kT0 + 2000, 7.0}}));
+}
+
 TEST_F(ArchiveReaderTest, ChartsOfAnArchivedJobAreDrawnFromEverySampleByTimeAndByStep) {
   query::ChartQuery q;
   q.metric = {"/aws/sagemaker/TrainingJobs", "train:loss", {{"TrainingJobName", job_.name}}};
@@ -111,7 +140,7 @@ TEST_F(ArchiveReaderTest, ChartsOfAnArchivedJobAreDrawnFromEverySampleByTimeAndB
   EXPECT_GT(local->tier_period_s, 0);  // minutes from the rollups
 
   ArchiveReader archive(folder_.get());
-  ArchiveBackedMetricsReader reader(reader_.get(), &archive);
+  ArchiveBackedMetricsReader reader(reader_.get(), reader_.get(), &archive);
   auto chart = reader.Chart(q);
   ASSERT_TRUE(chart.ok()) << chart.status();
   EXPECT_EQ(chart->tier_period_s, 0);

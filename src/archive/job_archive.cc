@@ -186,7 +186,13 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> CompleteSegments(
     segments.emplace_back(from, to);
   }
   std::sort(segments.begin(), segments.end());
-  return segments;
+  // Two writers at once (a hand run beside the server's) may have written
+  // overlapping windows: the first of them counts, the others would repeat it.
+  std::vector<std::pair<int64_t, int64_t>> kept;
+  for (const auto& segment : segments) {
+    if (kept.empty() || segment.first >= kept.back().second) kept.push_back(segment);
+  }
+  return kept;
 }
 
 absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
@@ -198,7 +204,11 @@ absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
   nlohmann::ordered_json job_json = {{"format", "trainwatch-archive"},
                                      {"version", kFormatVersion},
                                      {"job", model::WireJobRecordJson(job)}};
-  const bool ended = model::IsTerminal(job.status);
+  // Ended a settle time ago: data may still arrive just after a job ends (an
+  // agent's spool delivered late, a runner found silent but only cut off).
+  const int64_t ended_ms = job.training_end_ms.value_or(job.last_modified_ms);
+  const bool ended =
+      model::IsTerminal(job.status) && options.now_ms - ended_ms >= options.settle_ms;
 
   // Where the last pass stopped.
   absl::StatusOr<std::optional<std::string>> stored = store->Get(job_key);
@@ -221,8 +231,11 @@ absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
   // Windows of at most max_window_ms (the first from 0 to that past the
   // job's creation), so that a segment stays small enough to build in memory.
   for (int64_t window_from = from_ms; window_from < to_ms;) {
+    // (A record without a creation time: one window.)
     const int64_t window_to =
-        std::min(to_ms, std::max(window_from, job.creation_ms) + options.max_window_ms);
+        job.creation_ms <= 0
+            ? to_ms
+            : std::min(to_ms, std::max(window_from, job.creation_ms) + options.max_window_ms);
     Segment segment;
     TW_RETURN_IF_ERROR(AddMetrics(readers, job, window_from, window_to, &segment));
     TW_RETURN_IF_ERROR(AddLogs(readers, job, window_from, window_to, &segment));
@@ -263,7 +276,8 @@ absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
   }
 
   pass.complete = ended;
-  pass.archived_to_ms = segments->empty() ? from_ms : segments->back().second;
+  // Everything before the cut was read: archived, or there was none.
+  pass.archived_to_ms = std::max(from_ms, to_ms);
   job_json["complete"] = pass.complete;
   nlohmann::ordered_json names = nlohmann::ordered_json::array();
   for (const auto& [from, to] : *segments) names.push_back(SegmentName(from, to));

@@ -6,8 +6,11 @@
 // Each pass over a job (ArchiveJob) writes the window from the end of its
 // last complete segment to the pass's cut: for a job that runs, `settle_ms`
 // before now (later data may still arrive for the minutes before); for one
-// that ended, 2 h past now (the latest a sample may be stamped), and that
-// segment is its last (job.json says "complete").
+// that ended at least `settle_ms` ago (data may still come just after the
+// end), 2 h past now (the latest a sample may be stamped), and that segment
+// is its last (job.json says "complete"). Windows without data get no
+// segment; segments that overlap an earlier one (two writers at once) are
+// ignored.
 // A segment's objects go first and its manifest.json last: a segment without
 // a manifest is incomplete, readers skip it and the next pass writes it
 // again. Passes are idempotent: a pass that finds nothing new writes nothing
@@ -57,8 +60,8 @@ struct JobArchivePass {
   int64_t log_events = 0;
   int64_t bytes = 0;      // of the objects written (job.json included)
   bool complete = false;  // the job ended and everything of it is archived
-  // The end of its last complete segment (0: none): the job's data before
-  // this time is archived.
+  // The job's data before this time is archived (the pass's cut, or the end
+  // of the last segment when that is later).
   int64_t archived_to_ms = 0;
   bool skipped = false;   // it was complete already: nothing read or written
 };

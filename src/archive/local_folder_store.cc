@@ -52,6 +52,16 @@ absl::StatusOr<std::unique_ptr<LocalFolderStore>> LocalFolderStore::Open(const s
   return std::unique_ptr<LocalFolderStore>(new LocalFolderStore(folder));
 }
 
+absl::StatusOr<std::unique_ptr<LocalFolderStore>> LocalFolderStore::OpenForReading(
+    const std::string& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) {
+    return absl::NotFoundError(absl::StrFormat(
+        "the archive folder \"%s\" does not exist (is it mounted?)", folder));
+  }
+  return std::unique_ptr<LocalFolderStore>(new LocalFolderStore(folder));
+}
+
 absl::Status LocalFolderStore::Put(std::string_view key, std::string_view data) {
   TW_RETURN_IF_ERROR(model::CheckObjectKey(key));
   const fs::path path = fs::path(folder_) / std::string(key);

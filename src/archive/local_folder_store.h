@@ -18,6 +18,9 @@ class LocalFolderStore final : public model::ObjectStore {
   // Creates the folder when missing; InvalidArgument when `folder` is a file,
   // PermissionDenied when it cannot be made or written.
   static absl::StatusOr<std::unique_ptr<LocalFolderStore>> Open(const std::string& folder);
+  // For reading an archive back: the folder must exist (NotFound otherwise);
+  // it is neither created nor checked for write access (a read-only mount).
+  static absl::StatusOr<std::unique_ptr<LocalFolderStore>> OpenForReading(const std::string& folder);
 
   absl::Status Put(std::string_view key, std::string_view data) override;
   absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override;

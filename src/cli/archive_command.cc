@@ -52,9 +52,16 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
   };
   auto pass = archiver.Pass(flags.jobs, progress);
   if (!pass.ok()) return ReportError(pass.status(), absl::IsNotFound(pass.status()) ? 2 : 1);
-  // Readers of the data folder (report, replay, the server) read archived jobs from here.
-  if (absl::Status s = app::RecordArchive(DataDir(options), {flags.to, flags.endpoint}); !s.ok()) {
-    ReportError(s, 1);
+  // Readers of the data folder (report, replay, the server) read archived
+  // jobs back from the first archive written to, or the server's.
+  const std::string data_dir = DataDir(options);
+  if (std::optional<app::RecordedArchive> recorded = app::FindRecordedArchive(data_dir)) {
+    if (!flags.quiet && recorded->url != app::NormalizedArchive({flags.to, flags.endpoint}).url) {
+      std::fprintf(stderr, "note: this data folder reads archived jobs back from %s\n",
+                   recorded->url.c_str());
+    }
+  } else if (absl::Status s = app::RecordArchive(data_dir, {flags.to, flags.endpoint}); !s.ok()) {
+    return ReportError(s, 1);
   }
   for (const archive::JobArchivePass& job : pass->jobs) {
     std::printf("%s: %zu segment(s), %lld samples, %lld log events, %lld bytes to %s%s\n",
@@ -84,7 +91,8 @@ void RegisterArchiveCommand(CLI::App& root, GlobalOptions* options, int* exit_co
                   "the S3-compatible service of an s3:// archive, e.g. http://127.0.0.1:9000 "
                   "(default: $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS S3)");
   cmd->add_option("--settle", flags->settle,
-                  "a running job's newest data is archived once it is this old (default 5m)");
+                  "data is archived once it is this old, and a job complete once it ended this "
+                  "long ago (later data may still come; default 5m; 0s: at once)");
   cmd->add_option("--part-size", flags->part_mib,
                   "S3: objects larger than this many MiB go up in parts of this size (default "
                   "16, at least 5)");

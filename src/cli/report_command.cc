@@ -52,7 +52,7 @@ int Run(const ReportFlags& flags, const GlobalOptions& options) {
   };
   query::StoreReader reader(**db);
   // A job archived complete reads back whole, whatever the folder has dropped since.
-  app::MetricsWithArchive metrics(&reader, (*db)->data_dir(),
+  app::MetricsWithArchive metrics(&reader, &reader, (*db)->data_dir(),
                                   app::FindRecordedArchive((*db)->data_dir()));
   absl::StatusOr<report::JobReport> built =
       report::BuildReport(**job, metrics.reader(), reader, report_options);

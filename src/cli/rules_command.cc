@@ -149,7 +149,7 @@ int RunReplay(const RulesFlagsAll& flags, const GlobalOptions& options) {
   };
   query::StoreReader reader(**db);
   // A job archived complete replays on every sample, whatever the folder has dropped since.
-  app::MetricsWithArchive metrics(&reader, (*db)->data_dir(),
+  app::MetricsWithArchive metrics(&reader, &reader, (*db)->data_dir(),
                                   app::FindRecordedArchive((*db)->data_dir()));
   replay.environment.reference = rules::StoreReferenceLoader(&metrics.reader(), &reader);
   absl::StatusOr<rules::ReplayResult> result =

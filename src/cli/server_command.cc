@@ -53,6 +53,7 @@ struct ServerFlags {
   std::string archive;           // a folder or s3://BUCKET[/PREFIX]
   std::string archive_endpoint;  // its S3-compatible service
   std::string archive_every = "10m";
+  std::string archive_settle = "5m";
 };
 
 // Every sample this server ingests, on to each --remote-write receiver
@@ -187,12 +188,18 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
           "--archive-every \"%s\": want a duration of at least 1s, such as 10m",
           flags.archive_every)));
     }
+    absl::StatusOr<int64_t> settle_ms = util::ParseDurationMs(flags.archive_settle);
+    if (!settle_ms.ok()) {
+      return ReportError(absl::InvalidArgumentError(absl::StrFormat(
+          "--archive-settle \"%s\": %s", flags.archive_settle, settle_ms.status().message())));
+    }
     absl::StatusOr<std::unique_ptr<model::ObjectStore>> target =
         app::OpenArchive(flags.archive, {.endpoint = flags.archive_endpoint});
     if (!target.ok()) return ReportError(target.status());
     archive_target = *std::move(target);
     app::ArchiverOptions archiver_options;
     archiver_options.interval_ms = *every_ms;
+    archiver_options.settle_ms = *settle_ms;
     archiver_options.clock = &(*db)->clock();
     // As the folder's writer, its retention keeps what the archive has not taken.
     if (ingest != nullptr) archiver_options.hold = db->get();
@@ -204,7 +211,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     }
   }
   // Jobs archived complete read back whole (trainwatch.Trial, charts, replays).
-  app::MetricsWithArchive metrics_with_archive(&reader, data_dir,
+  app::MetricsWithArchive metrics_with_archive(&reader, &reader, data_dir,
                                                app::FindRecordedArchive(data_dir));
   backends.metrics = &metrics_with_archive.reader();
   if (ingest != nullptr) {
@@ -364,6 +371,9 @@ void RegisterServerCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
                   "$AWS_ENDPOINT_URL, else AWS S3)");
   cmd->add_option("--archive-every", flags->archive_every,
                   "how often the archive takes what is new (default 10m)");
+  cmd->add_option("--archive-settle", flags->archive_settle,
+                  "data is archived once it is this old, and a job once it ended this long ago "
+                  "(later data may still come; default 5m)");
   AddDataOption(cmd, options);
   cmd->footer(
       "Examples:\n"

@@ -75,6 +75,10 @@ class ProxyHandler(http.server.BaseHTTPRequestHandler):
             given = auth_header.split("Signature=")[1].strip()
         except IndexError:
             return False
+        # The payload's hash is signed: it must be the body's.
+        import hashlib
+        if self.headers.get("X-Amz-Content-SHA256") != hashlib.sha256(body).hexdigest():
+            return False
         headers = {name: self.headers[name] for name in signed if name in self.headers}
         request = AWSRequest(method=self.command,
                              url="http://%s%s" % (self.headers["Host"], self.path),
@@ -205,7 +209,7 @@ class ArchiveS3Test(unittest.TestCase):
 
     def archive(self, prefix, env=None, check=True):
         return run("archive", "--data", self.data, "--to", "s3://%s/%s" % (BUCKET, prefix),
-                   "--endpoint", self.endpoint, "--part-size", "5", JOB,
+                   "--endpoint", self.endpoint, "--part-size", "5", "--settle", "0s", JOB,
                    env=env or self.env, check=check)
 
     def keys(self, prefix):
@@ -297,7 +301,7 @@ class ArchiveS3Test(unittest.TestCase):
     def read_back_local(self):
         folder = os.path.join(self.root, "local-check")
         shutil.rmtree(folder, ignore_errors=True)
-        run("archive", "--data", self.data, "--to", folder, "--quiet", JOB)
+        run("archive", "--data", self.data, "--to", folder, "--quiet", "--settle", "0s", JOB)
         sys.path.insert(0, os.path.join(SOURCE, "python"))
         from trainwatch import archive
         return archive.open_archive(folder).job(JOB).samples(metric="grad_norm")
@@ -307,7 +311,7 @@ class ArchiveS3Test(unittest.TestCase):
         run("run", "--data", data, "--name", "old-1", "--metric", "loss=loss: ([0-9.]+)",
             "--", "sh", "-c", "for i in 1 2 3 4 5 6; do echo loss: 0.$i; sleep 0.1; done")
         run("archive", "--data", data, "--to", "s3://%s/readback" % BUCKET, "--endpoint",
-            self.endpoint, "--quiet", env=self.env)
+            self.endpoint, "--quiet", "--settle", "0s", env=self.env)
         # The data folder keeps raw samples a second, and drops them at compaction.
         with open(os.path.join(data, "retention.conf"), "w") as f:
             f.write("* raw=1s\n")
@@ -347,7 +351,8 @@ class ArchiveS3Test(unittest.TestCase):
         server = subprocess.Popen(
             [TRAINWATCH, "server", "--data", data, "--listen", "127.0.0.1:%d" % port,
              "--archive", "s3://%s/served" % BUCKET, "--archive-endpoint", self.endpoint,
-             "--archive-every", "1s"], stdout=log, stderr=subprocess.STDOUT, env=self.env)
+             "--archive-every", "1s", "--archive-settle", "0s"], stdout=log,
+            stderr=subprocess.STDOUT, env=self.env)
         try:
             deadline = time.time() + 60
             while not os.path.exists(os.path.join(data, "server.json")):
@@ -386,6 +391,40 @@ class ArchiveS3Test(unittest.TestCase):
                 self.endpoint, JOB, env=self.env, check=False)
         self.assertEqual(p.returncode, 1)
         self.assertIn("create the bucket first", p.stderr)
+
+
+class ArchiveFolderTest(unittest.TestCase):
+    """The writer and the Python reader agree, with nothing but a folder (runs
+    without node or s3rver)."""
+
+    def test_a_job_archived_to_a_folder_reads_back_with_the_python_reader(self):
+        root = tempfile.mkdtemp(prefix="tw-archive-folder-")
+        try:
+            data = os.path.join(root, "data")
+            run("run", "--data", data, "--name", "folder-1", "--metric", "loss=loss: ([0-9.]+)",
+                "--", "sh", "-c", "for i in 1 2 3; do echo loss: 0.$i; done")
+            # Ended just now: not complete until the settle time has passed.
+            p = run("archive", "--data", data, "--to", os.path.join(root, "a"), "--quiet")
+            self.assertNotIn("(complete)", p.stdout)
+            p = run("archive", "--data", data, "--to", os.path.join(root, "a"), "--quiet",
+                    "--settle", "0s")
+            self.assertIn("(complete)", p.stdout)
+            sys.path.insert(0, os.path.join(SOURCE, "python"))
+            from trainwatch import archive
+            job = archive.open_archive(os.path.join(root, "a")).job("folder-1")
+            self.assertTrue(job.complete)
+            self.assertEqual([s["value"] for s in job.samples(metric="loss")], [0.1, 0.2, 0.3])
+            self.assertEqual(job.samples(metric="loss")[0]["dimensions"],
+                             {"TrainingJobName": "folder-1"})
+            cpu = job.samples(namespace="/aws/sagemaker/TrainingJobs", metric="CPUUtilization")
+            self.assertTrue(cpu and cpu[0]["dimensions"] == {"Host": "folder-1/algo-1"}, cpu)
+            algo = [e["message"] for e in job.logs() if e["stream"] == job.record["log_stream"]]
+            self.assertEqual(algo, ["loss: 0.1", "loss: 0.2", "loss: 0.3"])
+            # The data folder reads archived jobs back from there.
+            with open(os.path.join(data, "archive.json")) as f:
+                self.assertEqual(json.load(f)["url"], os.path.join(root, "a"))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def main():
