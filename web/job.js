@@ -6,11 +6,13 @@
 // figure is an empty frame of the chart's size (the page keeps its height).
 import * as api from './api.js';
 import {chartBox, makeChart} from './charts.js';
+import {hostsBody, isHostStep} from './hosts.js';
 import {makeLogPanel} from './logpanel.js';
+import {rulesBody} from './rules.js';
 import {tensorPanel} from './tensors.js';
 import {hashFor, updateParams} from './state.js';
 import {seriesColor} from './theme.js';
-import {el, fmtDuration, fmtTime, fmtValue, fmtClock, jobSpan, isRunning, findingsOf, debounce, throttle} from './util.js';
+import {el, fmtDuration, fmtTime, fmtValue, jobSpan, isRunning, findingsOf, debounce, throttle} from './util.js';
 
 const EMA_CHOICES = ['0', '0.6', '0.8', '0.9', '0.95', '0.99'];
 
@@ -140,7 +142,6 @@ export async function renderJob(root, name, params, ctx) {
   }, {rootMargin: '100% 0px'});
   ctx.onLeave(() => observer.disconnect());
   const algorithm = series.filter((s) => s.group === 'algorithm');
-  const isHostStep = (s) => s.namespace === 'trainwatch/JobEvents' && s.metric === 'HostStep';
   // Each host's own steps: the hosts panel's (a job on one host has its step chart).
   const system = series.filter((s) => s.group === 'system' && !isHostStep(s));
   if (multiHost) {
@@ -489,68 +490,13 @@ export async function renderJob(root, name, params, ctx) {
     entry.chart.setMarkers(list);
   }
 
-  // The hosts table: per host its status, step, pace over the last 2 minutes
-  // of the job's data (as the Straggler rule measures it), CPU and GPU, and
-  // whether Straggler found it lagging.
-  const PACE_MS = 120000;
+  // The hosts table (hosts.js), drawn again while the job runs.
   let hostsSeq = 0;
   async function renderHosts() {
     if (!multiHost) return;
     const seq = ++hostsSeq;
-    let now;
-    try {
-      now = await api.jobSeries(name);
-    } catch (e) {
-      return;
-    }
-    const hostName = (h) => h.host || `${record.name}/algo-${h.host_index}`;
-    const own = (metric, host) => now.find((x) => x.metric === metric && (x.dimensions || {}).Host === host &&
-                                                  Object.keys(x.dimensions).length === 1);
-    const end = Math.max(0, ...now.filter(isHostStep).map((x) => x.last_ms || 0));
-    const lagging = new Set(findingsOf(record).filter((f) => f.reason === 'straggler').map((f) => f.subject));
-    const rows = await Promise.all(record.hosts.map(async (h) => {
-      const host = hostName(h);
-      const steps = now.find((x) => isHostStep(x) && x.dimensions.Host === host);
-      let pace = null;
-      if (steps && end) {
-        try {
-          const a = await api.chart(steps, {start: end - PACE_MS, end: end + 1, width: 60});
-          const n = a.t.length;
-          pace = n >= 2 ? (a.y[n - 1] - a.y[0]) / ((end - a.t[0]) / 1000) : 0;
-          if (!Number.isFinite(pace)) pace = null;
-        } catch {
-          pace = null;
-        }
-      }
-      return {h, host, steps, pace, cpu: own('CPUUtilization', host), gpu: own('GPUUtilization', host)};
-    }));
-    if (seq !== hostsSeq) return;  // a newer rendering started
-    const pct = (x) => (x && Number.isFinite(x.last_value) ? `${x.last_value.toFixed(1)} %` : '–');
-    const table = el('table', {class: 'hosts-table', id: 'hosts-table'},
-      el('caption', {}, 'Pace over the last 2 minutes of the job\'s data; CPU and GPU: the latest sample; ' +
-      'Straggler: the rule found the host lagging during the run.'),
-      el('thead', {}, el('tr', {}, ['Host', 'Status', 'Step', 'Steps/s', 'Step time', 'CPU', 'GPU', 'Straggler']
-        .map((t) => el('th', {scope: 'col'}, t)))));
-    const tb = el('tbody');
-    for (const r of rows) {
-      const suffix = r.host.split('/').pop();
-      const flagged = lagging.has(`host ${suffix}`);
-      tb.append(el('tr', {class: flagged ? 'straggler' : '', 'data-host': suffix},
-        el('th', {scope: 'row'}, suffix),
-        el('td', {}, el('span', {class: `status status-${r.h.status}`}, r.h.status)),
-        el('td', {}, r.steps && r.steps.last_value !== null ? fmtValue(r.steps.last_value) : '–'),
-        el('td', {}, r.pace === null ? '–' : r.pace.toFixed(2)),
-        el('td', {}, r.pace ? `${Number((1 / r.pace).toPrecision(3))} s` : '–'),
-        el('td', {}, pct(r.cpu)),
-        el('td', {}, pct(r.gpu)),
-        el('td', {}, flagged ? el('span', {class: 'pill rule-IssuesFound'}, 'found lagging') : '')));
-    }
-    table.append(tb);
-    const body = el('div', {id: 'hosts-body'}, table);
-    if (!rows.some((r) => r.steps)) {
-      body.append(el('p', {class: 'empty'}, 'No host reported steps: define the step metric (--metric \'step=step (\\d+)\') to compare their pace.'));
-    }
-    hostsSec.querySelector('#hosts-body').replaceWith(body);
+    const body = await hostsBody(record);
+    if (body && seq === hostsSeq) hostsSec.querySelector('#hosts-body').replaceWith(body);
   }
   if (multiHost) {
     const hostsTimer = setInterval(() => { if (isRunning(record.status)) renderHosts(); }, 10000);
@@ -558,33 +504,7 @@ export async function renderJob(root, name, params, ctx) {
   }
 
   function renderRules() {
-    const statuses = record.rule_statuses || [];
-    const body = el('div', {id: 'rules-body'});
-    if (!statuses.length) body.append(el('p', {class: 'empty'}, 'No rules watch this job.'));
-    const table = el('table', {class: 'rules-table'},
-      el('thead', {}, el('tr', {}, ['Rule', 'Status', 'Findings', 'Details'].map((h) => el('th', {scope: 'col'}, h)))));
-    const tb = el('tbody');
-    for (const r of statuses) {
-      tb.append(el('tr', {},
-        el('th', {scope: 'row'}, r.configuration_name || r.rule),
-        el('td', {}, el('span', {class: `pill rule-${r.status}`}, r.status)),
-        el('td', {}, String(r.findings_total ?? (r.findings || []).length)),
-        el('td', {}, r.details || '')));
-    }
-    table.append(tb);
-    if (statuses.length) body.append(table);
-    const findings = findingsOf(record);
-    if (findings.length) {
-      const ol = el('ol', {class: 'findings', id: 'findings'});
-      for (const f of findings) {
-        ol.append(el('li', {class: `sev-${(f.severity || '').toLowerCase()}`},
-          el('button', {type: 'button', class: 'to-chart', onclick: () => focusTime(f.t_ms, true)},
-            `${fmtClock(f.t_ms)}${f.step !== undefined && f.step !== null ? ` · step ${f.step}` : ''}`),
-          ' ', el('b', {}, f.rule), ': ', f.message || f.reason || '',
-          f.recommendation ? el('div', {class: 'rec'}, f.recommendation) : null));
-      }
-      body.append(el('h3', {}, 'Findings'), ol);
-    }
+    const body = rulesBody(record, (tMs) => focusTime(tMs, true));
     const old = rulesSec.querySelector('#rules-body');
     if (old) old.replaceWith(body);
     else rulesSec.append(body);

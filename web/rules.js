@@ -1,0 +1,37 @@
+// The job page's rules panel: each rule's status, and the findings, each
+// with a button that takes the charts to its time.
+
+import {el, fmtClock, findingsOf} from './util.js';
+
+// The panel's body (id rules-body); `focus(tMs)` shows a finding's time on
+// the charts.
+export function rulesBody(record, focus) {
+  const statuses = record.rule_statuses || [];
+  const body = el('div', {id: 'rules-body'});
+  if (!statuses.length) body.append(el('p', {class: 'empty'}, 'No rules watch this job.'));
+  const table = el('table', {class: 'rules-table'},
+    el('thead', {}, el('tr', {}, ['Rule', 'Status', 'Findings', 'Details'].map((h) => el('th', {scope: 'col'}, h)))));
+  const tb = el('tbody');
+  for (const r of statuses) {
+    tb.append(el('tr', {},
+      el('th', {scope: 'row'}, r.configuration_name || r.rule),
+      el('td', {}, el('span', {class: `pill rule-${r.status}`}, r.status)),
+      el('td', {}, String(r.findings_total ?? (r.findings || []).length)),
+      el('td', {}, r.details || '')));
+  }
+  table.append(tb);
+  if (statuses.length) body.append(table);
+  const findings = findingsOf(record);
+  if (findings.length) {
+    const ol = el('ol', {class: 'findings', id: 'findings'});
+    for (const f of findings) {
+      ol.append(el('li', {class: `sev-${(f.severity || '').toLowerCase()}`},
+        el('button', {type: 'button', class: 'to-chart', onclick: () => focus(f.t_ms)},
+          `${fmtClock(f.t_ms)}${f.step !== undefined && f.step !== null ? ` · step ${f.step}` : ''}`),
+        ' ', el('b', {}, f.rule), ': ', f.message || f.reason || '',
+        f.recommendation ? el('div', {class: 'rec'}, f.recommendation) : null));
+    }
+    body.append(el('h3', {}, 'Findings'), ol);
+  }
+  return body;
+}
