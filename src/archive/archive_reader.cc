@@ -400,14 +400,7 @@ absl::StatusOr<query::ChartAnswer> ArchiveBackedMetricsReader::Chart(const query
       }
     }
   }
-  out.raw = m4.every_point();
-  std::vector<query::ChartPoint> points;
-  m4.Finish(&points);
-  for (const query::ChartPoint& p : points) {
-    out.x.push_back(p.x);
-    out.y.push_back(p.v);
-    out.t.push_back(p.t);
-  }
+  m4.FinishInto(&out);
   return out;
 }
 

@@ -201,17 +201,7 @@ absl::StatusOr<ChartAnswer> ChartFromView(const store::ReadView& view, const Cha
       }
     }
   }
-  out.raw = all_raw && m4.every_point();
-  std::vector<ChartPoint> points;
-  m4.Finish(&points);
-  out.x.reserve(points.size());
-  out.y.reserve(points.size());
-  out.t.reserve(points.size());
-  for (const ChartPoint& p : points) {
-    out.x.push_back(p.x);
-    out.y.push_back(p.v);
-    out.t.push_back(p.t);
-  }
+  m4.FinishInto(&out, all_raw);
   return out;
 }
 

@@ -47,6 +47,20 @@ M4::M4(int64_t x_start, int64_t x_end, int width)
   hi_ = bounds_[1];
 }
 
+void M4::FinishInto(ChartAnswer* answer, bool all_raw) {
+  answer->raw = all_raw && every_point();
+  std::vector<ChartPoint> points;
+  Finish(&points);
+  answer->x.reserve(points.size());
+  answer->y.reserve(points.size());
+  answer->t.reserve(points.size());
+  for (const ChartPoint& p : points) {
+    answer->x.push_back(p.x);
+    answer->y.push_back(p.v);
+    answer->t.push_back(p.t);
+  }
+}
+
 void M4::Finish(std::vector<ChartPoint>* out) {
   auto append_unique = [&](std::vector<ChartPoint>::iterator begin,
                            std::vector<ChartPoint>::iterator end) {

@@ -74,6 +74,9 @@ class M4 {
   }
   // The answer's points in (x, t, v) order, without repeats; appended to *out.
   void Finish(std::vector<ChartPoint>* out);
+  // Finish, into the answer: its points (x, y, t) and whether they are every
+  // point (`raw` when `all_raw`, every point being a raw sample).
+  void FinishInto(ChartAnswer* answer, bool all_raw = true);
 
  private:
   struct Cell {

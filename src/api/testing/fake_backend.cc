@@ -318,14 +318,7 @@ absl::StatusOr<query::ChartAnswer> FakeBackend::Chart(const query::ChartQuery& q
       if (p.max != p.min) add(p.t_ms, p.max);
     }
   }
-  out.raw = m4.every_point();
-  std::vector<query::ChartPoint> points;
-  m4.Finish(&points);
-  for (const query::ChartPoint& p : points) {
-    out.x.push_back(p.x);
-    out.y.push_back(p.v);
-    out.t.push_back(p.t);
-  }
+  m4.FinishInto(&out);
   return out;
 }
 
