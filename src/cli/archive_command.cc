@@ -31,14 +31,24 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
     return ReportError(absl::InvalidArgumentError(
         absl::StrFormat("--settle \"%s\": %s", flags.settle, settle_ms.status().message())));
   }
+  // The data folder and the jobs named first: a mistake there creates no
+  // archive folder.
+  auto db = app::OpenForRead(DataDir(options));
+  if (!db.ok()) return ReportError(db.status());
+  query::StoreReader reader(**db);
+  for (const std::string& name : flags.jobs) {
+    auto job = reader.GetJob(name);
+    if (!job.ok()) return ReportError(job.status(), 1);
+    if (!job->has_value()) {
+      return ReportError(absl::NotFoundError(absl::StrFormat(
+          "no training job \"%s\" in %s (trainwatch jobs lists them)", name, (*db)->data_dir())));
+    }
+  }
   app::ArchiveTargetOptions target_options;
   target_options.endpoint = flags.endpoint;
   target_options.part_bytes = static_cast<int64_t>(flags.part_mib) << 20;
   auto target = app::OpenArchive(flags.to, target_options);
   if (!target.ok()) return ReportError(target.status());
-  auto db = app::OpenForRead(DataDir(options));
-  if (!db.ok()) return ReportError(db.status());
-  query::StoreReader reader(**db);
   app::ArchiverOptions archiver_options;
   archiver_options.settle_ms = *settle_ms;
   archiver_options.clock = &(*db)->clock();
