@@ -80,10 +80,12 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_
 }
 
 absl::StatusOr<std::unique_ptr<store::Db>> OpenForServer(const std::string& data_dir,
-                                                         util::Clock* clock) {
+                                                         util::Clock* clock,
+                                                         bool hold_for_archive) {
   store::DbOptions options;
   options.data_dir = data_dir;
   options.clock = clock;
+  if (hold_for_archive) options.retention_hold_ms = 0;
   options.mode = store::OpenMode::kWriterIfFree;
   options.catch_up_min_interval_ms = 250;
   absl::StatusOr<std::unique_ptr<store::Db>> db = store::Db::Open(options);

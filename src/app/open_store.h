@@ -40,8 +40,11 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenFollower(const std::string& data_
 // `trainwatch server`'s: as the folder's writer when nobody holds it (runs
 // then send their data through the server: app/remote_sink.h), else as a
 // follower of the run that does (OpenFollower).
+// `hold_for_archive` (--archive): as the writer, its retention drops no raw
+// sample until the archive says what it has taken (app/archiver.h).
 absl::StatusOr<std::unique_ptr<store::Db>> OpenForServer(const std::string& data_dir,
-                                                         util::Clock* clock = nullptr);
+                                                         util::Clock* clock = nullptr,
+                                                         bool hold_for_archive = false);
 
 // `trainwatch admin compact`: every column family compacted, and what it did.
 struct CompactionReport {

@@ -127,7 +127,8 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   }
 
   const std::string data_dir = DataDir(options);
-  absl::StatusOr<std::unique_ptr<store::Db>> db = app::OpenForServer(data_dir);
+  absl::StatusOr<std::unique_ptr<store::Db>> db =
+      app::OpenForServer(data_dir, nullptr, /*hold_for_archive=*/!flags.archive.empty());
   if (!db.ok()) return ReportError(db.status());
   // As the folder's writer the server takes runs' data (they find it through
   // server.json); as a follower (a run held the folder) it only reads.

@@ -23,7 +23,9 @@ Db::Db(DbOptions options, DataFolderPaths paths, util::Clock* clock, RetentionPo
     : options_(std::move(options)),
       paths_(std::move(paths)),
       clock_(clock),
-      retention_(std::make_shared<const RetentionPolicy>(std::move(retention))) {}
+      retention_(std::make_shared<const RetentionPolicy>(std::move(retention))) {
+  retention_hold_ms_.store(options_.retention_hold_ms);
+}
 
 std::shared_ptr<const RetentionPolicy> Db::retention() const {
   util::MutexLock lock(retention_mu_);

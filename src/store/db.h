@@ -90,6 +90,9 @@ struct DbOptions {
   util::Clock* clock = nullptr;
   // Retention rules; default: the built-in defaults plus <data>/retention.conf.
   std::optional<RetentionPolicy> retention;
+  // SetRetentionHold's value from the moment the folder opens, before any
+  // compaction (max: no hold).
+  int64_t retention_hold_ms = std::numeric_limits<int64_t>::max();
 
   // When open chunks are sealed (store/head.h).
   HeadOptions head;

@@ -100,6 +100,31 @@ TEST(RetentionDb, HeldRawSamplesStayUntilTheHoldMoves) {
   EXPECT_EQ(Count(db, kv::Cf::kRollup60), 1);  // the rollups keep their own retention
 }
 
+// A hold given at open applies before any compaction of that writer.
+TEST(RetentionDb, AHoldGivenAtOpenAppliesFromTheStart) {
+  testing::TempDir dir;
+  util::FakeClock clock(kT0);
+  DbOptions o;
+  o.data_dir = dir.Sub("data");
+  o.clock = &clock;
+  o.background_thread = false;
+  {
+    auto db = Db::Open(o);
+    ASSERT_TRUE(db.ok());
+    model::SampleBatch b;
+    b.series.push_back({*model::MakeSeriesKey("/aws/sagemaker/TrainingJobs", "loss", {}), 1,
+                        {{kT0, 1}}, {}, {}});
+    ASSERT_TRUE((*db)->PutSamples(b).ok());
+  }
+  clock.AdvanceMs(4 * 3'600'000);
+  o.retention_hold_ms = 0;  // everything
+  auto db = Db::Open(o);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ((*db)->retention_hold_ms(), 0);
+  ASSERT_TRUE((*db)->CompactAll().ok());
+  EXPECT_EQ(Count(**db, kv::Cf::kRaw), 1);
+}
+
 TEST(RetentionDb, RulesFromRetentionConfApply) {
   testing::TempDir dir;
   util::FakeClock clock(kT0);
