@@ -20,13 +20,19 @@ int Count(Db& db, kv::Cf cf) {
   return n;
 }
 
+// A writer of dir/data on `clock`, without a maintenance thread.
+DbOptions Options(const testing::TempDir& dir, util::Clock* clock) {
+  DbOptions o;
+  o.data_dir = dir.Sub("data");
+  o.clock = clock;
+  o.background_thread = false;
+  return o;
+}
+
 TEST(RetentionDb, CompactionDropsEachTierAfterItsRetention) {
   testing::TempDir dir;
   util::FakeClock clock(kT0);
-  DbOptions o;
-  o.data_dir = dir.Sub("data");
-  o.clock = &clock;
-  o.background_thread = false;
+  DbOptions o = Options(dir, &clock);
   auto db_or = Db::Open(o);
   ASSERT_TRUE(db_or.ok());
   Db& db = **db_or;
@@ -78,10 +84,7 @@ TEST(RetentionDb, CompactionDropsEachTierAfterItsRetention) {
 TEST(RetentionDb, HeldRawSamplesStayUntilTheHoldMoves) {
   testing::TempDir dir;
   util::FakeClock clock(kT0);
-  DbOptions o;
-  o.data_dir = dir.Sub("data");
-  o.clock = &clock;
-  o.background_thread = false;
+  DbOptions o = Options(dir, &clock);
   auto db_or = Db::Open(o);
   ASSERT_TRUE(db_or.ok());
   Db& db = **db_or;
@@ -104,10 +107,7 @@ TEST(RetentionDb, HeldRawSamplesStayUntilTheHoldMoves) {
 TEST(RetentionDb, AHoldGivenAtOpenAppliesFromTheStart) {
   testing::TempDir dir;
   util::FakeClock clock(kT0);
-  DbOptions o;
-  o.data_dir = dir.Sub("data");
-  o.clock = &clock;
-  o.background_thread = false;
+  DbOptions o = Options(dir, &clock);
   {
     auto db = Db::Open(o);
     ASSERT_TRUE(db.ok());
@@ -128,10 +128,7 @@ TEST(RetentionDb, AHoldGivenAtOpenAppliesFromTheStart) {
 TEST(RetentionDb, RulesFromRetentionConfApply) {
   testing::TempDir dir;
   util::FakeClock clock(kT0);
-  DbOptions o;
-  o.data_dir = dir.Sub("data");
-  o.clock = &clock;
-  o.background_thread = false;
+  DbOptions o = Options(dir, &clock);
   {
     auto db = Db::Open(o);  // creates the folder
     ASSERT_TRUE(db.ok());
