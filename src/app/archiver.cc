@@ -112,10 +112,10 @@ std::optional<RecordedArchive> FindRecordedArchive(const std::string& data_dir) 
   return RecordedArchive{j["url"].get<std::string>(), j.value("endpoint", "")};
 }
 
-MetricsWithArchive::MetricsWithArchive(query::MetricsReader* local, query::JobsReader* jobs,
-                                       const std::string& data_dir,
+ReadersWithArchive::ReadersWithArchive(query::MetricsReader* metrics, query::LogsReader* logs,
+                                       query::JobsReader* jobs, const std::string& data_dir,
                                        const std::optional<RecordedArchive>& archive)
-    : reader_(local) {
+    : metrics_(metrics), logs_(logs) {
   if (!archive) return;
   absl::StatusOr<std::unique_ptr<model::ObjectStore>> store =
       OpenArchive(archive->url, {.endpoint = archive->endpoint, .for_reading = true});
@@ -127,9 +127,14 @@ MetricsWithArchive::MetricsWithArchive(query::MetricsReader* local, query::JobsR
   }
   store_ = *std::move(store);
   archived_ = std::make_unique<archive::ArchiveReader>(store_.get());
-  backed_ = std::make_unique<archive::ArchiveBackedMetricsReader>(local, jobs, archived_.get());
-  reader_ = backed_.get();
+  backed_metrics_ =
+      std::make_unique<archive::ArchiveBackedMetricsReader>(metrics, jobs, archived_.get());
+  backed_logs_ = std::make_unique<archive::ArchiveBackedLogsReader>(logs, jobs, archived_.get());
+  metrics_ = backed_metrics_.get();
+  logs_ = backed_logs_.get();
 }
+
+ReadersWithArchive::~ReadersWithArchive() = default;
 
 Archiver::Archiver(query::MetricsReader* metrics, query::LogsReader* logs, query::JobsReader* jobs,
                    model::ObjectStore* store, ArchiverOptions options)
@@ -161,6 +166,7 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   options.now_ms = options_.clock->NowMs();
   options.settle_ms = options_.settle_ms;
   options.on_segment = progress;
+  options.stop = stop;
   // What no pass has looked at yet stays too.
   int64_t hold_ms = options.now_ms - options.settle_ms;
   bool stopped = false;
@@ -178,10 +184,12 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
       continue;
     }
     if (!pass->complete) hold_ms = std::min(hold_ms, pass->archived_to_ms);
+    if (pass->interrupted) stopped = true;
     counts_.segments += static_cast<int64_t>(pass->segments.size());
     counts_.bytes += pass->bytes;
     if (!pass->skipped && pass->bytes > 0) result.jobs.push_back(*std::move(pass));
   }
+  result.stopped = stopped;
   if (names.empty() && result.failures.empty() && !stopped && options_.hold != nullptr) {
     options_.hold->SetRetentionHold(hold_ms);
   }

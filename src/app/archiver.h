@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "archive/archive_backed_logs.h"
 #include "archive/archive_reader.h"
 #include "archive/job_archive.h"
 #include "model/object_store.h"
@@ -65,23 +66,29 @@ RecordedArchive NormalizedArchive(const RecordedArchive& archive);
 // then a warning).
 std::optional<RecordedArchive> FindRecordedArchive(const std::string& data_dir);
 
-// A read command's metrics reader: `local` (the data folder's), with the
+// A read command's metrics and logs readers: the data folder's, with the
 // jobs archived complete in the folder's recorded archive added
 // (archive::ArchiveBackedMetricsReader: raw reads and charts of every sample
-// the archive holds). Without a recorded archive, or one that cannot be
-// opened (a warning), it is `local` itself.
-class MetricsWithArchive {
+// the archive holds; archive::ArchiveBackedLogsReader: a stream's events
+// that log retention dropped). Without a recorded archive, or one that
+// cannot be opened (a warning), they are the folder's own.
+class ReadersWithArchive {
  public:
   // `jobs`: the folder's job records (a running job is not looked for).
-  MetricsWithArchive(query::MetricsReader* local, query::JobsReader* jobs,
-                     const std::string& data_dir, const std::optional<RecordedArchive>& archive);
-  query::MetricsReader& reader() { return *reader_; }
+  ReadersWithArchive(query::MetricsReader* metrics, query::LogsReader* logs,
+                     query::JobsReader* jobs, const std::string& data_dir,
+                     const std::optional<RecordedArchive>& archive);
+  ~ReadersWithArchive();
+  query::MetricsReader& metrics() { return *metrics_; }
+  query::LogsReader& logs() { return *logs_; }
 
  private:
   std::unique_ptr<model::ObjectStore> store_;
   std::unique_ptr<archive::ArchiveReader> archived_;
-  std::unique_ptr<archive::ArchiveBackedMetricsReader> backed_;
-  query::MetricsReader* reader_;
+  std::unique_ptr<archive::ArchiveBackedMetricsReader> backed_metrics_;
+  std::unique_ptr<archive::ArchiveBackedLogsReader> backed_logs_;
+  query::MetricsReader* metrics_;
+  query::LogsReader* logs_;
 };
 
 struct ArchiverOptions {
@@ -111,10 +118,11 @@ class Archiver {
   struct PassResult {
     std::vector<archive::JobArchivePass> jobs;  // the jobs that were written to
     std::vector<absl::Status> failures;         // one per job that failed
+    bool stopped = false;                       // `stop` ended it early
   };
   // `names`: those jobs (NotFound for one that does not exist); empty: all.
-  // `progress` is called after each segment; `stop` ends the pass between
-  // jobs (the hold then stays where it was).
+  // `progress` is called after each segment; `stop` ends the pass before
+  // the next segment (the hold then stays where it was).
   absl::StatusOr<PassResult> Pass(
       const std::vector<std::string>& names,
       const std::function<void(const archive::JobArchivePass&)>& progress = nullptr,

@@ -273,22 +273,81 @@ absl::StatusOr<std::shared_ptr<const ArchivedJob>> ArchiveReader::Load(const std
   return std::shared_ptr<const ArchivedJob>(std::move(job));
 }
 
+absl::StatusOr<std::shared_ptr<const ArchivedLogs>> ArchiveReader::LoadLogs(
+    const std::string& name) {
+  {
+    util::MutexLock lock(mu_);
+    if (logs_cache_ != nullptr && logs_cache_->job == name) return logs_cache_;
+  }
+  auto logs = std::make_shared<ArchivedLogs>();
+  logs->job = name;
+  TW_ASSIGN_OR_RETURN(bool complete, HoldsComplete(name));
+  TW_ASSIGN_OR_RETURN(auto segments, CompleteSegments(store_, name));
+  for (const auto& [from, to] : segments) {
+    const std::string key =
+        absl::StrFormat("%s/segments/%s/logs.jsonl.gz", JobFolderKey(name), SegmentName(from, to));
+    TW_ASSIGN_OR_RETURN(std::string text, Read(store_, key, true));
+    size_t line_no = 0;
+    for (std::string_view rest = text; !rest.empty();) {
+      const size_t end = rest.find('\n');
+      const std::string_view line = rest.substr(0, end);
+      rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+      ++line_no;
+      if (line.empty()) continue;
+      nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
+      if (!e.is_object() || !e.contains("stream") || !e["stream"].is_string() ||
+          !e.contains("timestamp_ms") || !e["timestamp_ms"].is_number_integer() ||
+          !e.contains("message") || !e["message"].is_string()) {
+        return absl::DataLossError(absl::StrFormat("%s/%s, line %d: not of the archive's format: %s",
+                                                   store_->Describe(), key, line_no,
+                                                   line.substr(0, 200)));
+      }
+      query::StoredLogEvent event;
+      event.position.t_ms = e["timestamp_ms"].get<int64_t>();
+      event.ingestion_ms = e.value("ingestion_ms", event.position.t_ms);
+      event.message = e["message"].get<std::string>();
+      logs->streams[e["stream"].get<std::string>()].push_back(std::move(event));
+    }
+  }
+  for (auto& [stream, events] : logs->streams) {
+    std::stable_sort(events.begin(), events.end(),
+                     [](const query::StoredLogEvent& a, const query::StoredLogEvent& b) {
+                       return a.position.t_ms < b.position.t_ms;
+                     });
+    const int64_t n = static_cast<int64_t>(events.size());
+    for (int64_t i = 0; i < n; ++i) events[i].position.seq = i - n;
+  }
+  if (complete) {
+    util::MutexLock lock(mu_);
+    logs_cache_ = logs;
+  }
+  return std::shared_ptr<const ArchivedLogs>(std::move(logs));
+}
+
+bool ArchiveReader::ServesJob(query::JobsReader* jobs, const std::string& name) {
+  // A job the data folder knows as running is all there.
+  if (jobs != nullptr) {
+    absl::StatusOr<std::optional<model::JobRecord>> local = jobs->GetJob(name);
+    if (local.ok() && local->has_value() && !model::IsTerminal((*local)->status)) return false;
+  }
+  absl::StatusOr<bool> complete = HoldsComplete(name);
+  if (!complete.ok()) {
+    util::LogOnce("archive-read", absl::StrFormat("reading job %s from the archive: %s; answering "
+                                                  "from the data folder alone",
+                                                  name, complete.status().message()));
+    return false;
+  }
+  return *complete;
+}
+
 std::shared_ptr<const ArchivedJob> ArchiveBackedMetricsReader::ArchivedJobOf(
     const std::vector<model::Dimension>& dimensions) {
   std::optional<std::string> name;
   for (const model::Dimension& d : dimensions) {
     if ((name = JobOfDimension(d.name, d.value))) break;
   }
-  if (!name) return nullptr;
-  // A job the data folder knows as running is all there.
-  if (jobs_ != nullptr) {
-    absl::StatusOr<std::optional<model::JobRecord>> local = jobs_->GetJob(*name);
-    if (local.ok() && local->has_value() && !model::IsTerminal((*local)->status)) return nullptr;
-  }
-  absl::StatusOr<bool> complete = archive_->HoldsComplete(*name);
-  if (complete.ok() && !*complete) return nullptr;
-  absl::StatusOr<std::shared_ptr<const ArchivedJob>> job =
-      complete.ok() ? archive_->Load(*name) : complete.status();
+  if (!name || !archive_->ServesJob(jobs_, *name)) return nullptr;
+  absl::StatusOr<std::shared_ptr<const ArchivedJob>> job = archive_->Load(*name);
   if (!job.ok()) {
     util::LogOnce("archive-read", absl::StrFormat("reading job %s from the archive: %s; answering "
                                                   "from the data folder alone",

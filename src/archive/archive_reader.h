@@ -37,6 +37,15 @@ struct ArchivedJob {
   std::vector<query::StoredSeries> series;  // in key order, rows in time order
 };
 
+// A job's archived log events: each stream's in time order (then as
+// archived). Positions are the archive's own: (time, the event's index in
+// its stream minus the stream's count), so they sort as the events do and
+// before any the data folder numbers (its sequence numbers are positive).
+struct ArchivedLogs {
+  std::string job;
+  std::map<std::string, std::vector<query::StoredLogEvent>> streams;
+};
+
 // Thread-safe; keeps the last few complete jobs it read in memory.
 class ArchiveReader {
  public:
@@ -45,15 +54,23 @@ class ArchiveReader {
   // The job as archived; nullptr when the archive has no such job. DataLoss
   // naming the object for a file that is not of this format.
   absl::StatusOr<std::shared_ptr<const ArchivedJob>> Load(const std::string& job);
+  // The job's log events (every complete segment's logs.jsonl.gz); an
+  // empty set when the archive has no such job. The last job read is kept.
+  absl::StatusOr<std::shared_ptr<const ArchivedLogs>> LoadLogs(const std::string& job);
   // Whether the archive holds `job` complete (job.json only; a "no" is
   // remembered for a minute, a "yes" for good).
   absl::StatusOr<bool> HoldsComplete(const std::string& job);
+  // Whether reads of `job` should include the archive's: the data folder
+  // (`jobs`, may be null) does not know it as running, and the archive holds
+  // it complete. An error reading the archive is logged once and is a no.
+  bool ServesJob(query::JobsReader* jobs, const std::string& job);
 
  private:
   model::ObjectStore* const store_;
   const size_t cached_jobs_;
   util::Mutex mu_;
   std::list<std::shared_ptr<const ArchivedJob>> cache_ ABSL_GUARDED_BY(mu_);  // newest first
+  std::shared_ptr<const ArchivedLogs> logs_cache_ ABSL_GUARDED_BY(mu_);
   // Jobs found not complete, and when (steady clock, ms).
   std::map<std::string, int64_t> not_complete_ ABSL_GUARDED_BY(mu_);
 };

@@ -1,7 +1,10 @@
 #include "archive/archive_reader.h"
 
+#include <string>
+
 #include <algorithm>
 
+#include "archive/archive_backed_logs.h"
 #include "archive/job_archive.h"
 #include "archive/local_folder_store.h"
 #include "gtest/gtest.h"
@@ -13,9 +16,9 @@ namespace {
 
 constexpr int64_t kT0 = 1736942400000;
 
-// A job's loss (TrainingJobName) and CPU (Host), a sample a second for ten
-// minutes, archived when it ended; then the data folder keeps raw samples an
-// hour, and three hours pass.
+// A job's loss (TrainingJobName) and CPU (Host), a sample and a line of
+// output a second for ten minutes, archived when it ended; then the data
+// folder keeps raw samples an hour, and three hours pass.
 class ArchiveReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -28,6 +31,7 @@ class ArchiveReaderTest : public ::testing::Test {
     job_.name = "mnist-2";
     job_.creation_ms = kT0;
     job_.step_metric = "step";
+    job_.log_stream = "mnist-2/algo-1-1736942400";
     ASSERT_TRUE(db_->CreateJob(job_).ok());
     model::SampleBatch batch;
     model::SeriesSamples loss{*model::MakeSeriesKey("/aws/sagemaker/TrainingJobs", "train:loss",
@@ -45,8 +49,13 @@ class ArchiveReaderTest : public ::testing::Test {
       cpu.samples.push_back({kT0 + s * 1000, static_cast<double>(s % 100)});
     }
     batch.series = {loss, step, cpu};
+    model::LogBatch lines{{"/aws/sagemaker/TrainingJobs", job_.log_stream}, {}};
+    for (int s = 0; s < 600; ++s) {
+      lines.events.push_back({kT0 + s * 1000, "line " + std::to_string(s)});
+    }
     clock_.AdvanceMs(601'000);
     ASSERT_TRUE(db_->PutSamples(batch).ok());
+    ASSERT_TRUE(db_->PutLogs(lines).ok());
     job_.status = model::JobStatus::kCompleted;
     ASSERT_TRUE(db_->UpdateJob(job_).ok());
     ArchiveOptions options;
@@ -160,6 +169,91 @@ TEST_F(ArchiveReaderTest, ChartsOfAnArchivedJobAreDrawnFromEverySampleByTimeAndB
   EXPECT_TRUE(by_step->raw);
   EXPECT_EQ(by_step->x[10], 10);
   EXPECT_EQ(by_step->y[10], 1.0 / 11);
+}
+
+// Log retention drops the first half of the job's output; reading its
+// stream gives the archive's events, then the folder's, whichever way it is
+// paged.
+TEST_F(ArchiveReaderTest, AStreamReadsWholeAfterLogRetentionDroppedItsOldestEvents) {
+  ASSERT_TRUE(db_->SetLogRetention("/aws/sagemaker/TrainingJobs", 1).ok());
+  clock_.AdvanceMs(kT0 + 300'000 + 86'400'000 - clock_.NowMs());  // cutoff: line 300
+  ASSERT_TRUE(db_->Maintain().ok());
+  query::LogReadQuery all;
+  all.stream = {"/aws/sagemaker/TrainingJobs", job_.log_stream};
+  auto local = reader_->ReadLogStream(all);
+  ASSERT_TRUE(local.ok()) << local.status();
+  ASSERT_EQ(local->size(), 300u);
+  EXPECT_EQ(local->front().message, "line 300");
+
+  ArchiveReader archive(folder_.get());
+  ArchiveBackedLogsReader reader(reader_.get(), reader_.get(), &archive);
+  auto expect_lines = [](const std::vector<query::StoredLogEvent>& events, int first, int count) {
+    ASSERT_EQ(events.size(), static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) {
+      EXPECT_EQ(events[i].message, "line " + std::to_string(first + i));
+      if (i > 0) {
+        EXPECT_LT(events[i - 1].position, events[i].position);
+      }
+    }
+  };
+  // Forward, 70 a page (pages across the archive/folder boundary), and by
+  // bytes (about 10 events a page).
+  for (auto [limit, max_bytes] : {std::pair<size_t, size_t>{70, query::kMaxLogPageBytes},
+                                  std::pair<size_t, size_t>{10000, 10 * 34}}) {
+    query::LogReadQuery q = all;
+    q.limit = limit;
+    q.max_bytes = max_bytes;
+    std::vector<query::StoredLogEvent> got;
+    for (int pages = 0; pages < 100; ++pages) {
+      auto page = reader.ReadLogStream(q);
+      ASSERT_TRUE(page.ok()) << page.status();
+      if (page->empty()) break;
+      EXPECT_LE(page->size(), limit);
+      got.insert(got.end(), page->begin(), page->end());
+      q.from = page->back().position;
+      q.from->seq += 1;
+    }
+    expect_lines(got, 0, 600);
+  }
+  // Backward from the end, 250 a page.
+  {
+    query::LogReadQuery q = all;
+    q.forward = false;
+    q.limit = 250;
+    std::vector<query::StoredLogEvent> got;
+    for (int pages = 0; pages < 10; ++pages) {
+      auto page = reader.ReadLogStream(q);
+      ASSERT_TRUE(page.ok()) << page.status();
+      if (page->empty()) break;
+      got.insert(got.begin(), page->begin(), page->end());
+      q.from = page->front().position;
+    }
+    expect_lines(got, 0, 600);
+  }
+  // A window across the boundary.
+  query::LogReadQuery window = all;
+  window.start_ms = kT0 + 250'000;
+  window.end_ms = kT0 + 350'000;
+  auto part = reader.ReadLogStream(window);
+  ASSERT_TRUE(part.ok());
+  expect_lines(*part, 250, 100);
+
+  // Once the folder has none left, all from the archive; the stream stays.
+  clock_.AdvanceMs(3'600'000);
+  ASSERT_TRUE(db_->Maintain().ok());
+  local = reader_->ReadLogStream(all);
+  ASSERT_TRUE(local.ok());
+  EXPECT_TRUE(local->empty());
+  auto archived = reader.ReadLogStream(all);
+  ASSERT_TRUE(archived.ok());
+  expect_lines(*archived, 0, 600);
+
+  // A job the folder knows as running is not looked for in the archive.
+  job_.status = model::JobStatus::kInProgress;
+  ASSERT_TRUE(db_->UpdateJob(job_).ok());
+  auto running = reader.ReadLogStream(all);
+  ASSERT_TRUE(running.ok());
+  EXPECT_TRUE(running->empty());
 }
 
 }  // namespace

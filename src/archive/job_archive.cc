@@ -230,7 +230,12 @@ absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
 
   // Windows of at most max_window_ms (the first from 0 to that past the
   // job's creation), so that a segment stays small enough to build in memory.
-  for (int64_t window_from = from_ms; window_from < to_ms;) {
+  int64_t window_from = from_ms;
+  while (window_from < to_ms) {
+    if (options.stop.stop_requested()) {
+      pass.interrupted = true;
+      break;
+    }
     // (A record without a creation time: one window.)
     const int64_t window_to =
         job.creation_ms <= 0
@@ -275,9 +280,10 @@ absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
     window_from = window_to;
   }
 
-  pass.complete = ended;
-  // Everything before the cut was read: archived, or there was none.
-  pass.archived_to_ms = std::max(from_ms, to_ms);
+  pass.complete = ended && !pass.interrupted;
+  // Everything before the cut (or where a stop ended the pass) was read:
+  // archived, or there was none.
+  pass.archived_to_ms = pass.interrupted ? window_from : std::max(from_ms, to_ms);
   job_json["complete"] = pass.complete;
   nlohmann::ordered_json names = nlohmann::ordered_json::array();
   for (const auto& [from, to] : *segments) names.push_back(SegmentName(from, to));

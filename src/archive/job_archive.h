@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct ArchiveOptions {
   int64_t max_window_ms = 3'600'000;
   // Called after each segment written (progress), with the pass so far.
   std::function<void(const JobArchivePass&)> on_segment;
+  // Once stop is requested, the pass ends before its next window (the
+  // segments written stay; the next pass goes on from there).
+  std::stop_token stop;
 };
 
 struct JobArchivePass {
@@ -64,6 +68,7 @@ struct JobArchivePass {
   // of the last segment when that is later).
   int64_t archived_to_ms = 0;
   bool skipped = false;   // it was complete already: nothing read or written
+  bool interrupted = false;  // ArchiveOptions::stop ended it early
 };
 
 // One pass over `job` (see above). Errors name the job and the object.

@@ -1,6 +1,7 @@
 #include "archive/job_archive.h"
 
 #include <filesystem>
+#include <stop_token>
 
 #include "absl/strings/str_split.h"
 #include "archive/local_folder_store.h"
@@ -213,6 +214,41 @@ TEST_F(JobArchiveTest, ALongJobIsCutIntoSegmentsOfAnHourAtMost) {
   EXPECT_EQ(pass->segments[0], SegmentName(0, kT0 + 3'600'000));
   EXPECT_EQ(pass->segments[1], SegmentName(kT0 + 3'600'000, kT0 + 7'200'000));
   EXPECT_EQ(progress, (std::vector<int64_t>{60, 120, 150}));
+}
+
+// A stop asked for during a pass ends it after the segment being written;
+// the next pass goes on from there and completes the job.
+TEST_F(JobArchiveTest, AStopEndsThePassAfterTheSegmentAndTheNextPassGoesOn) {
+  model::SampleBatch batch;
+  model::SeriesSamples loss{Key("/aws/sagemaker/TrainingJobs", "train:loss",
+                                {{"TrainingJobName", job_.name}}),
+                            1, {}, {}, {}};
+  for (int m = 0; m < 150; ++m) loss.samples.push_back({kT0 + m * 60'000, 1.0 * m});
+  batch.series = {loss};
+  clock_.AdvanceMs(150 * 60'000);
+  ASSERT_TRUE(db_->PutSamples(batch).ok());
+  job_.status = model::JobStatus::kCompleted;
+  std::stop_source stop;
+  ArchiveOptions options;
+  options.now_ms = kT0 + 150 * 60'000;
+  options.stop = stop.get_token();
+  options.on_segment = [&](const JobArchivePass&) { stop.request_stop(); };  // Ctrl-C now
+  auto first = ArchiveJob({reader_.get(), reader_.get()}, job_, archive_.get(), options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->interrupted);
+  EXPECT_FALSE(first->complete);
+  ASSERT_EQ(first->segments.size(), 1u);
+  EXPECT_EQ(first->samples, 60);
+  EXPECT_EQ(first->archived_to_ms, kT0 + 3'600'000);
+
+  options.stop = {};
+  options.on_segment = nullptr;
+  auto second = ArchiveJob({reader_.get(), reader_.get()}, job_, archive_.get(), options);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(second->interrupted);
+  EXPECT_TRUE(second->complete);
+  EXPECT_EQ(second->segments.size(), 2u);
+  EXPECT_EQ(second->samples, 90);
 }
 
 TEST(LocalFolderStoreTest, KeysAreCheckedAndListedInOrder) {

@@ -1,9 +1,16 @@
 // trainwatch archive [JOB...] --to DEST: writes jobs' metrics, profiling
 // samples and logs to an archive (a folder or S3-compatible storage) in the
 // open format of docs/format/archive.md (docs/archive.md).
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <memory>
+#include <stop_token>
 #include <string>
+#include <thread>  // std::jthread
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -25,12 +32,53 @@ struct ArchiveFlags {
   bool quiet = false;
 };
 
+// Ctrl-C (or SIGTERM) ends the pass once the segment being written is
+// complete, so that the archive holds no half-sent upload and the next run
+// goes on from there; a second one ends the process at once. Made before any
+// other thread, which then inherit the blocked signals.
+class StopOnSignal {
+ public:
+  StopOnSignal() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, &old_mask_);
+    waiter_ = std::jthread([this] {
+      for (int count = 0;;) {
+        int sig = 0;
+        if (sigwait(&signals_, &sig) != 0 || done_.load()) return;
+        if (++count > 1) _exit(128 + sig);
+        static constexpr char kNote[] =
+            "\ntrainwatch: stopping after this segment (again to stop at once; the next run "
+            "goes on from here)\n";
+        (void)!::write(STDERR_FILENO, kNote, sizeof(kNote) - 1);
+        source_.request_stop();
+      }
+    });
+  }
+  ~StopOnSignal() {
+    done_.store(true);
+    pthread_kill(waiter_.native_handle(), SIGTERM);
+    waiter_.join();
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  std::stop_token token() const { return source_.get_token(); }
+
+ private:
+  sigset_t signals_;
+  sigset_t old_mask_;
+  std::stop_source source_;
+  std::atomic<bool> done_{false};
+  std::jthread waiter_;
+};
+
 int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
   absl::StatusOr<int64_t> settle_ms = util::ParseDurationMs(flags.settle);
   if (!settle_ms.ok()) {
     return ReportError(absl::InvalidArgumentError(
         absl::StrFormat("--settle \"%s\": %s", flags.settle, settle_ms.status().message())));
   }
+  StopOnSignal stop_on_signal;  // before the store's threads start
   // The data folder and the jobs named first: a mistake there creates no
   // archive folder.
   auto db = app::OpenForRead(DataDir(options));
@@ -60,7 +108,7 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
                    static_cast<long long>(pass.samples), static_cast<long long>(pass.log_events));
     }
   };
-  auto pass = archiver.Pass(flags.jobs, progress);
+  auto pass = archiver.Pass(flags.jobs, progress, stop_on_signal.token());
   if (!pass.ok()) return ReportError(pass.status(), absl::IsNotFound(pass.status()) ? 2 : 1);
   // Readers of the data folder (report, replay, the server) read archived
   // jobs back from the first archive written to, or the server's.
@@ -83,6 +131,11 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
     std::printf("nothing new to archive in %s\n", (*target)->Describe().c_str());
   }
   for (const absl::Status& failure : pass->failures) ReportError(failure, 1);
+  if (pass->stopped) {
+    std::fprintf(stderr, "trainwatch: stopped before archiving everything; run the same command "
+                         "again to go on\n");
+    return 130;
+  }
   return pass->failures.empty() ? 0 : 1;
 }
 
@@ -110,7 +163,8 @@ void RegisterArchiveCommand(CLI::App& root, GlobalOptions* options, int* exit_co
   AddDataOption(cmd, options);
   cmd->footer(
       "Each run writes what is new since the last: a segment per job and hour of data, its\n"
-      "manifest last, so an interrupted run leaves nothing half-written. The format is\n"
+      "manifest last, so an interrupted run leaves nothing half-written; Ctrl-C stops once\n"
+      "the segment in hand is written, and the next run goes on from there. The format is\n"
       "docs/format/archive.md; python3 -m trainwatch.archive reads it.\n"
       "\n"
       "Examples:\n"

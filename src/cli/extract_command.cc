@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "app/archiver.h"
 #include "app/job_access.h"
 #include "cli/commands.h"
 #include "cli/extract_output.h"
@@ -68,11 +69,15 @@ absl::StatusOr<std::vector<model::MetricDefinition>> GatherDefinitions(const Ext
 
 // A stored job's log, read page by page, each event as one line ending in
 // "\n": the lines split exactly as they did when the job printed them (a
-// line the job ended with "\r" was stored as an event of its own).
+// line the job ended with "\r" was stored as an event of its own). A job
+// archived complete reads whole, whatever log retention has dropped since.
 class JobLogSource final : public ByteSource {
  public:
   JobLogSource(std::unique_ptr<store::Db> db, std::string stream)
-      : db_(std::move(db)), reader_(*db_) {
+      : db_(std::move(db)),
+        reader_(*db_),
+        readers_(&reader_, &reader_, &reader_, db_->data_dir(),
+                 app::FindRecordedArchive(db_->data_dir())) {
     request_.stream = {std::string(model::kTrainingJobsLogGroup), std::move(stream)};
     request_.forward = true;
     request_.limit = 10000;
@@ -92,7 +97,8 @@ class JobLogSource final : public ByteSource {
   absl::Status FetchPage() {
     pending_.clear();
     offset_ = 0;
-    absl::StatusOr<std::vector<query::StoredLogEvent>> page = reader_.ReadLogStream(request_);
+    absl::StatusOr<std::vector<query::StoredLogEvent>> page =
+        readers_.logs().ReadLogStream(request_);
     if (absl::IsNotFound(page.status())) {  // the job printed nothing
       done_ = true;
       return absl::OkStatus();
@@ -112,6 +118,7 @@ class JobLogSource final : public ByteSource {
 
   std::unique_ptr<store::Db> db_;
   query::StoreReader reader_;
+  app::ReadersWithArchive readers_;
   query::LogReadQuery request_;
   std::string pending_;
   size_t offset_ = 0;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "app/archiver.h"
 #include "app/job_access.h"
 #include "cli/commands.h"
 #include "model/log_event.h"
@@ -92,8 +93,12 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
 
   bool job_done = model::IsTerminal((*job)->status);
   query::StoreReader reader(**db);
+  // A job archived complete prints whole, whatever log retention has dropped since.
+  app::ReadersWithArchive readers(&reader, &reader, &reader, data_dir,
+                                  app::FindRecordedArchive(data_dir));
   while (true) {
-    absl::StatusOr<std::vector<query::StoredLogEvent>> page = reader.ReadLogStream(request);
+    absl::StatusOr<std::vector<query::StoredLogEvent>> page =
+        readers.logs().ReadLogStream(request);
     if (!page.ok()) {
       // The stream appears with the job's first line.
       if (absl::IsNotFound(page.status()) && flags.follow && !job_done) {

@@ -52,10 +52,10 @@ int Run(const ReportFlags& flags, const GlobalOptions& options) {
   };
   query::StoreReader reader(**db);
   // A job archived complete reads back whole, whatever the folder has dropped since.
-  app::MetricsWithArchive metrics(&reader, &reader, (*db)->data_dir(),
+  app::ReadersWithArchive readers(&reader, &reader, &reader, (*db)->data_dir(),
                                   app::FindRecordedArchive((*db)->data_dir()));
   absl::StatusOr<report::JobReport> built =
-      report::BuildReport(**job, metrics.reader(), reader, report_options);
+      report::BuildReport(**job, readers.metrics(), readers.logs(), report_options);
   if (show_progress) std::fprintf(stderr, "\n");
   if (!built.ok()) return ReportError(built.status(), 1);
   const std::string text =

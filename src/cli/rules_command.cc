@@ -90,13 +90,15 @@ int RunShow(const RulesFlagsAll& flags, const GlobalOptions& options) {
   if (flags.all) {
     // Every recorded finding, from the job's rules log stream.
     query::StoreReader reader(**db);
+    app::ReadersWithArchive readers(&reader, &reader, &reader, data_dir,
+                                    app::FindRecordedArchive(data_dir));
     query::LogReadQuery q;
     q.stream = {std::string(model::kTrainingJobsLogGroup), rules::RulesLogStream(record.name)};
     q.forward = true;
     q.limit = 10000;
     std::string out;
     while (true) {
-      absl::StatusOr<std::vector<query::StoredLogEvent>> page = reader.ReadLogStream(q);
+      absl::StatusOr<std::vector<query::StoredLogEvent>> page = readers.logs().ReadLogStream(q);
       if (absl::IsNotFound(page.status())) break;
       if (!page.ok()) return ReportError(page.status(), 1);
       for (const query::StoredLogEvent& e : *page) {
@@ -149,11 +151,11 @@ int RunReplay(const RulesFlagsAll& flags, const GlobalOptions& options) {
   };
   query::StoreReader reader(**db);
   // A job archived complete replays on every sample, whatever the folder has dropped since.
-  app::MetricsWithArchive metrics(&reader, &reader, (*db)->data_dir(),
+  app::ReadersWithArchive readers(&reader, &reader, &reader, (*db)->data_dir(),
                                   app::FindRecordedArchive((*db)->data_dir()));
-  replay.environment.reference = rules::StoreReferenceLoader(&metrics.reader(), &reader);
+  replay.environment.reference = rules::StoreReferenceLoader(&readers.metrics(), &reader);
   absl::StatusOr<rules::ReplayResult> result =
-      rules::ReplayJob(**job, metrics.reader(), reader, replay);
+      rules::ReplayJob(**job, readers.metrics(), readers.logs(), replay);
   if (show_progress) std::fprintf(stderr, "\n");
   if (!result.ok()) return ReportError(result.status());
   if (flags.replay_json) {

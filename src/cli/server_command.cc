@@ -212,9 +212,10 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     }
   }
   // Jobs archived complete read back whole (trainwatch.Trial, charts, replays).
-  app::MetricsWithArchive metrics_with_archive(&reader, &reader, data_dir,
-                                               app::FindRecordedArchive(data_dir));
-  backends.metrics = &metrics_with_archive.reader();
+  app::ReadersWithArchive with_archive(&reader, &reader, &reader, data_dir,
+                                       app::FindRecordedArchive(data_dir));
+  backends.metrics = &with_archive.metrics();
+  backends.logs = &with_archive.logs();
   if (ingest != nullptr) {
     alarms = std::make_unique<app::LocalAlarms>(ingest.get(), &reader, &reader, &rules->actions());
     if (absl::Status s = alarms->Start(); !s.ok()) return ReportError(s);

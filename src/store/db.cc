@@ -323,7 +323,7 @@ absl::Status Db::Maintain() {
     last_log_expiry_ms_ = now;
     // Read beside the writers; only the deletes and counts go through the
     // leader, so a first retention over millions of events stalls no write.
-    TW_ASSIGN_OR_RETURN(std::vector<LogExpiry> plan, PlanLogExpiry(*kv_, now));
+    TW_ASSIGN_OR_RETURN(std::vector<LogExpiry> plan, PlanLogExpiry(*kv_, now, retention_hold_ms_.load()));
     if (!plan.empty()) {
       TW_RETURN_IF_ERROR(RunAsLeader([&](kv::WriteBatch* batch) {
         return log_writer_->ApplyExpiry(plan, batch).status();

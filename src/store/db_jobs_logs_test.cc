@@ -354,6 +354,30 @@ TEST_F(DbTest, LogRetentionDeletesOlderEventsAtTheNextMaintain) {
   EXPECT_FALSE((*stream)->first_event_ms.has_value());
 }
 
+// The archive's hold (Db::SetRetentionHold) keeps log events it has not
+// taken yet, as it keeps raw samples.
+TEST_F(DbTest, LogRetentionKeepsHeldEventsUntilTheHoldMoves) {
+  DbOptions o = Options(data(), OpenMode::kWriter, &clock_);
+  o.background_thread = false;
+  auto opened = Db::Open(o);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<Db> db = std::move(*opened);
+  const int64_t day = 86400 * 1000LL;
+  const int64_t now = clock_.NowMs();
+  ASSERT_TRUE(db->PutLogs({{"g", "s"}, {{now - 3 * day, "oldest"}, {now - 2 * day, "old"}}}).ok());
+  ASSERT_EQ(*db->SetLogRetention("g", 1), LogChange::kDone);
+  db->SetRetentionHold(now - 2 * day);  // archived up to two days ago
+  ASSERT_TRUE(db->Maintain().ok());
+  auto stream = db->View()->GetLogStream("g", "s");
+  ASSERT_TRUE(stream.ok() && stream->has_value());
+  EXPECT_EQ((*stream)->event_count, 1u) << "the held event stays";
+  EXPECT_EQ((*stream)->first_event_ms, now - 2 * day);
+  db->SetRetentionHold(Db::kNoHold);
+  clock_.AdvanceMs(3600 * 1000LL);  // expiry runs hourly
+  ASSERT_TRUE(db->Maintain().ok());
+  EXPECT_EQ((*db->View()->GetLogStream("g", "s"))->event_count, 0u);
+}
+
 TEST_F(DbTest, SecondWriterIsRefusedWithTheHoldersCommand) {
   DbOptions o = Options(data(), OpenMode::kWriter, &clock_);
   o.command = "trainwatch run --name first";

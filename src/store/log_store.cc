@@ -358,7 +358,8 @@ absl::StatusOr<std::optional<LogExpiry>> PlanStream(const kv::Kv& kv, const LogS
 
 }  // namespace
 
-absl::StatusOr<std::vector<LogExpiry>> PlanLogExpiry(const kv::Kv& kv, int64_t now_ms) {
+absl::StatusOr<std::vector<LogExpiry>> PlanLogExpiry(const kv::Kv& kv, int64_t now_ms,
+                                                     int64_t hold_ms) {
   constexpr int64_t kDayMs = 86400 * 1000LL;
   std::vector<LogExpiry> out;
   std::vector<LogGroupInfo> groups;
@@ -379,7 +380,7 @@ absl::StatusOr<std::vector<LogExpiry>> PlanLogExpiry(const kv::Kv& kv, int64_t n
     TW_RETURN_IF_ERROR(it->status());
   }
   for (const LogGroupInfo& group : groups) {
-    const int64_t cutoff_ms = now_ms - *group.retention_days * kDayMs;
+    const int64_t cutoff_ms = std::min(now_ms - *group.retention_days * kDayMs, hold_ms);
     const std::string prefix = logkeys::StreamPrefix(group.name);
     kv::ReadOptions ro;
     ro.lower_bound = prefix;
