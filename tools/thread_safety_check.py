@@ -6,7 +6,10 @@ Usage: thread_safety_check.py BUILD_DIR [--jobs N] [--filter SUBSTRING]
 Reads BUILD_DIR/compile_commands.json (any preset's), and checks each source
 file of src/ (tests and fuzz targets aside) with Debian's clang++ (-fsyntax-only: no code is
 generated, so this takes a fraction of a build) with -Wthread-safety as an
-error. Every member a mutex guards is annotated ABSL_GUARDED_BY (util/mutex.h),
+error. In a unity build (the dev preset's) the database names the unity
+sources, each including several of a target's files: each is checked as one
+translation unit, as it is built, when it includes a file of src/ that is not
+a test. Every member a mutex guards is annotated ABSL_GUARDED_BY (util/mutex.h),
 so the check proves each is used with its mutex held. Other warnings are the
 gcc build's business and are not reported here.
 
@@ -44,12 +47,23 @@ def clang_command(entry, clang):
         if a in DROP_WITH_VALUE:
             skip = True
             continue
-        if not a.startswith("-") and a.endswith((".cc", ".cpp")):
+        if not a.startswith("-") and a.endswith((".cc", ".cpp", ".cxx")):
             continue  # the source file, given again below
         if a.startswith(DROP_PREFIXES):
             continue
         out.append(a)
     return out + CHECK + [entry["file"]]
+
+
+def unity_sources(path, directory):
+    """The files a CMake unity source includes (its lines: #include "/abs/file.cc")."""
+    out = []
+    with open(os.path.join(directory, path), encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if line.startswith("#include \"") and line.endswith("\""):
+                out.append(line[len("#include \""):-1])
+    return out
 
 
 def main():
@@ -72,13 +86,18 @@ def main():
     todo = []
     for e in entries:
         f = e["file"]
-        if f in seen or not f.endswith(".cc") or opts.filter not in f:
-            continue
-        if "/src/" not in f:
+        if f in seen:
             continue
         # Tests and fuzz targets share no state between threads of their own
         # beyond the fixtures (in src/*/testing, checked); skipping them halves the time.
-        if f.endswith(("_test.cc", "_fuzz.cc")):
+        if f.endswith(".cc"):
+            sources = [f]
+        elif "/Unity/unity_" in f and f.endswith(".cxx"):
+            sources = unity_sources(f, e["directory"])
+        else:
+            continue
+        if not any("/src/" in s and not s.endswith(("_test.cc", "_fuzz.cc")) and opts.filter in s
+                   for s in sources):
             continue
         seen.add(f)
         todo.append(e)

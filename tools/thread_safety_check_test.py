@@ -29,13 +29,19 @@ struct Counter {
 
 @unittest.skipIf(shutil.which("clang++") is None, "clang++ is not installed")
 class ThreadSafetyCheckTest(unittest.TestCase):
-    def run_check(self, text):
+    def run_check(self, text, unity=False):
         with tempfile.TemporaryDirectory() as root:
             src = os.path.join(root, "src")
             os.makedirs(src)
             path = os.path.join(src, "counter.cc")
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text)
+            if unity:  # as CMake writes a unity source, in the build folder
+                unity_dir = os.path.join(root, "build", "CMakeFiles", "t.dir", "Unity")
+                os.makedirs(unity_dir)
+                path = os.path.join(unity_dir, "unity_0_cxx.cxx")
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write('/* generated */\n#include "%s"\n' % os.path.join(src, "counter.cc"))
             entry = {"directory": root, "file": path,
                      "command": "ccache /usr/bin/c++ -I%s -std=c++20 -Wall -Werror "
                                 "-fsanitize=address -o counter.o -c %s" % (SRC, path)}
@@ -50,6 +56,12 @@ class ThreadSafetyCheckTest(unittest.TestCase):
 
     def test_a_guarded_member_used_without_its_mutex_fails(self):
         p = self.run_check(BAD)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("requires holding mutex 'mu'", p.stdout)
+
+    def test_a_unity_source_is_checked_with_the_files_it_includes(self):
+        self.assertEqual(self.run_check(GOOD, unity=True).returncode, 0)
+        p = self.run_check(BAD, unity=True)
         self.assertEqual(p.returncode, 1, p.stdout)
         self.assertIn("requires holding mutex 'mu'", p.stdout)
 
