@@ -19,8 +19,11 @@ a barrier every 10 requests.
       trainwatch's ingest takes CloudWatch's window (14 days back), and the
       generator dates its data in 2024. Values, series and order are unchanged.
 
-  native_ingest.py send --port P --in-prefix WORK/small.tw
+  native_ingest.py send --port P --in-prefix WORK/small.tw [--rate SAMPLES_PER_S]
       prints JSON {samples, requests, seconds, samples_per_s, errors}.
+      --rate paces the requests so that the samples sent by time t are at most
+      rate * t (all connections together; a request late behind its schedule
+      goes at once): a steady load instead of a flood.
 
 Standard library only; 127.0.0.1 only.
 """
@@ -158,9 +161,18 @@ def cmd_send(a):
                               "X-Amz-Target": "GraniteServiceVersion20100801.PutMetricData",
                               "x-amzn-query-mode": "true"}
 
+    # --rate: request i of every connection is due when all connections
+    # together have been given (i * connections) requests' worth of time.
+    per_request = meta["samples"] / max(1, sum(len(s) for s in shards))
+    interval = per_request * len(shards) / a.rate if a.rate else 0.0
+
     def worker(recs):
         conn = http.client.HTTPConnection("127.0.0.1", a.port, timeout=120)
         for i in range(rounds):
+            if interval:
+                wait = t0 + i * interval - time.perf_counter()
+                if wait > 0:
+                    time.sleep(wait)
             if i < len(recs):
                 conn.request("POST", path, body=recs[i], headers=headers)
                 resp = conn.getresponse()
@@ -172,7 +184,7 @@ def cmd_send(a):
         conn.close()
 
     threads = [threading.Thread(target=worker, args=(s,)) for s in shards]
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() + 0.05
     for t in threads:
         t.start()
     for t in threads:
@@ -200,6 +212,8 @@ def main():
     s = sub.add_parser("send")
     s.add_argument("--port", type=int, required=True)
     s.add_argument("--in-prefix", required=True)
+    s.add_argument("--rate", type=float, default=0.0,
+                   help="samples a second, all connections together (default: as fast as answered)")
     a = ap.parse_args()
     cmd_encode(a) if a.cmd == "encode" else cmd_send(a)
 

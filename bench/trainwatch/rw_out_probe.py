@@ -4,6 +4,8 @@ puts one probe sample into trainwatch every --every seconds (PutMetricData,
 query protocol; its value is its number) and looks for the probes in
 VictoriaMetrics (/api/v1/export) every --poll seconds, until the file --stop
 exists; then prints {"probes", "seen", "p50_s", "p99_s", "max_s"} as JSON.
+--ready FILE is created once the warm-up probe is seen, so that a caller starts
+its load only then and every measured probe goes in while it runs.
 A probe's delay runs from trainwatch's answer to its PutMetricData to the
 first export that holds it. One probe goes first, unmeasured, and is waited
 for: VictoriaMetrics shows a new series' first samples only after about 5 s
@@ -25,6 +27,7 @@ def main():
     ap.add_argument("--trainwatch", required=True, help="http://127.0.0.1:PORT")
     ap.add_argument("--victoria", required=True, help="http://127.0.0.1:PORT")
     ap.add_argument("--stop", required=True, help="stop once this file exists")
+    ap.add_argument("--ready", help="created once the warm-up probe is seen")
     ap.add_argument("--every", type=float, default=0.1)
     ap.add_argument("--poll", type=float, default=0.02)
     a = ap.parse_args()
@@ -55,6 +58,8 @@ def main():
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and '-1' not in shown():
         time.sleep(0.05)
+    if a.ready:
+        open(a.ready, "w").close()
 
     def put():
         n = 0
