@@ -490,6 +490,14 @@ export async function renderJob(root, name, params, ctx) {
     entry.chart.setMarkers(list);
   }
 
+  // A second host registered after the page was built (agents start one by
+  // one): the page again, with its hosts panel.
+  function gainedHosts() {
+    if (multiHost || (record.hosts || []).length < 2) return false;
+    ctx.rerenderSoon();
+    return true;
+  }
+
   // The hosts table (hosts.js), drawn again while the job runs.
   let hostsSeq = 0;
   async function renderHosts() {
@@ -614,6 +622,7 @@ export async function renderJob(root, name, params, ctx) {
     logs: (e) => logs.live(e),
     job: (rec) => {
       record = rec;
+      if (gainedHosts()) return;
       updateHeader();
       renderRules();
       renderHosts();
@@ -673,6 +682,7 @@ export async function renderJob(root, name, params, ctx) {
     polling = setInterval(async () => {
       try {
         record = await api.getJob(name);
+        if (gainedHosts()) return;
         adopt(await api.jobSeries(name));
       } catch { return; }
       updateHeader();

@@ -94,7 +94,7 @@ async function main() {
                                               py(['--epochs', '3', '--seed', String(seed)])));
   // A job on three hosts, the third three times slower: the hosts panel and
   // the Straggler rule's finding.
-  const hostJob = (n, pause, count) => runJob(args.trainwatch, server, HOSTS_JOB,
+  const hostJob = (n, pause, count, job = HOSTS_JOB) => runJob(args.trainwatch, server, job,
     ['--host', String(n), '--profile-interval', 'off', '--metric', 'step=step (\\d+)',
      '--rule', 'Straggler:window=5'],
     ['/bin/sh', '-c', `i=0; while [ $i -lt ${count} ]; do echo "step $i"; i=$((i+1)); sleep ${pause}; done`]);
@@ -116,6 +116,7 @@ async function main() {
   if (r.code !== 0) throw new Error(`demo-live failed (${r.code}): ${r.out}`);
   if (live) await checkResume(defs, py);
   if (live) await checkTensorsLive();
+  if (live) await checkLateHost(hostJob);
 
   for (const theme of ['light', 'dark']) {
     await checkReport('seed-1', theme);
@@ -529,6 +530,26 @@ async function checkTensors(page, theme) {
   await page.$eval('#tensor-panel', (p) => p.scrollIntoView({block: 'center'}));
   await drawn('tensors:gradients:l2');
   check(await page.$eval('#tensor-stat', (s) => s.value) === 'l2', `a URL with ts=l2 opens on l2 (${theme})`);
+}
+
+// A job whose second host registers while its page is open: the page gains
+// its hosts panel without a reload.
+async function checkLateHost(hostJob) {
+  const first = hostJob(1, '0.2', 60, 'late-hosts');
+  for (let i = 0; i < 100 && !(await fetch(`${server.base}/api/v1/jobs/late-hosts`)).ok; ++i) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const page = await newPage('light');
+  await open(page, '/job/late-hosts');
+  check(await page.$('#hosts-panel') === null, 'a job on one host has no hosts panel');
+  const second = hostJob(2, '0.1', 20, 'late-hosts');
+  await page.waitForSelector('#hosts-table tbody tr[data-host="algo-2"]', {timeout: 30000});
+  check(true, 'the hosts panel appears once a second host registers, without a reload');
+  await page.context().close();
+  for (const j of [first, second]) {
+    const r = await j.done;
+    if (r.code !== 0) throw new Error(`late-hosts failed (${r.code}): ${r.out}`);
+  }
 }
 
 // A job on several hosts: the hosts panel compares their pace, marks the one
