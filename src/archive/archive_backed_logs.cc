@@ -61,18 +61,21 @@ std::shared_ptr<const std::vector<query::StoredLogEvent>> ArchiveBackedLogsReade
 
 absl::StatusOr<std::vector<query::StoredLogEvent>> ArchiveBackedLogsReader::ReadLogStream(
     const query::LogReadQuery& q) {
-  std::shared_ptr<const std::vector<query::StoredLogEvent>> archived = ArchivedStream(q.stream);
-  if (archived == nullptr) return local_->ReadLogStream(q);
+  // Only a group with a retention loses events: the folder has all the
+  // others' (and the archive is not asked).
+  if (q.stream.group != model::kTrainingJobsLogGroup) return local_->ReadLogStream(q);
+  absl::StatusOr<std::optional<int>> retention = local_->LogGroupRetention(q.stream.group);
+  if (!retention.ok() || !retention->has_value()) return local_->ReadLogStream(q);
   // The folder's first event: the archive's events before it are the ones
-  // retention dropped (all of them when the folder has none left).
+  // retention dropped (all of them when the folder has none left). A stream
+  // the folder does not have (deleted, or never written) is not found.
   query::LogReadQuery first;
   first.stream = q.stream;
   first.limit = 1;
-  absl::StatusOr<std::vector<query::StoredLogEvent>> head = local_->ReadLogStream(first);
-  if (!head.ok() && !absl::IsNotFound(head.status())) return head.status();
-  const bool local_stream = head.ok();
-  const int64_t boundary_ms =
-      local_stream && !head->empty() ? head->front().position.t_ms : INT64_MAX;
+  TW_ASSIGN_OR_RETURN(std::vector<query::StoredLogEvent> head, local_->ReadLogStream(first));
+  std::shared_ptr<const std::vector<query::StoredLogEvent>> archived = ArchivedStream(q.stream);
+  if (archived == nullptr) return local_->ReadLogStream(q);
+  const int64_t boundary_ms = head.empty() ? INT64_MAX : head.front().position.t_ms;
   const auto older_end = std::lower_bound(
       archived->begin(), archived->end(), boundary_ms,
       [](const query::StoredLogEvent& e, int64_t t) { return e.position.t_ms < t; });
@@ -98,7 +101,6 @@ absl::StatusOr<std::vector<query::StoredLogEvent>> ArchiveBackedLogsReader::Read
       if (!InRange(q, it->position.t_ms)) continue;
       if (!page.Take(with_stream(*it))) return std::move(page.events);
     }
-    if (!local_stream) return std::move(page.events);
     query::LogReadQuery rest = q;
     if (from_in_archive) rest.from.reset();
     rest.limit = q.limit - page.events.size();
@@ -114,7 +116,7 @@ absl::StatusOr<std::vector<query::StoredLogEvent>> ArchiveBackedLogsReader::Read
   // Backward: the folder's events before `from` first; the archive's only
   // once the folder has none left before them.
   std::vector<query::StoredLogEvent> newer;
-  if (local_stream && !from_in_archive) {
+  if (!from_in_archive) {
     TW_ASSIGN_OR_RETURN(newer, local_->ReadLogStream(q));
     if (newer.empty()) {
       // Nothing of the folder's before `from`: the archive's part follows.

@@ -12,8 +12,10 @@
 // Retention deletes a stream's oldest events (log_store.h), so the archive's
 // events older than the folder's first event are the ones it lacks; the
 // events of an archived stream the folder still has come from the folder.
-// Listings (groups, streams and their first event times) and
-// FilterLogEvents stay the data folder's.
+// The archive is asked only while the group has a retention (without one
+// nothing is dropped), and only for a stream the folder still has (a deleted
+// stream stays deleted). Listings (groups, streams and their first event
+// times) and FilterLogEvents stay the data folder's.
 
 #include <memory>
 #include <optional>

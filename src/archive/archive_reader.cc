@@ -172,21 +172,24 @@ absl::StatusOr<bool> ArchiveReader::HoldsComplete(const std::string& job) {
                              .count();
   {
     util::MutexLock lock(mu_);
-    for (const auto& j : cache_) {
-      if (j->record.name == job) return true;
-    }
+    if (complete_.contains(job)) return true;
     auto it = not_complete_.find(job);
     if (it != not_complete_.end() && now_ms - it->second < 60'000) return false;
   }
-  TW_ASSIGN_OR_RETURN(std::optional<std::string> text,
-                      store_->Get(JobFolderKey(job) + "/job.json"));
-  nlohmann::json doc = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+  absl::StatusOr<std::optional<std::string>> text = store_->Get(JobFolderKey(job) + "/job.json");
+  nlohmann::json doc = text.ok() && text->has_value() ? nlohmann::json::parse(**text, nullptr, false)
+                                                      : nlohmann::json();
   const bool complete = doc.is_object() && doc.value("complete", false);
-  if (!complete) {
-    util::MutexLock lock(mu_);
+  util::MutexLock lock(mu_);
+  if (complete) {
+    if (complete_.size() > 10'000) complete_.clear();
+    complete_.insert(job);
+  } else {
+    // An archive that cannot be read is not asked again for a minute either.
     if (not_complete_.size() > 10'000) not_complete_.clear();
     not_complete_[job] = now_ms;
   }
+  if (!text.ok()) return text.status();
   return complete;
 }
 
@@ -304,7 +307,10 @@ absl::StatusOr<std::shared_ptr<const ArchivedLogs>> ArchiveReader::LoadLogs(
       }
       query::StoredLogEvent event;
       event.position.t_ms = e["timestamp_ms"].get<int64_t>();
-      event.ingestion_ms = e.value("ingestion_ms", event.position.t_ms);
+      event.ingestion_ms = event.position.t_ms;
+      if (auto at = e.find("ingestion_ms"); at != e.end() && at->is_number_integer()) {
+        event.ingestion_ms = at->get<int64_t>();
+      }
       event.message = e["message"].get<std::string>();
       logs->streams[e["stream"].get<std::string>()].push_back(std::move(event));
     }

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,8 @@ class ArchiveReader {
   // The job's log events (every complete segment's logs.jsonl.gz); an
   // empty set when the archive has no such job. The last job read is kept.
   absl::StatusOr<std::shared_ptr<const ArchivedLogs>> LoadLogs(const std::string& job);
-  // Whether the archive holds `job` complete (job.json only; a "no" is
-  // remembered for a minute, a "yes" for good).
+  // Whether the archive holds `job` complete (job.json only; a "no", or an
+  // error reading it, is remembered for a minute, a "yes" for good).
   absl::StatusOr<bool> HoldsComplete(const std::string& job);
   // Whether reads of `job` should include the archive's: the data folder
   // (`jobs`, may be null) does not know it as running, and the archive holds
@@ -71,8 +72,10 @@ class ArchiveReader {
   util::Mutex mu_;
   std::list<std::shared_ptr<const ArchivedJob>> cache_ ABSL_GUARDED_BY(mu_);  // newest first
   std::shared_ptr<const ArchivedLogs> logs_cache_ ABSL_GUARDED_BY(mu_);
-  // Jobs found not complete, and when (steady clock, ms).
+  // Jobs found not complete (or unreadable), and when (steady clock, ms);
+  // jobs found complete.
   std::map<std::string, int64_t> not_complete_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> complete_ ABSL_GUARDED_BY(mu_);
 };
 
 class ArchiveBackedMetricsReader final : public query::MetricsReader {

@@ -254,6 +254,61 @@ TEST_F(ArchiveReaderTest, AStreamReadsWholeAfterLogRetentionDroppedItsOldestEven
   auto running = reader.ReadLogStream(all);
   ASSERT_TRUE(running.ok());
   EXPECT_TRUE(running->empty());
+  job_.status = model::JobStatus::kCompleted;
+  ASSERT_TRUE(db_->UpdateJob(job_).ok());
+
+  // A stream deleted from the folder stays deleted.
+  ASSERT_TRUE(db_->DeleteLogStream(all.stream).ok());
+  EXPECT_TRUE(absl::IsNotFound(reader.ReadLogStream(all).status()));
+}
+
+// The archive's objects read, by key.
+class CountingStore final : public model::ObjectStore {
+ public:
+  explicit CountingStore(model::ObjectStore* store) : store_(store) {}
+  absl::Status Put(std::string_view key, std::string_view data) override {
+    return store_->Put(key, data);
+  }
+  absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override {
+    gets.emplace_back(key);
+    return store_->Get(key);
+  }
+  absl::StatusOr<std::vector<std::string>> List(std::string_view prefix) override {
+    return store_->List(prefix);
+  }
+  std::string Describe() const override { return store_->Describe(); }
+  std::vector<std::string> gets;
+
+ private:
+  model::ObjectStore* store_;
+};
+
+// Without a retention on the group nothing was dropped: the archive is not
+// read. With one, the job's logs are read once for every page, and whether
+// the job is archived complete is asked once.
+TEST_F(ArchiveReaderTest, TheArchiveIsReadOnlyWhereRetentionCanHaveDroppedEvents) {
+  CountingStore counting(folder_.get());
+  ArchiveReader archive(&counting);
+  ArchiveBackedLogsReader reader(reader_.get(), reader_.get(), &archive);
+  query::LogReadQuery page;
+  page.stream = {"/aws/sagemaker/TrainingJobs", job_.log_stream};
+  page.limit = 100;
+  for (int i = 0; i < 3; ++i) {
+    auto events = reader.ReadLogStream(page);
+    ASSERT_TRUE(events.ok()) << events.status();
+    EXPECT_EQ(events->size(), 100u);
+  }
+  EXPECT_TRUE(counting.gets.empty()) << counting.gets.front();
+
+  ASSERT_TRUE(db_->SetLogRetention("/aws/sagemaker/TrainingJobs", 30).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(reader.ReadLogStream(page).ok());
+  const auto job_json = std::count_if(counting.gets.begin(), counting.gets.end(),
+                                      [](const std::string& k) { return k.ends_with("job.json"); });
+  const auto logs = std::count_if(counting.gets.begin(), counting.gets.end(), [](const std::string& k) {
+    return k.ends_with("logs.jsonl.gz");
+  });
+  EXPECT_EQ(job_json, 1);
+  EXPECT_EQ(logs, 1);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ class StopOnSignal {
             "\ntrainwatch: stopping after this segment (again to stop at once; the next run "
             "goes on from here)\n";
         (void)!::write(STDERR_FILENO, kNote, sizeof(kNote) - 1);
+        signal_.store(sig);
         source_.request_stop();
       }
     });
@@ -63,12 +64,15 @@ class StopOnSignal {
     pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
   }
   std::stop_token token() const { return source_.get_token(); }
+  // The exit status of a process the signal ended: 128 + its number.
+  int exit_status() const { return 128 + signal_.load(); }
 
  private:
   sigset_t signals_;
   sigset_t old_mask_;
   std::stop_source source_;
   std::atomic<bool> done_{false};
+  std::atomic<int> signal_{SIGINT};
   std::jthread waiter_;
 };
 
@@ -134,7 +138,7 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
   if (pass->stopped) {
     std::fprintf(stderr, "trainwatch: stopped before archiving everything; run the same command "
                          "again to go on\n");
-    return 130;
+    return stop_on_signal.exit_status();
   }
   return pass->failures.empty() ? 0 : 1;
 }

@@ -236,10 +236,10 @@ class Db {
   absl::Status WriteUnlogged(kv::WriteBatch* batch);
   // The retention of a namespace as this Db applies it.
   TierRetention RetentionOf(std::string_view ns) const { return retention()->For(ns); }
-  // Writer: raw samples and log events at or after `keep_from_ms` are kept
-  // whatever the retention says, until the hold moves (the archive's: what
-  // it has not taken yet stays; app/archiver.h). kNoHold (the default) holds
-  // nothing.
+  // Writer: raw samples and the training jobs' log events at or after
+  // `keep_from_ms` are kept whatever the retention says, until the hold
+  // moves (the archive's: what it has not taken yet stays; app/archiver.h).
+  // kNoHold (the default) holds nothing.
   // Not persisted: whoever holds sets it again after a restart.
   static constexpr int64_t kNoHold = std::numeric_limits<int64_t>::max();
   void SetRetentionHold(int64_t keep_from_ms) { retention_hold_ms_.store(keep_from_ms); }

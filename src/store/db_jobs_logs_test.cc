@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "model/log_event.h"
 #include "store/db.h"
 #include "store/test_util.h"
 #include "util/clock.h"
@@ -354,8 +355,9 @@ TEST_F(DbTest, LogRetentionDeletesOlderEventsAtTheNextMaintain) {
   EXPECT_FALSE((*stream)->first_event_ms.has_value());
 }
 
-// The archive's hold (Db::SetRetentionHold) keeps log events it has not
-// taken yet, as it keeps raw samples.
+// The archive's hold (Db::SetRetentionHold) keeps the training jobs' log
+// events it has not taken yet, as it keeps raw samples; other groups expire
+// as their retention says.
 TEST_F(DbTest, LogRetentionKeepsHeldEventsUntilTheHoldMoves) {
   DbOptions o = Options(data(), OpenMode::kWriter, &clock_);
   o.background_thread = false;
@@ -364,18 +366,23 @@ TEST_F(DbTest, LogRetentionKeepsHeldEventsUntilTheHoldMoves) {
   std::unique_ptr<Db> db = std::move(*opened);
   const int64_t day = 86400 * 1000LL;
   const int64_t now = clock_.NowMs();
-  ASSERT_TRUE(db->PutLogs({{"g", "s"}, {{now - 3 * day, "oldest"}, {now - 2 * day, "old"}}}).ok());
-  ASSERT_EQ(*db->SetLogRetention("g", 1), LogChange::kDone);
+  const std::string jobs(model::kTrainingJobsLogGroup);
+  for (const std::string& group : {jobs, std::string("g")}) {
+    ASSERT_TRUE(
+        db->PutLogs({{group, "s"}, {{now - 3 * day, "oldest"}, {now - 2 * day, "old"}}}).ok());
+    ASSERT_EQ(*db->SetLogRetention(group, 1), LogChange::kDone);
+  }
   db->SetRetentionHold(now - 2 * day);  // archived up to two days ago
   ASSERT_TRUE(db->Maintain().ok());
-  auto stream = db->View()->GetLogStream("g", "s");
+  auto stream = db->View()->GetLogStream(jobs, "s");
   ASSERT_TRUE(stream.ok() && stream->has_value());
   EXPECT_EQ((*stream)->event_count, 1u) << "the held event stays";
   EXPECT_EQ((*stream)->first_event_ms, now - 2 * day);
+  EXPECT_EQ((*db->View()->GetLogStream("g", "s"))->event_count, 0u) << "another group is not held";
   db->SetRetentionHold(Db::kNoHold);
   clock_.AdvanceMs(3600 * 1000LL);  // expiry runs hourly
   ASSERT_TRUE(db->Maintain().ok());
-  EXPECT_EQ((*db->View()->GetLogStream("g", "s"))->event_count, 0u);
+  EXPECT_EQ((*db->View()->GetLogStream(jobs, "s"))->event_count, 0u);
 }
 
 TEST_F(DbTest, SecondWriterIsRefusedWithTheHoldersCommand) {

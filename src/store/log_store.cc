@@ -380,7 +380,10 @@ absl::StatusOr<std::vector<LogExpiry>> PlanLogExpiry(const kv::Kv& kv, int64_t n
     TW_RETURN_IF_ERROR(it->status());
   }
   for (const LogGroupInfo& group : groups) {
-    const int64_t cutoff_ms = std::min(now_ms - *group.retention_days * kDayMs, hold_ms);
+    // The hold is the archive's, which takes the training jobs' group only.
+    const int64_t cutoff_ms = group.name == model::kTrainingJobsLogGroup
+                                  ? std::min(now_ms - *group.retention_days * kDayMs, hold_ms)
+                                  : now_ms - *group.retention_days * kDayMs;
     const std::string prefix = logkeys::StreamPrefix(group.name);
     kv::ReadOptions ro;
     ro.lower_bound = prefix;

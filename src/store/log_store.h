@@ -111,8 +111,8 @@ struct LogExpiry {
 };
 
 // Reads the expired events of every stream of every group with a retention,
-// at `now_ms`; events at or after `hold_ms` are kept whatever the retention
-// (Db::SetRetentionHold). Only reads `kv`: it runs beside the writers.
+// at `now_ms`; events of the training jobs' group (the archive's) at or after
+// `hold_ms` are kept whatever the retention (Db::SetRetentionHold). Only reads `kv`: it runs beside the writers.
 // Unreadable records are skipped (logged once), so that one cannot stop the
 // store.
 absl::StatusOr<std::vector<LogExpiry>> PlanLogExpiry(const kv::Kv& kv, int64_t now_ms,
