@@ -15,7 +15,7 @@
 # The dev preset builds in unity mode (CMAKE_UNITY_BUILD): a target's sources
 # are compiled a dozen to a translation unit, so the headers and templates
 # they share are compiled once, which takes the test command's build from
-# about 21 minutes to about half that on 2 cores. The files below define a name in an
+# about 21 to about 13 minutes on 2 cores. The files below define a name in an
 # anonymous namespace that a neighbour of theirs defines too (or, kv.cc, hold
 # a type of their own in a class of a header): they are compiled alone.
 set(TW_NO_UNITY_SOURCES

@@ -57,6 +57,20 @@ class JobArchiveTest : public ::testing::Test {
     ASSERT_TRUE(db_->PutLogs(logs).ok());
   }
 
+  // A job that ran `minutes` minutes from kT0, its loss a sample a minute,
+  // and has just ended.
+  void WriteEndedJobOfMinutes(int minutes) {
+    model::SampleBatch batch;
+    model::SeriesSamples loss{Key("/aws/sagemaker/TrainingJobs", "train:loss",
+                                  {{"TrainingJobName", job_.name}}),
+                              1, {}, {}, {}};
+    for (int m = 0; m < minutes; ++m) loss.samples.push_back({kT0 + m * 60'000, 1.0 * m});
+    batch.series = {loss};
+    clock_.AdvanceMs(minutes * 60'000LL);
+    ASSERT_TRUE(db_->PutSamples(batch).ok());
+    job_.status = model::JobStatus::kCompleted;
+  }
+
   JobArchivePass Pass(int64_t now_ms) {
     ArchiveOptions options;
     options.now_ms = now_ms;
@@ -195,15 +209,7 @@ TEST_F(JobArchiveTest, ASegmentWithoutItsManifestIsWrittenAgain) {
 
 // A long job archived at once is cut into windows of at most an hour.
 TEST_F(JobArchiveTest, ALongJobIsCutIntoSegmentsOfAnHourAtMost) {
-  model::SampleBatch batch;
-  model::SeriesSamples loss{Key("/aws/sagemaker/TrainingJobs", "train:loss",
-                                {{"TrainingJobName", job_.name}}),
-                            1, {}, {}, {}};
-  for (int m = 0; m < 150; ++m) loss.samples.push_back({kT0 + m * 60'000, 1.0 * m});
-  batch.series = {loss};
-  clock_.AdvanceMs(150 * 60'000);
-  ASSERT_TRUE(db_->PutSamples(batch).ok());
-  job_.status = model::JobStatus::kCompleted;
+  WriteEndedJobOfMinutes(150);
   std::vector<int64_t> progress;
   ArchiveOptions options;
   options.now_ms = kT0 + 150 * 60'000;
@@ -219,15 +225,7 @@ TEST_F(JobArchiveTest, ALongJobIsCutIntoSegmentsOfAnHourAtMost) {
 // A stop asked for during a pass ends it after the segment being written;
 // the next pass goes on from there and completes the job.
 TEST_F(JobArchiveTest, AStopEndsThePassAfterTheSegmentAndTheNextPassGoesOn) {
-  model::SampleBatch batch;
-  model::SeriesSamples loss{Key("/aws/sagemaker/TrainingJobs", "train:loss",
-                                {{"TrainingJobName", job_.name}}),
-                            1, {}, {}, {}};
-  for (int m = 0; m < 150; ++m) loss.samples.push_back({kT0 + m * 60'000, 1.0 * m});
-  batch.series = {loss};
-  clock_.AdvanceMs(150 * 60'000);
-  ASSERT_TRUE(db_->PutSamples(batch).ok());
-  job_.status = model::JobStatus::kCompleted;
+  WriteEndedJobOfMinutes(150);
   std::stop_source stop;
   ArchiveOptions options;
   options.now_ms = kT0 + 150 * 60'000;

@@ -319,11 +319,8 @@ TEST_F(DbTest, LogGroupsAndStreamsAreRecordsOfTheirOwn) {
 }
 
 TEST_F(DbTest, LogRetentionDeletesOlderEventsAtTheNextMaintain) {
-  DbOptions o = Options(data(), OpenMode::kWriter, &clock_);
-  o.background_thread = false;
-  auto opened = Db::Open(o);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  std::unique_ptr<Db> db = std::move(*opened);
+  std::unique_ptr<Db> db = OpenOrDie(OpenMode::kWriter);  // Maintain() by hand
+  ASSERT_NE(db, nullptr);
   const int64_t day = 86400 * 1000LL;
   const int64_t now = clock_.NowMs();
   ASSERT_TRUE(db->PutLogs({{"g", "s"}, {{now - 3 * day, "old"}, {now - day / 2, "new"}}}).ok());
@@ -359,11 +356,8 @@ TEST_F(DbTest, LogRetentionDeletesOlderEventsAtTheNextMaintain) {
 // events it has not taken yet, as it keeps raw samples; other groups expire
 // as their retention says.
 TEST_F(DbTest, LogRetentionKeepsHeldEventsUntilTheHoldMoves) {
-  DbOptions o = Options(data(), OpenMode::kWriter, &clock_);
-  o.background_thread = false;
-  auto opened = Db::Open(o);
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  std::unique_ptr<Db> db = std::move(*opened);
+  std::unique_ptr<Db> db = OpenOrDie(OpenMode::kWriter);  // Maintain() by hand
+  ASSERT_NE(db, nullptr);
   const int64_t day = 86400 * 1000LL;
   const int64_t now = clock_.NowMs();
   const std::string jobs(model::kTrainingJobsLogGroup);
