@@ -545,6 +545,8 @@ async function checkLateHost(hostJob) {
   const second = hostJob(2, '0.1', 20, 'late-hosts');
   await page.waitForSelector('#hosts-table tbody tr[data-host="algo-2"]', {timeout: 30000});
   check(true, 'the hosts panel appears once a second host registers, without a reload');
+  await page.waitForFunction(() => document.getElementById('main').getAttribute('aria-busy') === 'false');
+  await shot(page, 'job-late-host', 'light');
   await page.context().close();
   for (const j of [first, second]) {
     const r = await j.done;
