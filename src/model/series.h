@@ -107,8 +107,8 @@ struct SampleBatch {
   // Empty, or one per series: series[i].key.Canonical(), from a producer that
   // has it at hand (the native samples decoder caches keys), so that the
   // store need not build it again. Whoever changes the keys, order or number
-  // of `series` after filling this clears it (the store refuses a batch
-  // whose canonical keys disagree with its keys).
+  // of `series` after filling this clears it (the store files samples by
+  // these; a debug build aborts on one that disagrees with its key).
   std::vector<std::string> canonical_keys = {};  // "= {}": {{series...}} stays a valid batch
 
   size_t SampleCount() const;

@@ -326,9 +326,9 @@ class Db {
   // messages): canonical keys and finite values.
   static absl::Status CheckSamples(const model::SampleBatch& samples);
   // Canonical() of each series' key, in order: the batch's canonical_keys
-  // when it has one per series (InvalidArgument if any disagrees with its
-  // key), else *made, filled here.
-  static absl::StatusOr<const std::vector<std::string>*> CanonicalKeys(
+  // when it has one per series (checked against the keys in debug builds
+  // only), else *made, filled here.
+  static const std::vector<std::string>* CanonicalKeys(
       const model::SampleBatch& samples, std::vector<std::string>* made);
   absl::Status PrepareSamples(const model::SampleBatch& samples,
                               const std::vector<std::string>& canonical, kv::WriteBatch* batch,

@@ -256,7 +256,7 @@ absl::Status Db::PutSamples(const model::SampleBatch& batch) {
   Writer w;
   w.kind = Writer::Kind::kSamples;
   w.samples = &batch;
-  TW_ASSIGN_OR_RETURN(w.canonical, CanonicalKeys(batch, &w.canonical_made));
+  w.canonical = CanonicalKeys(batch, &w.canonical_made);
   return Submit(&w);
 }
 
@@ -340,7 +340,7 @@ absl::StatusOr<bool> Db::PutSamples(const model::SampleBatch& batch, const Deliv
   Writer w;
   w.kind = Writer::Kind::kSamples;
   w.samples = &batch;
-  TW_ASSIGN_OR_RETURN(w.canonical, CanonicalKeys(batch, &w.canonical_made));
+  w.canonical = CanonicalKeys(batch, &w.canonical_made);
   return SubmitDelivered(&w, delivery);
 }
 
