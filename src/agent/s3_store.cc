@@ -138,8 +138,22 @@ std::string S3Store::Url(std::string_view full_key, std::string_view query) cons
   return url;
 }
 
+void S3Store::Count(int64_t Counts::*counter) {
+  util::MutexLock lock(mu_);
+  ++(counts_.*counter);
+}
+
 HttpResult S3Store::Send(const std::string& method, const std::string& url,
                          std::string_view body) {
+  std::unique_ptr<HttpClient> client;
+  {
+    util::MutexLock lock(mu_);
+    if (!idle_.empty()) {
+      client = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (client == nullptr) client = std::make_unique<HttpClient>();
   HttpResult r;
   int64_t backoff_ms = options_.first_backoff_ms;
   for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
@@ -149,14 +163,16 @@ HttpResult S3Store::Send(const std::string& method, const std::string& url,
     headers.extra = SigningHeaderLines(EnvironmentSigning(), "s3", method, url, body, kContentType,
                                        /*content_sha256=*/true);
     headers.extra.push_back("Expect:");  // no 100-continue round trip before large bodies
-    ++counts_.requests;
-    r = client_.Call(method, url, body, options_.connect_timeout_ms, options_.request_timeout_ms,
+    Count(&Counts::requests);
+    r = client->Call(method, url, body, options_.connect_timeout_ms, options_.request_timeout_ms,
                      headers);
     if (!Retryable(r) || attempt == options_.attempts) break;
-    ++counts_.retries;
+    Count(&Counts::retries);
     std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
     backoff_ms = std::min<int64_t>(backoff_ms * 2, 5000);
   }
+  util::MutexLock lock(mu_);
+  idle_.push_back(std::move(client));
   return r;
 }
 
@@ -199,7 +215,6 @@ bool Ok(const HttpResult& r) { return r.status >= 200 && r.status < 300; }
 
 absl::Status S3Store::Put(std::string_view key, std::string_view data) {
   TW_RETURN_IF_ERROR(model::CheckObjectKey(key));
-  util::MutexLock lock(mu_);
   if (static_cast<int64_t>(data.size()) > options_.part_bytes) return PutMultipart(key, data);
   HttpResult r = Send("PUT", Url(FullKey(key), ""), data);
   if (!Ok(r)) {
@@ -239,7 +254,7 @@ absl::Status S3Store::PutMultipart(std::string_view key, std::string_view data) 
                                options_.attempts);
       break;
     }
-    ++counts_.parts;
+    Count(&Counts::parts);
     absl::StrAppend(&complete, "<Part><PartNumber>", part, "</PartNumber><ETag>",
                     absl::StrReplaceAll(*etag, {{"&", "&amp;"}, {"\"", "&quot;"}}),
                     "</ETag></Part>");
@@ -258,13 +273,12 @@ absl::Status S3Store::PutMultipart(std::string_view key, std::string_view data) 
   }
   // No partial upload left behind: its parts cost storage until aborted.
   HttpResult aborted = Send("DELETE", absl::StrCat(url, "?", upload), "");
-  if (Ok(aborted) || aborted.status == 404) ++counts_.aborted_uploads;
+  if (Ok(aborted) || aborted.status == 404) Count(&Counts::aborted_uploads);
   return failed;
 }
 
 absl::StatusOr<std::optional<std::string>> S3Store::Get(std::string_view key) {
   TW_RETURN_IF_ERROR(model::CheckObjectKey(key));
-  util::MutexLock lock(mu_);
   HttpResult r = Send("GET", Url(FullKey(key), ""), "");
   if (r.status == 404 && XmlText(r.body, "Code") != "NoSuchBucket") return std::nullopt;
   if (!Ok(r)) {
@@ -275,7 +289,6 @@ absl::StatusOr<std::optional<std::string>> S3Store::Get(std::string_view key) {
 }
 
 absl::StatusOr<std::vector<std::string>> S3Store::List(std::string_view prefix) {
-  util::MutexLock lock(mu_);
   std::vector<std::string> keys;
   const std::string full_prefix = FullKey(prefix);
   std::string token;

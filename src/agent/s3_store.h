@@ -16,7 +16,9 @@
 // - Addressing: with an endpoint (an S3-compatible service), path style
 //   (ENDPOINT/BUCKET/KEY); without one, AWS's virtual-hosted style
 //   (https://BUCKET.s3.REGION.amazonaws.com/KEY).
-// - Thread-safe (one request at a time).
+// - Thread-safe: requests from several threads go at once, each on a
+//   connection of its own (kept for the next request), so a reader is not
+//   held up by an upload, nor by another request's retries.
 
 #include <cstdint>
 #include <memory>
@@ -77,13 +79,15 @@ class S3Store final : public model::ObjectStore {
   // One signed request with the retries; the last answer (status 0:
   // unreachable).
   HttpResult Send(const std::string& method, const std::string& url, std::string_view body)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status PutMultipart(std::string_view key, std::string_view data)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status PutMultipart(std::string_view key, std::string_view data) ABSL_LOCKS_EXCLUDED(mu_);
+  void Count(int64_t Counts::*counter) ABSL_LOCKS_EXCLUDED(mu_);
 
   const S3StoreOptions options_;
   mutable util::Mutex mu_;
-  HttpClient client_ ABSL_GUARDED_BY(mu_);
+  // Connections not in use; a request takes one (or makes one) and puts it
+  // back.
+  std::vector<std::unique_ptr<HttpClient>> idle_ ABSL_GUARDED_BY(mu_);
   Counts counts_ ABSL_GUARDED_BY(mu_);
 };
 
