@@ -23,6 +23,7 @@ except ImportError:  # pragma: no cover - depends on the machine
 
 if torch is not None:
     import trainwatch
+    import trainwatch._tensor_stats as tensor_stats
     import trainwatch.torch as tw_torch
 
 TENSORS = "trainwatch/Tensors"
@@ -76,9 +77,9 @@ class StatisticsTest(HookTestCase):
                   float("inf"), float("nan"), float("nan"), -0.0]
         for dtype in (torch.float32, torch.float64, torch.float16):
             with self.subTest(dtype=dtype):
-                got = tw_torch._statistics(torch.tensor(values, dtype=dtype))
+                got = tensor_stats._statistics(torch.tensor(values, dtype=dtype))
                 want = reference_stats(values)
-                self.assertEqual(set(got), set(tw_torch.DEVICE_STATS))
+                self.assertEqual(set(got), set(tensor_stats.DEVICE_STATS))
                 for name, value in got.items():
                     self.assertAlmostEqual(value, want[name], places=5, msg=name)
 
@@ -88,11 +89,11 @@ class StatisticsTest(HookTestCase):
             x = torch.randn(*shape, dtype=torch.float64) * scale + offset
             x.view(-1)[::5] = 0.0
             flat = x.reshape(-1)
-            raw = tw_torch._fast_raw(flat, torch.empty_like(flat)).tolist()
-            got, finite = tw_torch._decode_fast(raw, x.numel())
+            raw = tensor_stats._fast_raw(flat, torch.empty_like(flat)).tolist()
+            got, finite = tensor_stats._decode_fast(raw, x.numel())
             self.assertTrue(finite)
             want = reference_stats(x.numpy())
-            for name, value in zip(tw_torch.DEVICE_STATS, got):
+            for name, value in zip(tensor_stats.DEVICE_STATS, got):
                 self.assertAlmostEqual(value / (abs(want[name]) or 1.0),
                                        want[name] / (abs(want[name]) or 1.0), places=9, msg=name)
 
@@ -109,8 +110,8 @@ class StatisticsTest(HookTestCase):
                                             dtype=torch.float64)}
         for name, x in cases.items():
             with self.subTest(name):
-                got = dict(zip(tw_torch.DEVICE_STATS,
-                               tw_torch._host_stats(x, torch.empty_like(x))))
+                got = dict(zip(tensor_stats.DEVICE_STATS,
+                               tensor_stats._host_stats(x, torch.empty_like(x))))
                 want = reference_stats(x.numpy())
                 for stat, value in got.items():
                     scale = abs(want[stat]) or 1.0
@@ -118,31 +119,31 @@ class StatisticsTest(HookTestCase):
                                            msg=stat)
         # float32: the one-pass variance within float32's rounding
         x = torch.randn(100_000) * 0.05
-        got = dict(zip(tw_torch.DEVICE_STATS, tw_torch._host_stats(x, torch.empty_like(x))))
+        got = dict(zip(tensor_stats.DEVICE_STATS, tensor_stats._host_stats(x, torch.empty_like(x))))
         self.assertAlmostEqual(got["variance"] / x.double().var(unbiased=False).item(), 1.0,
                                places=5)
 
     def test_the_fast_statistics_say_when_an_element_is_not_finite(self):
         x = torch.tensor([1.0, float("nan"), -float("inf"), float("inf"), float("inf"), 0.0])
-        got, finite = tw_torch._decode_fast(tw_torch._fast_raw(x, torch.empty(8)[:6]).tolist(), 6)
+        got, finite = tensor_stats._decode_fast(tensor_stats._fast_raw(x, torch.empty(8)[:6]).tolist(), 6)
         self.assertFalse(finite)
         # Counted (a tensor gone by the end of the step): the counts, no moments.
-        got, finite = tw_torch._decode_fast(
-            tw_torch._fast_raw(x, torch.empty_like(x), count_non_finite=True).tolist(), 6)
-        got = dict(zip(tw_torch.DEVICE_STATS, got))
+        got, finite = tensor_stats._decode_fast(
+            tensor_stats._fast_raw(x, torch.empty_like(x), count_non_finite=True).tolist(), 6)
+        got = dict(zip(tensor_stats.DEVICE_STATS, got))
         self.assertEqual([got[s] for s in ("zeros", "nan", "pos_inf", "neg_inf")],
                          [1.0, 1.0, 2.0, 1.0])
         for name in ("min", "max", "mean", "abs_mean", "variance", "l1", "l2"):
             self.assertFalse(math.isfinite(got[name]), name)
 
     def test_an_all_non_finite_tensor_has_counts_and_no_moments(self):
-        got = tw_torch._statistics(torch.tensor([float("nan"), float("inf")]))
+        got = tensor_stats._statistics(torch.tensor([float("nan"), float("inf")]))
         self.assertEqual((got["nan"], got["pos_inf"], got["zeros"]), (1.0, 1.0, 0.0))
         for name in ("min", "max", "mean", "abs_mean", "variance", "l1", "l2"):
             self.assertFalse(math.isfinite(got[name]), name)
 
     def test_integer_tensors_are_measured_too(self):
-        got = tw_torch._statistics(torch.tensor([1, 0, 3]))
+        got = tensor_stats._statistics(torch.tensor([1, 0, 3]))
         self.assertEqual((got["zeros"], got["max"], got["l1"]), (1.0, 3.0, 4.0))
 
     def test_the_weights_and_gradients_sent_are_those_of_the_model(self):
