@@ -107,6 +107,18 @@ absl::StatusOr<std::unique_ptr<store::Db>> OpenForImport(const std::string& data
 }
 
 absl::StatusOr<CompactionReport> CompactDataFolder(const std::string& data_dir) {
+  // Opening a writer would make a new, empty folder: nothing to compact.
+  std::error_code ec;
+  if (std::filesystem::is_directory(data_dir, ec) &&
+      !std::filesystem::exists(store::DataFolderPaths(data_dir).format, ec)) {
+    return absl::NotFoundError(absl::StrFormat(
+        "no trainwatch data in %s: nothing to compact (check --data / TRAINWATCH_DATA)",
+        data_dir));
+  }
+  if (!std::filesystem::exists(data_dir, ec)) {
+    return absl::NotFoundError(absl::StrFormat(
+        "no data folder at %s: nothing to compact (check --data / TRAINWATCH_DATA)", data_dir));
+  }
   store::DbOptions options;
   options.data_dir = data_dir;
   options.mode = store::OpenMode::kWriter;

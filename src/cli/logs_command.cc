@@ -157,7 +157,7 @@ void RegisterLogsCommand(CLI::App& root, GlobalOptions* options, int* exit_code)
       "  trainwatch logs mnist-7\n"
       "  trainwatch logs mnist-7 --follow\n"
       "  trainwatch logs mnist-7 --filter '?Error ?Traceback' --timestamps\n"
-      "  trainwatch logs mnist-7 --filter '%loss: [0-9.]+%' --start now-10m");
+      "  trainwatch logs mnist-7 --filter '%[Ee]rror|[Nn]a[Nn]%' --start now-10m");
   cmd->callback([flags, options, exit_code] { *exit_code = RunLogs(*flags, *options); });
 }
 

@@ -1,8 +1,35 @@
 // trainwatch: watch machine-learning training jobs. See README.md.
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_join.h"
+#include "cli/build_info.h"
 #include "cli/commands.h"
+#include "rules/params.h"
+
+namespace {
+
+// CLI11 gives an option that wants a value the next argument, whatever it is:
+// `metrics mnist-7 --metric --all` would look for a metric named "--all". A
+// value that is one of the command's own options is a value left out.
+void CheckNoOptionTookAnOption(const CLI::App& app) {
+  for (const CLI::Option* option : app.get_options()) {
+    if (!option->nonpositional()) continue;  // a command's words after "--" are its own
+    for (const std::string& value : option->results()) {
+      if (value.size() > 1 && value[0] == '-' && app.get_option_no_throw(value) != nullptr) {
+        throw CLI::ValidationError(option->get_name(),
+                                   "needs a value, and " + value + " is an option: give the value "
+                                   "after " + option->get_name());
+      }
+    }
+  }
+  for (const CLI::App* sub : app.get_subcommands()) CheckNoOptionTookAnOption(*sub);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace trainwatch::cli;
@@ -10,6 +37,7 @@ int main(int argc, char** argv) {
       "trainwatch: run a training job, keep its logs, turn its log lines into metrics live,\n"
       "profile the machine underneath, and answer questions about all of it."};
   root.require_subcommand(1);
+  root.set_version_flag("--version", std::string("trainwatch ") + VersionString());
   root.footer(
       "Examples:\n"
       "  trainwatch run --name mnist-7 --metric 'train:loss=loss: ([0-9.eE+-]+)' -- python3 "
@@ -36,6 +64,27 @@ int main(int argc, char** argv) {
   root.footer(root.get_footer() + "\n");
   for (CLI::App* sub : root.get_subcommands([](CLI::App*) { return true; })) {
     sub->footer(sub->get_footer() + "\n");
+  }
+  // Before any command's callback runs (they run the commands).
+  root.parse_complete_callback([&root] { CheckNoOptionTookAnOption(root); });
+  // CLI11 says "A subcommand is required" of a mistyped one.
+  if (argc > 1 && std::string(argv[1]) == "help") {
+    std::printf("%s", root.help().c_str());
+    return 0;
+  }
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : root.get_subcommands([](CLI::App*) { return true; })) {
+      names.push_back(sub->get_name());
+    }
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const std::vector<std::string> nearest = trainwatch::rules::NearestFirst(argv[1], names);
+      std::fprintf(stderr,
+                   "trainwatch: no command \"%s\"; did you mean \"%s\"? Commands: %s "
+                   "(trainwatch --help says what each does)\n",
+                   argv[1], nearest.front().c_str(), absl::StrJoin(names, ", ").c_str());
+      return 2;
+    }
   }
   try {
     root.parse(argc, argv);

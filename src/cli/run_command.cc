@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
@@ -47,6 +48,20 @@ namespace {
 // whether a stop was requested).
 constexpr int64_t kHeartbeatMs = 1000;
 constexpr const char* kDefaultUiAddress = "127.0.0.1:9400";
+
+// "running job NAME (where its data goes)" once the training process has
+// started: a run refused before (a name taken, a command that cannot start)
+// says only why.
+class StartLine final : public job::JobObserver {
+ public:
+  explicit StartLine(std::string where) : where_(std::move(where)) {}
+  void OnTrainingStarted(const model::JobRecord& job, pid_t /*pid*/) override {
+    std::fprintf(stderr, "trainwatch: running job %s (%s)\n", job.name.c_str(), where_.c_str());
+  }
+
+ private:
+  const std::string where_;
+};
 
 struct RunFlags {
   std::string name;
@@ -338,11 +353,8 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
         },
         kHeartbeatMs, [job_runner] { job_runner->RequestStop(); });
   }
-  if (!flags.quiet) {
-    std::fprintf(stderr, "trainwatch: running job %s (%s)\n", (*runner)->name().c_str(),
-                 remote ? ("data to the server at " + endpoint).c_str()
-                        : ("data in " + data_dir).c_str());
-  }
+  StartLine start_line(remote ? "data to the server at " + endpoint : "data in " + data_dir);
+  if (!flags.quiet) (*runner)->AddObserver(&start_line);
   auto result = (*runner)->Run();
   stop_watcher.reset();
   client.reset();  // the process has exited: what it sent is in
@@ -389,7 +401,8 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     }
   }
   if (!result.ok()) {
-    if (absl::IsAlreadyExists(result.status())) {
+    if (absl::IsAlreadyExists(result.status()) &&
+        !absl::StrContains(result.status().message(), "--name")) {
       return ReportError(absl::AlreadyExistsError(absl::StrFormat(
           "%s; pick another --name, or leave --name out for a generated one",
           result.status().message())));

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <regex>
+#include <tuple>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -85,13 +87,16 @@ std::string Accepted(const ParamSpec& spec, Profile profile) {
 
 std::vector<std::string> NearestFirst(std::string_view word,
                                       const std::vector<std::string>& candidates) {
-  std::vector<std::pair<size_t, size_t>> order;  // (distance, position)
+  // (not a prefix, distance, position): a word that starts a candidate is
+  // its abbreviation ("LowGPU"), however far the whole name is.
+  std::vector<std::tuple<bool, size_t, size_t>> order;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    order.emplace_back(EditDistance(word, candidates[i]), i);
+    const bool prefix = !word.empty() && absl::StartsWithIgnoreCase(candidates[i], absl::string_view(word.data(), word.size()));
+    order.emplace_back(!prefix, EditDistance(word, candidates[i]), i);
   }
   std::stable_sort(order.begin(), order.end());
   std::vector<std::string> out;
-  for (const auto& [distance, i] : order) out.push_back(candidates[i]);
+  for (const auto& [not_prefix, distance, i] : order) out.push_back(candidates[i]);
   return out;
 }
 

@@ -89,8 +89,10 @@ absl::StatusOr<ParamValues> ParseParams(std::string_view rule, std::span<const P
                                         const std::map<std::string, std::string>& given,
                                         Profile profile);
 
-// The candidates ordered by edit distance to `word` (closest first; ties keep
-// their order). Used for "did you mean" in every rule-configuration error.
+// The candidates that start with `word` (ignoring case), then the others, each
+// ordered by edit distance to `word` (closest first; ties keep their order).
+// Used for "did you mean" in every rule-configuration error and for an
+// unknown command.
 std::vector<std::string> NearestFirst(std::string_view word,
                                       const std::vector<std::string>& candidates);
 

@@ -77,6 +77,11 @@ TEST(Catalog, UnknownRuleNamesTheNearest) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("no built-in rule \"ExplodingTensors\"; did you mean \"ExplodingTensor\"?"));
+  // The start of a name is its abbreviation, nearer than a short name a few
+  // letters away ("LossSpike").
+  r = MakeRule("lowgpu", {}, Profile::kDefault);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("did you mean \"LowGPUUtilization\"?"));
 }
 
 TEST(Catalog, NamesAreCaseInsensitiveAndUnique) {

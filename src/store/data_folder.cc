@@ -40,6 +40,12 @@ absl::StatusOr<std::optional<int>> ReadDataFormat(const DataFolderPaths& paths) 
   int fd = ::open(paths.format.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return std::nullopt;
+    if (errno == ENOTDIR) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "\"%s\" is a file, not a data folder: give --data the folder a job wrote (or a new "
+          "folder's path)",
+          paths.root));
+    }
     return absl::PermissionDeniedError(absl::StrFormat(
         "cannot read \"%s\" (the data folder's format): %s", paths.format, std::strerror(errno)));
   }

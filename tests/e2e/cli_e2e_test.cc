@@ -207,6 +207,7 @@ TEST_F(CliTest, BadInputIsAOneLineErrorWithExitCode2AndNothingRuns) {
   Finished missing = RunCommand(Tw({"run", "--name", "e2e-missing", "--", "no-such-trainer-xyz"}));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no-such-trainer-xyz"), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.err.find("running job"), std::string::npos) << missing.err;  // it never ran
 
   // A job name that exists (names compare ignoring case, as SageMaker's ARNs).
   ASSERT_EQ(RunCommand(RunArgs({"--name", "e2e-dup", "--profile-interval", "off"}, {"out:first"}))
@@ -215,6 +216,10 @@ TEST_F(CliTest, BadInputIsAOneLineErrorWithExitCode2AndNothingRuns) {
   Finished dup = RunCommand(RunArgs({"--name", "E2E-Dup"}, {"touch:" + touched}));
   EXPECT_EQ(dup.exit_code, 2);
   EXPECT_NE(dup.err.find("exists"), std::string::npos) << dup.err;
+  EXPECT_EQ(dup.err.find("running job"), std::string::npos) << dup.err;
+  // The advice once, not twice.
+  EXPECT_EQ(dup.err.find("choose another --name"), dup.err.rfind("choose another --name"));
+  EXPECT_EQ(dup.err.find("pick another --name"), std::string::npos) << dup.err;
   EXPECT_FALSE(std::filesystem::exists(touched));
   EXPECT_NE(RunCommand(Tw({"describe", "e2e-dup"})).out.find("Completed"), std::string::npos);
 
@@ -222,6 +227,38 @@ TEST_F(CliTest, BadInputIsAOneLineErrorWithExitCode2AndNothingRuns) {
   Finished unknown = RunCommand(Tw({"describe", "nope"}));
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("no training job named \"nope\""), std::string::npos) << unknown.err;
+
+  // An option that wants a value, given another option instead.
+  Finished swallowed = RunCommand(Tw({"metrics", "e2e-dup", "--metric", "--all"}));
+  EXPECT_EQ(swallowed.exit_code, 2);
+  EXPECT_NE(swallowed.err.find("--metric: needs a value, and --all is an option"),
+            std::string::npos)
+      << swallowed.err;
+
+  // A mistyped command is named, with the nearest one.
+  Finished typo = RunCommand({kBinary, "jbos"});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("no command \"jbos\"; did you mean \"jobs\"?"), std::string::npos)
+      << typo.err;
+  Finished version = RunCommand({kBinary, "--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_FALSE(version.out.empty());
+  EXPECT_NE(RunCommand({kBinary, "help"}).out.find("trainwatch <command> --help"),
+            std::string::npos);
+
+  // --data naming a file, and a folder with no data for a command that writes.
+  const std::string file = File("not-a-folder");
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  Finished on_file = RunCommand({kBinary, "jobs", "--data", file});
+  EXPECT_EQ(on_file.exit_code, 2);
+  EXPECT_NE(on_file.err.find("is a file, not a data folder"), std::string::npos) << on_file.err;
+  const std::string nowhere = File("no-data-here");
+  Finished compact = RunCommand({kBinary, "admin", "compact", "--data", nowhere});
+  EXPECT_EQ(compact.exit_code, 2);
+  EXPECT_NE(compact.err.find("nothing to compact"), std::string::npos) << compact.err;
+  EXPECT_FALSE(std::filesystem::exists(nowhere));  // not made empty
 }
 
 TEST_F(CliTest, ReadCommandsWorkWhileAJobRunsAndStopStopsIt) {
