@@ -116,7 +116,21 @@ class JobReportsTest : public ::testing::Test {
     f.message = "step 60 took 5 s <slow>";
     f.recommendation = "correlate with the CPU and I/O bottleneck findings";
     rule.findings.push_back(f);
-    ASSERT_TRUE(ingest_->SetRuleStatuses(job_.name, 1, {rule}).ok());
+    // A rule that had nothing to check: no issue, and a "no data" warning.
+    model::RuleStatus unchecked;
+    unchecked.configuration_name = "LowGPUUtilization";
+    unchecked.rule = "LowGPUUtilization";
+    unchecked.family = "profiler";
+    unchecked.status = model::RuleStatusKind::kNoIssuesFound;
+    unchecked.details = "No data: no GPU utilisation was reported";
+    unchecked.findings_total = 1;
+    model::RuleFinding no_data;
+    no_data.rule = "LowGPUUtilization";
+    no_data.reason = "no_data";
+    no_data.severity = model::FindingSeverity::kWarning;
+    no_data.message = "no GPU utilisation was reported";
+    unchecked.findings.push_back(no_data);
+    ASSERT_TRUE(ingest_->SetRuleStatuses(job_.name, 1, {rule, unchecked}).ok());
   }
 
   absl::StatusOr<report::JobReport> Build() {
@@ -202,7 +216,7 @@ TEST_F(JobReportsTest, ChartsKeepTheSpikeAndFinalMetricsAndRulesAreShown) {
   ASSERT_EQ(r->final_metrics.size(), 1u);
   EXPECT_DOUBLE_EQ(r->final_metrics[0].value, 1.01);
   ASSERT_EQ(r->system_charts.size(), 1u);  // CPUUtilization only was written
-  ASSERT_EQ(r->rules.size(), 1u);
+  ASSERT_EQ(r->rules.size(), 2u);
 
   const std::string html = report::RenderHtml(*r);
   for (const char* section : {"id=\"summary\"", "id=\"rules\"", "id=\"metrics\"",
@@ -211,6 +225,11 @@ TEST_F(JobReportsTest, ChartsKeepTheSpikeAndFinalMetricsAndRulesAreShown) {
     EXPECT_THAT(html, HasSubstr(section));
   }
   EXPECT_THAT(html, HasSubstr("correlate with the CPU and I/O bottleneck findings"));
+  // A rule without data is told apart from one that checked and found nothing,
+  // and its warning is not counted as an issue.
+  EXPECT_THAT(html, HasSubstr("1 of 2 rules found issues; 1 had no data to check"));
+  EXPECT_THAT(html, HasSubstr("NoIssuesFound</span> <span class=\"muted\">no data</span></td>"
+                              "<td class=\"num\">0</td>"));
   EXPECT_THAT(html, HasSubstr("step 60 took 5 s &lt;slow&gt;"));  // escaped
   EXPECT_THAT(html, HasSubstr("&lt;0.1&gt;"));
   EXPECT_THAT(html, Not(HasSubstr("<slow>")));

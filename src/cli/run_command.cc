@@ -150,7 +150,12 @@ std::string Summary(const job::RunResult& result) {
 std::string RulesSummary(const std::vector<model::RuleStatus>& statuses) {
   std::map<std::string, int> counts;
   std::string issues;
+  std::vector<std::string> unchecked;  // found nothing for want of data
   for (const model::RuleStatus& s : statuses) {
+    if (model::CheckedNothing(s)) {
+      unchecked.push_back(s.configuration_name);
+      continue;
+    }
     ++counts[std::string(model::RuleStatusName(s.status))];
     if (s.status == model::RuleStatusKind::kIssuesFound ||
         s.status == model::RuleStatusKind::kError) {
@@ -160,6 +165,10 @@ std::string RulesSummary(const std::vector<model::RuleStatus>& statuses) {
   }
   std::vector<std::string> parts;
   for (const auto& [name, n] : counts) parts.push_back(absl::StrFormat("%d %s", n, name));
+  if (!unchecked.empty()) {
+    parts.push_back(absl::StrFormat("%d without data to check (%s)", unchecked.size(),
+                                    absl::StrJoin(unchecked, ", ")));
+  }
   return absl::StrFormat("trainwatch: rules: %s\n", absl::StrJoin(parts, ", ")) + issues;
 }
 

@@ -43,4 +43,18 @@ std::optional<RuleStatusKind> ParseRuleStatus(std::string_view name) {
   return std::nullopt;
 }
 
+bool CheckedNothing(const RuleStatus& status) {
+  if (status.status != RuleStatusKind::kNoIssuesFound) return false;
+  for (const RuleFinding& f : status.findings) {
+    if (f.severity == FindingSeverity::kWarning && f.reason == "no_data") return true;
+  }
+  return false;
+}
+
+int64_t IssueCount(const RuleStatus& status) {
+  int64_t warnings = 0;
+  for (const RuleFinding& f : status.findings) warnings += f.severity == FindingSeverity::kWarning;
+  return status.findings_total - warnings;
+}
+
 }  // namespace trainwatch::model

@@ -69,6 +69,14 @@ struct RuleStatus {
   friend bool operator==(const RuleStatus&, const RuleStatus&) = default;
 };
 
+// Whether a rule that found no issue could check nothing: it said so with a
+// "no_data" warning (spec/rules.md §4: never a silent pass). Summaries count
+// these apart from the rules that checked and found nothing.
+bool CheckedNothing(const RuleStatus& status);
+// How many of its findings were issues: findings_total less the warnings
+// among the findings kept.
+int64_t IssueCount(const RuleStatus& status);
+
 inline constexpr size_t kMaxStoredFindings = 100;
 inline constexpr size_t kMaxStatusDetailsChars = 1024;
 

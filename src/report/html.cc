@@ -126,19 +126,27 @@ void Rules(const JobReport& r, std::string* out) {
   for (const model::RuleStatus& s : r.rules) rules.push_back(&s);
   // The rules that found most first.
   std::stable_sort(rules.begin(), rules.end(), [](const auto* a, const auto* b) {
-    return a->findings_total > b->findings_total;
+    return model::IssueCount(*a) > model::IssueCount(*b);
   });
-  int issues = 0;
-  for (const auto* s : rules) issues += s->status == model::RuleStatusKind::kIssuesFound;
-  absl::StrAppendFormat(out, "<p>%d of %d rules found issues.</p>", issues, rules.size());
-  *out += "<table><tr><th>Rule</th><th>Status</th><th class=\"num\">Findings</th><th>Details</th></tr>";
+  int issues = 0, unchecked = 0;
+  for (const auto* s : rules) {
+    issues += s->status == model::RuleStatusKind::kIssuesFound;
+    unchecked += model::CheckedNothing(*s);
+  }
+  absl::StrAppendFormat(out, "<p>%d of %d rules found issues", issues, rules.size());
+  if (unchecked > 0) {
+    absl::StrAppendFormat(out, "; %d had no data to check (their details say why)", unchecked);
+  }
+  *out += ".</p>";
+  *out += "<table><tr><th>Rule</th><th>Status</th><th class=\"num\">Issues</th><th>Details</th></tr>";
   for (const auto* s : rules) {
     const std::string status(model::RuleStatusName(s->status));
     absl::StrAppendFormat(out,
-                          "<tr><td>%s</td><td><span class=\"badge %s\">%s</span></td>"
+                          "<tr><td>%s</td><td><span class=\"badge %s\">%s</span>%s</td>"
                           "<td class=\"num\">%d</td><td>%s</td></tr>",
-                          EscapeHtml(s->configuration_name), status, status, s->findings_total,
-                          EscapeHtml(s->details));
+                          EscapeHtml(s->configuration_name), status, status,
+                          model::CheckedNothing(*s) ? " <span class=\"muted\">no data</span>" : "",
+                          model::IssueCount(*s), EscapeHtml(s->details));
   }
   *out += "</table>";
   // A card per rule with issues; warnings ("no data") stay in the table.

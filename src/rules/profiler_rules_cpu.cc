@@ -224,7 +224,7 @@ Verdict OnEnd(const DataloaderParams&, DataloaderState& s, int64_t end_ms) {
   }
   if (!s.saw_workers) {
     return {Verdict::kOk,
-            {NoDataFinding("the job never ran a worker process besides its main one, so there "
+            {NoDataFinding("the job never ran a worker process besides its main one: there "
                            "was no data-loader parallelism to judge",
                            "Nothing to do if the job loads its data in its main process on "
                            "purpose; otherwise give the DataLoader num_workers > 0.",
