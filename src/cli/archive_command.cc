@@ -130,6 +130,12 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
                 job.job.c_str(), job.segments.size(), static_cast<long long>(job.samples),
                 static_cast<long long>(job.log_events), static_cast<long long>(job.bytes),
                 (*target)->Describe().c_str(), job.complete ? " (complete)" : "");
+    if (job.segments.empty() && !job.complete && !flags.quiet) {
+      std::fprintf(stderr,
+                   "  %s: nothing is --settle old yet (%s): its data is taken once samples can "
+                   "no longer arrive for it; --settle 0s takes an ended job at once\n",
+                   job.job.c_str(), flags.settle.c_str());
+    }
   }
   if (pass->jobs.empty() && pass->failures.empty()) {
     std::printf("nothing new to archive in %s\n", (*target)->Describe().c_str());

@@ -13,6 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace trainwatch::cli {
 
@@ -27,6 +28,14 @@ std::string DataDir(const GlobalOptions& options);
 
 // Prints "trainwatch: error: <message>" on stderr and returns `exit_code`.
 int ReportError(const absl::Status& status, int exit_code = 2);
+
+// util::ParseTimeMs of a time flag's value; an error names the flag.
+absl::StatusOr<int64_t> ParseTimeFlag(std::string_view flag, const std::string& text,
+                                      int64_t now_ms);
+// "--end must be after --start", with both times; `end_given`: whether --end
+// was given (else the range's end is `default_end`, which it names).
+absl::Status RangeOutOfOrder(int64_t start_ms, int64_t end_ms, bool end_given,
+                             std::string_view default_end);
 
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* options, int* exit_code);
 void RegisterArchiveCommand(CLI::App& root, GlobalOptions* options, int* exit_code);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "app/data_dir.h"
 #include "cli/commands.h"
+#include "util/time_parse.h"
 
 namespace trainwatch::cli {
 
@@ -19,6 +20,23 @@ int ReportError(const absl::Status& status, int exit_code) {
   std::string line = absl::StrFormat("trainwatch: error: %s\n", std::string(status.message()));
   (void)!::write(STDERR_FILENO, line.data(), line.size());
   return exit_code;
+}
+
+absl::StatusOr<int64_t> ParseTimeFlag(std::string_view flag, const std::string& text,
+                                      int64_t now_ms) {
+  absl::StatusOr<int64_t> t = util::ParseTimeMs(text, now_ms);
+  if (!t.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s", flag, t.status().message()));
+  }
+  return t;
+}
+
+absl::Status RangeOutOfOrder(int64_t start_ms, int64_t end_ms, bool end_given,
+                             std::string_view default_end) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--start (%s) must be before %s (%s): give an earlier --start or a later --end",
+      util::FormatIso8601Ms(start_ms), end_given ? "--end" : default_end,
+      util::FormatIso8601Ms(end_ms)));
 }
 
 }  // namespace trainwatch::cli

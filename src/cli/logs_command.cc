@@ -53,18 +53,18 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
   request.forward = true;
   request.limit = 10000;
   if (!flags.start.empty()) {
-    auto t = util::ParseTimeMs(flags.start, now_ms);
+    auto t = ParseTimeFlag("--start", flags.start, now_ms);
     if (!t.ok()) return ReportError(t.status());
     request.start_ms = *t;
   }
   if (!flags.end.empty()) {
-    auto t = util::ParseTimeMs(flags.end, now_ms);
+    auto t = ParseTimeFlag("--end", flags.end, now_ms);
     if (!t.ok()) return ReportError(t.status());
     request.end_ms = *t;
   }
 
   if (request.start_ms && request.end_ms && *request.end_ms <= *request.start_ms) {
-    return ReportError(absl::InvalidArgumentError("--end must be after --start"));
+    return ReportError(RangeOutOfOrder(*request.start_ms, *request.end_ms, true, ""));
   }
   auto job = app::LoadJob(**db, flags.name);
   if (!job.ok()) return ReportError(job.status(), 1);
@@ -96,6 +96,17 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
   // A job archived complete prints whole, whatever log retention has dropped since.
   app::ReadersWithArchive readers(&reader, &reader, &reader, data_dir,
                                   app::FindRecordedArchive(data_dir));
+  bool printed = false;
+  // Nothing printed for a narrowed read: say so, rather than look empty.
+  auto done = [&] {
+    if (!printed && (!flags.start.empty() || !flags.end.empty() || !flags.filter.empty())) {
+      std::fprintf(stderr,
+                   "trainwatch: no line of job %s is in the range or matches the filter "
+                   "(--start, --end, --filter); `trainwatch logs %s` prints every line\n",
+                   flags.name.c_str(), flags.name.c_str());
+    }
+    return 0;
+  };
   while (true) {
     absl::StatusOr<std::vector<query::StoredLogEvent>> page =
         readers.logs().ReadLogStream(request);
@@ -104,7 +115,7 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
       if (absl::IsNotFound(page.status()) && flags.follow && !job_done) {
         page = std::vector<query::StoredLogEvent>{};
       } else if (absl::IsNotFound(page.status())) {
-        return 0;  // the job printed nothing
+        return done();  // the job printed nothing
       } else {
         return ReportError(page.status(), 1);
       }
@@ -117,6 +128,7 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
       out += '\n';
     }
     if (!out.empty() && !WriteAll(out)) return 0;
+    printed = printed || !out.empty();
     if (!page->empty()) {
       // Resume just after the last event read; more may be there right away.
       request.from = page->back().position;
@@ -124,7 +136,7 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
       continue;
     }
     // An empty page: the end of what is stored now.
-    if (!flags.follow || job_done) return 0;
+    if (!flags.follow || job_done) return done();
     std::this_thread::sleep_for(std::chrono::milliseconds(flags.poll_ms));
     auto latest = app::LoadJob(**db, flags.name);
     if (!latest.ok()) return ReportError(latest.status(), 1);

@@ -241,17 +241,18 @@ int RunMetrics(const MetricsFlags& flags, const GlobalOptions& options) {
   int64_t start_ms = record.creation_ms;
   int64_t end_ms = (record.training_end_ms ? *record.training_end_ms : now_ms) + 1000;
   if (!flags.start.empty()) {
-    auto t = util::ParseTimeMs(flags.start, now_ms);
+    auto t = ParseTimeFlag("--start", flags.start, now_ms);
     if (!t.ok()) return ReportError(t.status());
     start_ms = *t;
   }
   if (!flags.end.empty()) {
-    auto t = util::ParseTimeMs(flags.end, now_ms);
+    auto t = ParseTimeFlag("--end", flags.end, now_ms);
     if (!t.ok()) return ReportError(t.status());
     end_ms = *t;
   }
   if (end_ms <= start_ms) {
-    return ReportError(absl::InvalidArgumentError("--end must be after --start"));
+    return ReportError(RangeOutOfOrder(start_ms, end_ms, !flags.end.empty(),
+                                       record.training_end_ms ? "the job's end" : "now"));
   }
   if (flags.metric.empty()) {
     return PrintOverview(reader, record, start_ms, end_ms, now_ms, flags.format, flags.all);

@@ -13,6 +13,7 @@
 #include "app/job_access.h"
 #include "nlohmann/json.hpp"
 #include "cli/commands.h"
+#include "util/time_parse.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -20,16 +21,26 @@ namespace {
 struct StopFlags {
   std::string name;
   bool wait = true;
-  int timeout_s = 300;
+  std::string timeout = "5m";
 };
 
 int RunStop(const StopFlags& flags, const GlobalOptions& options) {
+  absl::StatusOr<int64_t> timeout_ms = util::ParseDurationMs(flags.timeout);
+  if (!timeout_ms.ok()) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrFormat("--timeout: %s", timeout_ms.status().message())));
+  }
   const std::string data_dir = DataDir(options);
   auto db = app::OpenForRead(data_dir);
   if (!db.ok()) return ReportError(db.status());
   auto job = app::LoadJob(**db, flags.name);
   if (!job.ok()) return ReportError(job.status(), 1);
   if (!job->has_value()) return ReportError(app::JobNotFound(flags.name, data_dir));
+  if (model::IsTerminal((*job)->status)) {
+    return ReportError(absl::FailedPreconditionError(absl::StrFormat(
+        "job %s has already ended (%s): nothing to stop; `trainwatch describe %s` says how",
+        (*job)->name, model::JobStatusName((*job)->status), (*job)->name)));
+  }
   if (std::optional<std::string> server = agent::FindServer(data_dir)) {
     // The server may run the job itself (CreateTrainingJob): ask it, it knows.
     agent::HttpResult r = agent::HttpCall("POST", *server + "/api/v1/jobs/" + (*job)->name + "/stop",
@@ -51,7 +62,8 @@ int RunStop(const StopFlags& flags, const GlobalOptions& options) {
   }
   std::fprintf(stderr, "trainwatch: stopping %s...\n", (*job)->name.c_str());
   if (!flags.wait) return 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(flags.timeout_s);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(*timeout_ms);
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     auto latest = app::LoadJob(**db, flags.name);
@@ -64,9 +76,9 @@ int RunStop(const StopFlags& flags, const GlobalOptions& options) {
     }
   }
   return ReportError(absl::DeadlineExceededError(absl::StrFormat(
-                         "%s was asked to stop but is still running after %d s; `trainwatch "
+                         "%s was asked to stop but is still running after %s; `trainwatch "
                          "describe %s` shows its status",
-                         flags.name, flags.timeout_s, flags.name)),
+                         flags.name, util::FormatDurationMs(*timeout_ms), flags.name)),
                      1);
 }
 
@@ -78,8 +90,8 @@ void RegisterStopCommand(CLI::App& root, GlobalOptions* options, int* exit_code)
       "stop", "stop a running job (SIGTERM to the training process, SIGKILL after the grace period)");
   cmd->add_option("name", flags->name, "the job's name")->required();
   cmd->add_flag("!--no-wait", flags->wait, "return once the stop is requested");
-  cmd->add_option("--timeout", flags->timeout_s,
-                  "seconds to wait for the job to stop (default 300)");
+  cmd->add_option("--timeout", flags->timeout,
+                  "how long to wait for the job to stop: 300s, 5m... (default 5m)");
   AddDataOption(cmd, options);
   cmd->footer(
       "Examples:\n"

@@ -181,6 +181,10 @@ absl::StatusOr<int64_t> ParseTimeMs(std::string_view text, int64_t now_ms) {
     // "-3h" / "now-3h" / "now+5m" (but not a negative ISO year).
     auto d = ParseDurationMs(rel.substr(1));
     if (d.ok()) return rel[0] == '-' ? now_ms - *d : now_ms + *d;
+    if (text.substr(0, 3) == "now") {  // meant as relative: say what its duration lacks
+      return absl::InvalidArgumentError(
+          absl::StrFormat("time \"%s\": %s", std::string(text), d.status().message()));
+    }
   }
   double secs;
   if (ParseDouble(text, &secs)) return static_cast<int64_t>(std::llround(secs * 1000));

@@ -235,6 +235,21 @@ TEST_F(CliTest, BadInputIsAOneLineErrorWithExitCode2AndNothingRuns) {
             std::string::npos)
       << swallowed.err;
 
+  // A bad time names its flag; a relative one says which units there are.
+  Finished bad_time = RunCommand(Tw({"metrics", "e2e-dup", "--start", "now-1y"}));
+  EXPECT_EQ(bad_time.exit_code, 2);
+  EXPECT_NE(bad_time.err.find("--start: time \"now-1y\""), std::string::npos) << bad_time.err;
+  EXPECT_NE(bad_time.err.find("5m, 3h"), std::string::npos) << bad_time.err;
+  // A range that ends before it starts says which end it met.
+  Finished future = RunCommand(Tw({"metrics", "e2e-dup", "--start", "2100-01-01T00:00:00Z"}));
+  EXPECT_EQ(future.exit_code, 2);
+  EXPECT_NE(future.err.find("must be before the job's end"), std::string::npos) << future.err;
+  // Stopping a job that ended names it and its status.
+  Finished ended = RunCommand(Tw({"stop", "e2e-dup", "--timeout", "5m"}));
+  EXPECT_EQ(ended.exit_code, 2);
+  EXPECT_NE(ended.err.find("job e2e-dup has already ended (Completed)"), std::string::npos)
+      << ended.err;
+
   // A mistyped command is named, with the nearest one.
   Finished typo = RunCommand({kBinary, "jbos"});
   EXPECT_EQ(typo.exit_code, 2);
