@@ -169,7 +169,7 @@ void RegisterArchiveCommand(CLI::App& root, GlobalOptions* options, int* exit_co
   cmd->add_option("--part-size", flags->part_mib,
                   "S3: objects larger than this many MiB go up in parts of this size (default "
                   "16, at least 5)");
-  cmd->add_flag("--quiet", flags->quiet, "no progress lines on stderr");
+  cmd->add_flag("-q,--quiet", flags->quiet, "no progress lines on stderr");
   AddDataOption(cmd, options);
   cmd->footer(
       "Each run writes what is new since the last: a segment per job and hour of data, its\n"

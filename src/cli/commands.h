@@ -9,11 +9,15 @@
 // writer). `run` exits with the training command's own status (128+signal if
 // killed).
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "model/job_record.h"
 
 namespace trainwatch::cli {
 
@@ -28,6 +32,12 @@ std::string DataDir(const GlobalOptions& options);
 
 // Prints "trainwatch: error: <message>" on stderr and returns `exit_code`.
 int ReportError(const absl::Status& status, int exit_code = 2);
+
+// The metric definitions of --definitions FILE (SageMaker's MetricDefinitions
+// JSON) and of each --metric 'NAME=REGEX', in that order; errors name the file
+// or the flag and say what to change.
+absl::StatusOr<std::vector<model::MetricDefinition>> MetricDefinitionsOf(
+    const std::string& definitions_file, const std::vector<std::string>& metric_flags);
 
 // util::ParseTimeMs of a time flag's value; an error names the flag.
 absl::StatusOr<int64_t> ParseTimeFlag(std::string_view flag, const std::string& text,

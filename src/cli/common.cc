@@ -1,17 +1,24 @@
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "app/data_dir.h"
 #include "cli/commands.h"
+#include "extract/definitions.h"
 #include "util/time_parse.h"
 
 namespace trainwatch::cli {
 
 void AddDataOption(CLI::App* cmd, GlobalOptions* options) {
   cmd->add_option("--data", options->data_dir,
-                  "data folder (default: $TRAINWATCH_DATA, else ~/.local/share/trainwatch)");
+                  "data folder (default: $TRAINWATCH_DATA, else ~/.local/share/trainwatch)")
+      ->type_name("DIR");
 }
 
 std::string DataDir(const GlobalOptions& options) { return app::ResolveDataDir(options.data_dir); }
@@ -37,6 +44,34 @@ absl::Status RangeOutOfOrder(int64_t start_ms, int64_t end_ms, bool end_given,
       "--start (%s) must be before %s (%s): give an earlier --start or a later --end",
       util::FormatIso8601Ms(start_ms), end_given ? "--end" : default_end,
       util::FormatIso8601Ms(end_ms)));
+}
+
+absl::StatusOr<std::vector<model::MetricDefinition>> MetricDefinitionsOf(
+    const std::string& definitions_file, const std::vector<std::string>& metric_flags) {
+  std::vector<model::MetricDefinition> defs;
+  if (!definitions_file.empty()) {
+    std::ifstream in(definitions_file, std::ios::binary);
+    if (!in) {
+      return absl::NotFoundError(absl::StrFormat("cannot read --definitions \"%s\": %s",
+                                                 definitions_file, std::strerror(errno)));
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = extract::ParseDefinitionsJson(text.str());
+    if (!parsed.ok()) {
+      const bool escape = absl::StrContains(parsed.status().message(), "backslash");
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s%s", definitions_file, parsed.status().message(),
+          escape ? " (in JSON a regex's backslash is written twice: \"\\\\d\" for \\d)" : ""));
+    }
+    defs = *std::move(parsed);
+  }
+  for (const std::string& flag : metric_flags) {
+    auto def = extract::ParseMetricFlag(flag);
+    if (!def.ok()) return def.status();
+    defs.push_back(*std::move(def));
+  }
+  return defs;
 }
 
 }  // namespace trainwatch::cli

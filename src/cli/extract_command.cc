@@ -6,10 +6,8 @@
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,31 +39,6 @@ struct ExtractFlags {
 // Exit statuses (cli/commands.h).
 constexpr int kUsageError = 2;
 constexpr int kFailed = 1;
-
-absl::StatusOr<std::vector<model::MetricDefinition>> GatherDefinitions(const ExtractFlags& f) {
-  std::vector<model::MetricDefinition> defs;
-  if (!f.definitions_file.empty()) {
-    std::ifstream in(f.definitions_file, std::ios::binary);
-    if (!in) {
-      return absl::NotFoundError(absl::StrFormat("cannot read --definitions \"%s\": %s",
-                                                 f.definitions_file, std::strerror(errno)));
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    auto parsed = extract::ParseDefinitionsJson(text.str());
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: %s", f.definitions_file, parsed.status().message()));
-    }
-    defs = *std::move(parsed);
-  }
-  for (const std::string& flag : f.metrics) {
-    auto def = extract::ParseMetricFlag(flag);
-    if (!def.ok()) return def.status();
-    defs.push_back(*std::move(def));
-  }
-  return defs;
-}
 
 // A stored job's log, read page by page, each event as one line ending in
 // "\n": the lines split exactly as they did when the job printed them (a
@@ -179,7 +152,7 @@ int RunExtract(const ExtractFlags& f, const GlobalOptions& global) {
         "trainwatch extract --help)");
     return kUsageError;
   }
-  auto defs = GatherDefinitions(f);
+  auto defs = MetricDefinitionsOf(f.definitions_file, f.metrics);
   if (!defs.ok()) {
     util::LogError(std::string(defs.status().message()));
     return kUsageError;

@@ -141,7 +141,7 @@ void RegisterImportCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
   cmd->add_flag("--compact", flags->compact,
                 "fully compact the data folder afterwards (smallest on-disk size)");
   cmd->add_option("--threads", flags->threads, "parsing threads (default: one per CPU)");
-  cmd->add_flag("--quiet", flags->quiet, "no progress line on a terminal");
+  cmd->add_flag("-q,--quiet", flags->quiet, "no progress line on a terminal");
   AddDataOption(cmd, options);
   cmd->footer(
       "Examples:\n"

@@ -7,10 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -81,31 +79,6 @@ struct RunFlags {
   RulesFlags rules;
   std::vector<std::string> command;
 };
-
-absl::StatusOr<std::vector<model::MetricDefinition>> LoadDefinitions(const RunFlags& flags) {
-  std::vector<model::MetricDefinition> defs;
-  if (!flags.definitions_file.empty()) {
-    std::ifstream in(flags.definitions_file, std::ios::binary);
-    if (!in) {
-      return absl::NotFoundError(
-          absl::StrFormat("cannot read --definitions file \"%s\"", flags.definitions_file));
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    auto parsed = extract::ParseDefinitionsJson(text.str());
-    if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("%s: %s", flags.definitions_file, parsed.status().message()));
-    }
-    defs = std::move(*parsed);
-  }
-  for (const std::string& flag : flags.metrics) {
-    auto def = extract::ParseMetricFlag(flag);
-    if (!def.ok()) return def.status();
-    defs.push_back(std::move(*def));
-  }
-  return defs;
-}
 
 // Jobs left InProgress by a runner that died are recorded as Failed now that
 // this run holds the folder.
@@ -184,12 +157,18 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     return ReportError(absl::InvalidArgumentError(
         "no command to run; put it after --, e.g. trainwatch run -- python3 train.py"));
   }
-  auto defs = LoadDefinitions(flags);
+  auto defs = MetricDefinitionsOf(flags.definitions_file, flags.metrics);
   if (!defs.ok()) return ReportError(defs.status());
   auto max_runtime_ms = util::ParseDurationMs(flags.max_runtime);
-  if (!max_runtime_ms.ok()) return ReportError(max_runtime_ms.status());
+  if (!max_runtime_ms.ok()) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrFormat("--max-runtime: %s", max_runtime_ms.status().message())));
+  }
   auto grace_ms = util::ParseDurationMs(flags.stop_grace);
-  if (!grace_ms.ok()) return ReportError(grace_ms.status());
+  if (!grace_ms.ok()) {
+    return ReportError(absl::InvalidArgumentError(
+        absl::StrFormat("--stop-grace: %s", grace_ms.status().message())));
+  }
   auto interval_ms = profiler::ParseProfileInterval(flags.profile_interval);
   if (!interval_ms.ok()) return ReportError(interval_ms.status());
 
@@ -445,7 +424,8 @@ void RegisterRunCommand(CLI::App& root, GlobalOptions* options, int* exit_code) 
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--definitions", flags->definitions_file,
-                  "SageMaker MetricDefinitions JSON file: [{\"Name\": ..., \"Regex\": ...}]");
+                  "SageMaker MetricDefinitions JSON file: [{\"Name\": ..., \"Regex\": ...}]")
+      ->type_name("FILE");
   cmd->add_option("--max-runtime", flags->max_runtime,
                   "stop the job after this long (seconds, or 90m, 12h, 2d; default 1d, at most 28d)");
   cmd->add_option("--stop-grace", flags->stop_grace,
