@@ -44,6 +44,9 @@ int RunCompact(const GlobalOptions& global, bool json) {
 void RegisterAdminCommand(CLI::App& root, GlobalOptions* options, int* exit_code) {
   CLI::App* admin = root.add_subcommand("admin", "maintenance of the data folder");
   admin->require_subcommand(1);
+  admin->footer(
+      "Examples:\n"
+      "  trainwatch admin compact --data /mnt/runs");
   auto json = std::make_shared<bool>(false);
   CLI::App* compact = admin->add_subcommand(
       "compact",
@@ -51,6 +54,11 @@ void RegisterAdminCommand(CLI::App& root, GlobalOptions* options, int* exit_code
       "and retention applied now (needs the folder's writer lock)");
   compact->add_flag("--json", *json, "print sizes per column family as JSON");
   AddDataOption(compact, options);
+  // A nested command: its footer ends in the newline main() adds to the others'.
+  compact->footer(
+      "Examples:\n"
+      "  trainwatch admin compact\n"
+      "  trainwatch admin compact --data /mnt/runs --json\n");
   compact->callback([options, exit_code, json] { *exit_code = RunCompact(*options, *json); });
 }
 

@@ -39,7 +39,9 @@ std::string FormatDouble(double value) {
 
 std::string FormatElapsed(int64_t ms) {
   if (ms < 0) ms = 0;
-  int64_t s = (ms + 999) / 1000;
+  // Tenths under 10 s, as the report gives them (a 1.05 s job took 1.1s, not 2s).
+  if (ms < 9950) return absl::StrFormat("%.1fs", static_cast<double>(ms) / 1000);
+  const int64_t s = (ms + 500) / 1000;
   if (s < 60) return absl::StrFormat("%ds", s);
   if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
   return absl::StrFormat("%dh%02dm", s / 3600, s / 60 % 60);
@@ -74,7 +76,7 @@ std::string FormatJobDescription(const model::JobRecord& job, int64_t now_ms) {
   }
   if (job.exit_code) row("Exit code:", absl::StrFormat("%d", *job.exit_code));
   if (job.exit_signal) row("Killed by:", absl::StrFormat("signal %d", *job.exit_signal));
-  row("Max runtime:", absl::StrFormat("%d s", job.max_runtime_s));
+  row("Max runtime:", util::FormatDurationMs(job.max_runtime_s * 1000));
   row("Profiling:", job.profiling_interval_ms > 0
                         ? absl::StrFormat("every %s", util::FormatDurationMs(job.profiling_interval_ms))
                         : std::string("off"));

@@ -26,7 +26,7 @@ model::JobRecord FinishedJob() {
 TEST(FormatJobDescription, ShowsStatusTimesCommandAndFinalMetrics) {
   std::string text = FormatJobDescription(FinishedJob(), 1736942500000);
   EXPECT_NE(text.find("Status:         Completed (Completed)"), std::string::npos) << text;
-  EXPECT_NE(text.find("2025-01-15T12:00:00.500Z to 2025-01-15T12:00:09.400Z (9s)"),
+  EXPECT_NE(text.find("2025-01-15T12:00:00.500Z to 2025-01-15T12:00:09.400Z (8.9s)"),
             std::string::npos)
       << text;
   // Arguments are shell-quoted so the command can be copied back.
@@ -45,6 +45,16 @@ TEST(FormatJobDescription, RunningJobSaysWhereToSeeMetricsLive) {
   std::string text = FormatJobDescription(job, *job.training_start_ms + 65000);
   EXPECT_NE(text.find("(1m05s so far)"), std::string::npos) << text;
   EXPECT_NE(text.find("trainwatch metrics mnist-7"), std::string::npos) << text;
+}
+
+// As the report gives durations: tenths of short ones, never rounded up to
+// the next second.
+TEST(FormatElapsed, TenthsUnderTenSecondsThenWholeSecondsAndMinutes) {
+  EXPECT_EQ(FormatElapsed(1060), "1.1s");
+  EXPECT_EQ(FormatElapsed(0), "0.0s");
+  EXPECT_EQ(FormatElapsed(12400), "12s");
+  EXPECT_EQ(FormatElapsed(65000), "1m05s");
+  EXPECT_EQ(FormatElapsed(2 * 3600000 + 61000), "2h01m");
 }
 
 TEST(FormatDouble, ShortestRoundTrip) {

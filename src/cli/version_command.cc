@@ -13,6 +13,10 @@ void PrepareAllocatorForServing() {}
 
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* /*options*/, int* exit_code) {
   CLI::App* cmd = root.add_subcommand("version", "print trainwatch's version");
+  cmd->footer(
+      "Examples:\n"
+      "  trainwatch version\n"
+      "  trainwatch --version");
   cmd->callback([exit_code] {
     std::printf("trainwatch %s\n", VersionString());
     std::printf("allocator: %s\n", AllocatorName().c_str());
