@@ -28,7 +28,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 8px;border-bott
 padding-bottom:4px}h3{font-size:15px;margin:20px 0 6px}
 .muted{color:var(--muted)}table{border-collapse:collapse;width:100%;margin:8px 0}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td.status{white-space:nowrap}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:12px;
 border:1px solid currentColor}
 .IssuesFound,.Failed,.Error{color:var(--issue)}.NoIssuesFound,.Completed{color:var(--ok)}
@@ -142,7 +142,7 @@ void Rules(const JobReport& r, std::string* out) {
   for (const auto* s : rules) {
     const std::string status(model::RuleStatusName(s->status));
     absl::StrAppendFormat(out,
-                          "<tr><td>%s</td><td><span class=\"badge %s\">%s</span>%s</td>"
+                          "<tr><td>%s</td><td class=\"status\"><span class=\"badge %s\">%s</span>%s</td>"
                           "<td class=\"num\">%d</td><td>%s</td></tr>",
                           EscapeHtml(s->configuration_name), status, status,
                           model::CheckedNothing(*s) ? " <span class=\"muted\">no data</span>" : "",
