@@ -17,6 +17,9 @@ namespace {
 constexpr int64_t kMinPartBytes = 5LL << 20;  // S3's least part but the last
 constexpr int kMaxParts = 10000;               // S3's most parts of an upload
 constexpr char kContentType[] = "application/octet-stream";
+// Connections kept open between requests; one beyond is closed after its
+// request (a burst of readers does not hold sockets for the process's life).
+constexpr size_t kMaxIdleConnections = 4;
 
 // The text of the first <tag>...</tag> in an S3 XML answer, unescaped; empty
 // when absent.
@@ -172,7 +175,7 @@ HttpResult S3Store::Send(const std::string& method, const std::string& url,
     backoff_ms = std::min<int64_t>(backoff_ms * 2, 5000);
   }
   util::MutexLock lock(mu_);
-  idle_.push_back(std::move(client));
+  if (idle_.size() < kMaxIdleConnections) idle_.push_back(std::move(client));
   return r;
 }
 

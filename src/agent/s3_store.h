@@ -55,9 +55,12 @@ class S3Store final : public model::ObjectStore {
   // under 5 MiB). Sends nothing.
   static absl::StatusOr<std::unique_ptr<S3Store>> Create(S3StoreOptions options);
 
-  absl::Status Put(std::string_view key, std::string_view data) override;
-  absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override;
-  absl::StatusOr<std::vector<std::string>> List(std::string_view prefix) override;
+  absl::Status Put(std::string_view key, std::string_view data) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::vector<std::string>> List(std::string_view prefix) override
+      ABSL_LOCKS_EXCLUDED(mu_);
   std::string Describe() const override;
 
   // Requests sent, parts uploaded, retries, aborted uploads (for tests and

@@ -49,7 +49,7 @@ class PairingService {
   ~PairingService() {
     shutdown(listener_, SHUT_RDWR);
     close(listener_);
-    acceptor_.join();
+    if (acceptor_.joinable()) acceptor_.join();
     std::lock_guard lock(mu_);
     for (std::thread& t : connections_) t.join();
   }

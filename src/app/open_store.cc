@@ -110,7 +110,7 @@ absl::StatusOr<CompactionReport> CompactDataFolder(const std::string& data_dir) 
   // Opening a writer would make a new, empty folder: nothing to compact.
   std::error_code ec;
   if (std::filesystem::is_directory(data_dir, ec) &&
-      !std::filesystem::exists(store::DataFolderPaths(data_dir).format, ec)) {
+      !std::filesystem::exists(store::DataFolderPaths(data_dir).db + "/CURRENT", ec)) {
     return absl::NotFoundError(absl::StrFormat(
         "no trainwatch data in %s: nothing to compact (check --data / TRAINWATCH_DATA)",
         data_dir));

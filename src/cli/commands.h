@@ -42,9 +42,10 @@ absl::StatusOr<std::vector<model::MetricDefinition>> MetricDefinitionsOf(
 // util::ParseTimeMs of a time flag's value; an error names the flag.
 absl::StatusOr<int64_t> ParseTimeFlag(std::string_view flag, const std::string& text,
                                       int64_t now_ms);
-// "--end must be after --start", with both times; `end_given`: whether --end
-// was given (else the range's end is `default_end`, which it names).
-absl::Status RangeOutOfOrder(int64_t start_ms, int64_t end_ms, bool end_given,
+// "--start must be before --end", with both times; a bound not given is
+// named by its default (`default_start`, `default_end`: "the job's end").
+absl::Status RangeOutOfOrder(int64_t start_ms, int64_t end_ms, bool start_given,
+                             std::string_view default_start, bool end_given,
                              std::string_view default_end);
 
 void RegisterVersionCommand(CLI::App& root, GlobalOptions* options, int* exit_code);

@@ -38,12 +38,13 @@ absl::StatusOr<int64_t> ParseTimeFlag(std::string_view flag, const std::string& 
   return t;
 }
 
-absl::Status RangeOutOfOrder(int64_t start_ms, int64_t end_ms, bool end_given,
+absl::Status RangeOutOfOrder(int64_t start_ms, int64_t end_ms, bool start_given,
+                             std::string_view default_start, bool end_given,
                              std::string_view default_end) {
   return absl::InvalidArgumentError(absl::StrFormat(
-      "--start (%s) must be before %s (%s): give an earlier --start or a later --end",
-      util::FormatIso8601Ms(start_ms), end_given ? "--end" : default_end,
-      util::FormatIso8601Ms(end_ms)));
+      "%s (%s) must be before %s (%s): give an earlier --start or a later --end",
+      start_given ? "--start" : default_start, util::FormatIso8601Ms(start_ms),
+      end_given ? "--end" : default_end, util::FormatIso8601Ms(end_ms)));
 }
 
 absl::StatusOr<std::vector<model::MetricDefinition>> MetricDefinitionsOf(

@@ -39,8 +39,9 @@ std::string FormatDouble(double value) {
 
 std::string FormatElapsed(int64_t ms) {
   if (ms < 0) ms = 0;
-  // Tenths under 10 s, as the report gives them (a 1.05 s job took 1.1s, not 2s).
-  if (ms < 9950) return absl::StrFormat("%.1fs", static_cast<double>(ms) / 1000);
+  // Tenths under 10 s (a 1.05 s job took 1.1s, not 2s), rounded half up.
+  const int64_t tenths = (ms + 50) / 100;
+  if (tenths < 100) return absl::StrFormat("%d.%ds", tenths / 10, tenths % 10);
   const int64_t s = (ms + 500) / 1000;
   if (s < 60) return absl::StrFormat("%ds", s);
   if (s < 3600) return absl::StrFormat("%dm%02ds", s / 60, s % 60);

@@ -50,7 +50,11 @@ TEST(FormatJobDescription, RunningJobSaysWhereToSeeMetricsLive) {
 // As the report gives durations: tenths of short ones, never rounded up to
 // the next second.
 TEST(FormatElapsed, TenthsUnderTenSecondsThenWholeSecondsAndMinutes) {
-  EXPECT_EQ(FormatElapsed(1060), "1.1s");
+  EXPECT_EQ(FormatElapsed(1050), "1.1s");
+  EXPECT_EQ(FormatElapsed(2050), "2.1s");
+  EXPECT_EQ(FormatElapsed(9949), "9.9s");
+  EXPECT_EQ(FormatElapsed(9950), "10s");
+  EXPECT_EQ(FormatElapsed(59500), "1m00s");
   EXPECT_EQ(FormatElapsed(0), "0.0s");
   EXPECT_EQ(FormatElapsed(12400), "12s");
   EXPECT_EQ(FormatElapsed(65000), "1m05s");

@@ -64,7 +64,7 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
   }
 
   if (request.start_ms && request.end_ms && *request.end_ms <= *request.start_ms) {
-    return ReportError(RangeOutOfOrder(*request.start_ms, *request.end_ms, true, ""));
+    return ReportError(RangeOutOfOrder(*request.start_ms, *request.end_ms, true, "", true, ""));
   }
   auto job = app::LoadJob(**db, flags.name);
   if (!job.ok()) return ReportError(job.status(), 1);

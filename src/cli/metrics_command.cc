@@ -251,7 +251,8 @@ int RunMetrics(const MetricsFlags& flags, const GlobalOptions& options) {
     end_ms = *t;
   }
   if (end_ms <= start_ms) {
-    return ReportError(RangeOutOfOrder(start_ms, end_ms, !flags.end.empty(),
+    return ReportError(RangeOutOfOrder(start_ms, end_ms, !flags.start.empty(),
+                                       "the job's creation", !flags.end.empty(),
                                        record.training_end_ms ? "the job's end" : "now"));
   }
   if (flags.metric.empty()) {
