@@ -167,28 +167,85 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   options.settle_ms = options_.settle_ms;
   options.on_segment = progress;
   options.stop = stop;
+  archive::LateJournal* const late = options_.late;
+  auto fail = [&](absl::Status status) {
+    util::MutexLock lock(mu_);
+    ++counts_.failures;
+    result.failures.push_back(std::move(status));
+  };
+
+  // Where each job's pass reads.
+  std::vector<std::optional<archive::JobArchivePlan>> plans(jobs.size());
+  std::vector<archive::LateJournal::PlannedJob> planned;
+  std::vector<std::string> unplanned;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const int64_t read_to = late != nullptr ? late->ReadTo(jobs[i].name) : 0;
+    absl::StatusOr<archive::JobArchivePlan> plan =
+        archive::PlanJobArchive(jobs[i], store_, options, read_to);
+    if (!plan.ok()) {
+      fail(plan.status());
+      unplanned.push_back(jobs[i].name);
+      continue;
+    }
+    plans[i] = *std::move(plan);
+    // (A stop is looked at once every job is planned: the journal must know them all.)
+    if (plans[i]->skip) {
+      planned.push_back({jobs[i].name, archive::LateJournal::kEndOfTime,
+                         archive::LateJournal::kEndOfTime});
+    } else {
+      planned.push_back({jobs[i].name, plans[i]->from_ms, plans[i]->to_ms});
+    }
+  }
+  // With the late-data journal: the pass reads one state of the store, and
+  // what comes after it is journaled (archive/late_journal.h).
+  archive::ArchiveReaders readers{metrics_, logs_};
+  std::unique_ptr<query::StoreReader> pinned;
+  absl::Status pinning;
+  if (late != nullptr) {
+    options_.ingest->AtQuietPoint([&] {
+      late->BeginPass(planned, unplanned);
+      absl::StatusOr<std::unique_ptr<query::StoreReader>> reader = options_.store->Pinned();
+      if (reader.ok()) {
+        pinned = *std::move(reader);
+      } else {
+        pinning = reader.status();
+      }
+    });
+    readers = {pinned.get(), pinned.get()};
+  }
+
   // What no pass has looked at yet stays too.
   int64_t hold_ms = options.now_ms - options.settle_ms;
   bool stopped = false;
-  for (const model::JobRecord& job : jobs) {
-    if (stop.stop_requested()) {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!plans[i]) continue;
+    const model::JobRecord& job = jobs[i];
+    int64_t archived_to = plans[i]->from_ms;
+    absl::StatusOr<archive::JobArchivePass> pass = absl::CancelledError("stopped");
+    if (!pinning.ok()) {
+      pass = pinning;
+    } else if (stop.stop_requested()) {
       stopped = true;
-      break;
+    } else {
+      pass = archive::ArchiveJob(readers, job, store_, options, *plans[i], &archived_to);
     }
-    absl::StatusOr<archive::JobArchivePass> pass =
-        archive::ArchiveJob({metrics_, logs_}, job, store_, options);
-    util::MutexLock lock(mu_);
+    if (late != nullptr) {
+      if (absl::Status s = late->EndJob(job.name, archived_to); !s.ok()) fail(s);
+    }
+    if (stopped) continue;
     if (!pass.ok()) {
-      ++counts_.failures;
-      result.failures.push_back(pass.status());
+      fail(pass.status());
       continue;
     }
+    util::MutexLock lock(mu_);
     if (!pass->complete) hold_ms = std::min(hold_ms, pass->archived_to_ms);
     if (pass->interrupted) stopped = true;
     counts_.segments += static_cast<int64_t>(pass->segments.size());
     counts_.bytes += pass->bytes;
     if (!pass->skipped && pass->bytes > 0) result.jobs.push_back(*std::move(pass));
   }
+  pinned.reset();
+  if (late != nullptr && !stopped) WriteLate(options.now_ms, &result);
   result.stopped = stopped;
   if (names.empty() && result.failures.empty() && !stopped && options_.hold != nullptr) {
     options_.hold->SetRetentionHold(hold_ms);
@@ -197,6 +254,38 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   ++counts_.passes;
   counts_.last_pass_ms = options.now_ms;
   return result;
+}
+
+void Archiver::WriteLate(int64_t now_ms, PassResult* result) {
+  absl::StatusOr<std::vector<archive::LateDrain>> drains = options_.late->TakeLate();
+  if (!drains.ok()) {
+    util::MutexLock lock(mu_);
+    ++counts_.failures;
+    result->failures.push_back(drains.status());
+    return;
+  }
+  for (const archive::LateDrain& drain : *drains) {
+    absl::StatusOr<int64_t> bytes =
+        archive::WriteLateSegment(store_, drain.job, drain.id, drain.data, now_ms);
+    absl::Status s = bytes.status();
+    if (s.ok()) s = options_.late->Written(drain.id);
+    util::MutexLock lock(mu_);
+    if (!s.ok()) {
+      ++counts_.failures;
+      result->failures.push_back(s);
+      continue;
+    }
+    if (*bytes == 0) continue;  // written before
+    ++counts_.late_segments;
+    counts_.bytes += *bytes;
+    archive::JobArchivePass pass;
+    pass.job = drain.job;
+    pass.segments.push_back("late/" + drain.id);
+    pass.samples = drain.data.rows();
+    pass.log_events = drain.data.events();
+    pass.bytes = *bytes;
+    result->jobs.push_back(std::move(pass));
+  }
 }
 
 void Archiver::Start() {
@@ -229,8 +318,17 @@ void Archiver::Start() {
 }
 
 Archiver::Counts Archiver::counts() const {
-  util::MutexLock lock(mu_);
-  return counts_;
+  Counts c;
+  {
+    util::MutexLock lock(mu_);
+    c = counts_;
+  }
+  if (options_.late != nullptr) {
+    const archive::LateJournal::Stats late = options_.late->stats();
+    c.late_pending = late.rows + late.events;
+    c.late_dropped = late.dropped;
+  }
+  return c;
 }
 
 }  // namespace trainwatch::app

@@ -21,8 +21,11 @@
 #include "archive/archive_backed_logs.h"
 #include "archive/archive_reader.h"
 #include "archive/job_archive.h"
+#include "archive/late_journal.h"
+#include "ingest/ingest.h"
 #include "model/object_store.h"
 #include "query/reader.h"
+#include "query/store_reader.h"
 #include "store/db.h"
 #include "util/clock.h"
 #include "util/mutex.h"
@@ -95,6 +98,13 @@ struct ArchiverOptions {
   int64_t interval_ms = 10 * 60'000;  // between passes (server)
   int64_t settle_ms = 5 * 60'000;     // archive::ArchiveOptions::settle_ms
   util::Clock* clock = &util::SystemClock::Get();
+  // The server's ingest, its late-data journal (subscribed to that ingest)
+  // and its store reader, when this process writes the data folder: then
+  // data that comes for a window after a pass read it is archived too, as a
+  // late segment (archive/late_journal.h). All three or none.
+  ingest::Ingest* ingest = nullptr;
+  archive::LateJournal* late = nullptr;
+  query::StoreReader* store = nullptr;
   // The data folder's writer, when this process is it: its retention then
   // never drops raw samples the archive has not taken (store::Db::
   // SetRetentionHold). Everything is held until the first pass over every
@@ -137,6 +147,11 @@ class Archiver {
     int64_t bytes = 0;
     int64_t failures = 0;
     int64_t last_pass_ms = 0;
+    // Late data (ArchiverOptions::late): segments written, rows and events
+    // journaled and not yet written, and those the full journal dropped.
+    int64_t late_segments = 0;
+    int64_t late_pending = 0;
+    int64_t late_dropped = 0;
   };
   Counts counts() const;
 
@@ -144,6 +159,9 @@ class Archiver {
   query::MetricsReader* const metrics_;
   query::LogsReader* const logs_;
   query::JobsReader* const jobs_;
+  // Writes the journal's late data as late segments (after a pass).
+  void WriteLate(int64_t now_ms, PassResult* result);
+
   model::ObjectStore* const store_;
   const ArchiverOptions options_;
   util::Mutex pass_mu_;  // one pass at a time

@@ -127,6 +127,15 @@ void WriteArchive(const Archiver& archiver, util::PromText* t) {
           static_cast<double>(c.failures));
   Gauge(t, "trainwatch_archive_last_pass_seconds", "When the last pass ran (Unix time).",
         static_cast<double>(c.last_pass_ms) / 1000.0);
+  Counter(t, "trainwatch_archive_late_segments_total",
+          "Late segments written: data that came after a pass read its window.",
+          static_cast<double>(c.late_segments));
+  Gauge(t, "trainwatch_archive_late_pending",
+        "Late samples and log events kept in the data folder for the next pass.",
+        static_cast<double>(c.late_pending));
+  Counter(t, "trainwatch_archive_late_dropped_total",
+          "Late samples and log events not kept: the late-data journal was full.",
+          static_cast<double>(c.late_dropped));
 }
 
 std::vector<api::MetricsPage::Writer> HealthWriters(const ServeOptions& options, ingest::Ingest* ingest,

@@ -86,16 +86,6 @@ absl::StatusOr<std::string> Read(model::ObjectStore* store, const std::string& k
   return text;
 }
 
-// The job named by a dimension: TrainingJobName=NAME, or Host=NAME/algo-N.
-std::optional<std::string> JobOfDimension(std::string_view name, std::string_view value) {
-  if (name == model::kTrainingJobNameDim) return std::string(value);
-  if (name == "Host") {
-    const size_t slash = value.rfind("/algo-");
-    if (slash != std::string_view::npos && slash > 0) return std::string(value.substr(0, slash));
-  }
-  return std::nullopt;
-}
-
 bool Matches(const model::SeriesKey& key, const query::ListMetricsQuery& q) {
   if (q.ns && key.ns != *q.ns) return false;
   if (q.metric && key.metric != *q.metric) return false;
@@ -164,6 +154,87 @@ std::vector<query::StoredSeries> Merge(std::vector<query::StoredSeries> local,
   return out;
 }
 
+// A segment's (or late segment's) samples, added to *by_key; `prefix` ends
+// with '/'.
+absl::Status ReadSamplesOf(model::ObjectStore* store, const std::string& prefix,
+                           std::map<model::SeriesKey, std::vector<query::StoredRow>>* by_key) {
+  TW_ASSIGN_OR_RETURN(std::string series_csv, Read(store, prefix + "series.csv", false));
+  std::vector<model::SeriesKey> keys;
+  TW_RETURN_IF_ERROR(ForEachLine(series_csv, prefix + "series.csv", [&](std::string_view line) {
+    std::vector<std::string> f = CsvFields(line);
+    if (f.size() != 5) return false;
+    nlohmann::json dims = nlohmann::json::parse(f[4], nullptr, false);
+    if (!dims.is_object()) return false;
+    model::SeriesKey key;
+    key.ns = f[1];
+    key.metric = f[2];
+    key.unit = f[3];
+    for (const auto& [n, v] : dims.items()) {
+      if (!v.is_string()) return false;
+      key.dimensions.push_back({n, v.get<std::string>()});
+    }
+    std::sort(key.dimensions.begin(), key.dimensions.end());
+    keys.push_back(std::move(key));
+    return true;
+  }));
+  TW_ASSIGN_OR_RETURN(std::string samples_csv, Read(store, prefix + "samples.csv.gz", true));
+  TW_RETURN_IF_ERROR(ForEachLine(samples_csv, prefix + "samples.csv.gz", [&](std::string_view line) {
+    std::vector<std::string> f = CsvFields(line);
+    size_t series = 0;
+    query::StoredRow r;
+    if (f.size() != 8 || !absl::SimpleAtoi(f[0], &series) || series >= keys.size() ||
+        !absl::SimpleAtoi(f[1], &r.t_ms) || !ParseDouble(f[2], &r.value) ||
+        !ParseDouble(f[3], &r.count) || !ParseDouble(f[4], &r.sum) ||
+        !ParseDouble(f[5], &r.minimum) || !ParseDouble(f[6], &r.maximum)) {
+      return false;
+    }
+    r.kind = !f[4].empty()   ? query::StoredRow::Kind::kStatisticSet
+             : !f[3].empty() ? query::StoredRow::Kind::kWeighted
+                             : query::StoredRow::Kind::kPlain;
+    r.high_resolution = f[7] == "1";
+    (*by_key)[keys[series]].push_back(r);
+    return true;
+  }));
+  return absl::OkStatus();
+}
+
+// A segment's (or late segment's) log events, added to *streams.
+absl::Status ReadLogsOf(model::ObjectStore* store, const std::string& key,
+                        std::map<std::string, std::vector<query::StoredLogEvent>>* streams) {
+  TW_ASSIGN_OR_RETURN(std::string text, Read(store, key, true));
+  size_t line_no = 0;
+  for (std::string_view rest = text; !rest.empty();) {
+    const size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
+    ++line_no;
+    if (line.empty()) continue;
+    nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
+    if (!e.is_object() || !e.contains("stream") || !e["stream"].is_string() ||
+        !e.contains("timestamp_ms") || !e["timestamp_ms"].is_number_integer() ||
+        !e.contains("message") || !e["message"].is_string()) {
+      return absl::DataLossError(absl::StrFormat("%s/%s, line %d: not of the archive's format: %s",
+                                                 store->Describe(), key, line_no,
+                                                 line.substr(0, 200)));
+    }
+    query::StoredLogEvent event;
+    event.position.t_ms = e["timestamp_ms"].get<int64_t>();
+    event.ingestion_ms = event.position.t_ms;
+    if (auto at = e.find("ingestion_ms"); at != e.end() && at->is_number_integer()) {
+      event.ingestion_ms = at->get<int64_t>();
+    }
+    event.message = e["message"].get<std::string>();
+    (*streams)[e["stream"].get<std::string>()].push_back(std::move(event));
+  }
+  return absl::OkStatus();
+}
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 absl::StatusOr<bool> ArchiveReader::HoldsComplete(const std::string& job) {
@@ -193,14 +264,34 @@ absl::StatusOr<bool> ArchiveReader::HoldsComplete(const std::string& job) {
   return complete;
 }
 
+bool ArchiveReader::LateUnchanged(const std::string& job, const std::vector<std::string>& late) {
+  absl::StatusOr<std::vector<std::string>> now_late = CompleteLateSegments(store_, job);
+  return now_late.ok() && *now_late == late;
+}
+
 absl::StatusOr<std::shared_ptr<const ArchivedJob>> ArchiveReader::Load(const std::string& name) {
+  std::shared_ptr<const ArchivedJob> cached;
+  int64_t checked_ms = 0;
   {
     util::MutexLock lock(mu_);
     for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if ((*it)->record.name == name) {
+      if (it->job->record.name == name) {
         cache_.splice(cache_.begin(), cache_, it);
-        return cache_.front();
+        cached = it->job;
+        checked_ms = it->checked_ms;
+        break;
       }
+    }
+  }
+  if (cached != nullptr) {
+    if (SteadyMs() - checked_ms < kLateCheckMs) return cached;
+    // A late segment may have come since: a List, at most once a minute.
+    if (LateUnchanged(name, cached->late)) {
+      util::MutexLock lock(mu_);
+      for (CachedJob& c : cache_) {
+        if (c.job == cached) c.checked_ms = SteadyMs();
+      }
+      return cached;
     }
   }
   const std::string job_key = JobFolderKey(name) + "/job.json";
@@ -221,47 +312,17 @@ absl::StatusOr<std::shared_ptr<const ArchivedJob>> ArchiveReader::Load(const std
   TW_ASSIGN_OR_RETURN(job->record, model::JobRecordFromWireJson(doc["job"]));
   job->complete = doc.value("complete", false);
   TW_ASSIGN_OR_RETURN(auto segments, CompleteSegments(store_, name));
+  TW_ASSIGN_OR_RETURN(job->late, CompleteLateSegments(store_, name));
   std::map<model::SeriesKey, std::vector<query::StoredRow>> by_key;
   for (const auto& [from, to] : segments) {
-    const std::string prefix =
-        absl::StrFormat("%s/segments/%s/", JobFolderKey(name), SegmentName(from, to));
-    TW_ASSIGN_OR_RETURN(std::string series_csv, Read(store_, prefix + "series.csv", false));
-    std::vector<model::SeriesKey> keys;
-    TW_RETURN_IF_ERROR(ForEachLine(series_csv, prefix + "series.csv", [&](std::string_view line) {
-      std::vector<std::string> f = CsvFields(line);
-      if (f.size() != 5) return false;
-      nlohmann::json dims = nlohmann::json::parse(f[4], nullptr, false);
-      if (!dims.is_object()) return false;
-      model::SeriesKey key;
-      key.ns = f[1];
-      key.metric = f[2];
-      key.unit = f[3];
-      for (const auto& [n, v] : dims.items()) {
-        if (!v.is_string()) return false;
-        key.dimensions.push_back({n, v.get<std::string>()});
-      }
-      std::sort(key.dimensions.begin(), key.dimensions.end());
-      keys.push_back(std::move(key));
-      return true;
-    }));
-    TW_ASSIGN_OR_RETURN(std::string samples_csv, Read(store_, prefix + "samples.csv.gz", true));
-    TW_RETURN_IF_ERROR(ForEachLine(samples_csv, prefix + "samples.csv.gz", [&](std::string_view line) {
-      std::vector<std::string> f = CsvFields(line);
-      size_t series = 0;
-      query::StoredRow r;
-      if (f.size() != 8 || !absl::SimpleAtoi(f[0], &series) || series >= keys.size() ||
-          !absl::SimpleAtoi(f[1], &r.t_ms) || !ParseDouble(f[2], &r.value) ||
-          !ParseDouble(f[3], &r.count) || !ParseDouble(f[4], &r.sum) ||
-          !ParseDouble(f[5], &r.minimum) || !ParseDouble(f[6], &r.maximum)) {
-        return false;
-      }
-      r.kind = !f[4].empty()   ? query::StoredRow::Kind::kStatisticSet
-               : !f[3].empty() ? query::StoredRow::Kind::kWeighted
-                               : query::StoredRow::Kind::kPlain;
-      r.high_resolution = f[7] == "1";
-      by_key[keys[series]].push_back(r);
-      return true;
-    }));
+    TW_RETURN_IF_ERROR(ReadSamplesOf(
+        store_, absl::StrFormat("%s/segments/%s/", JobFolderKey(name), SegmentName(from, to)),
+        &by_key));
+  }
+  // Data that came after its window was archived.
+  for (const std::string& id : job->late) {
+    TW_RETURN_IF_ERROR(
+        ReadSamplesOf(store_, absl::StrFormat("%s/late/%s/", JobFolderKey(name), id), &by_key));
   }
   for (auto& [key, rows] : by_key) {
     std::stable_sort(rows.begin(), rows.end(),
@@ -270,7 +331,8 @@ absl::StatusOr<std::shared_ptr<const ArchivedJob>> ArchiveReader::Load(const std
   }
   if (job->complete) {
     util::MutexLock lock(mu_);
-    cache_.push_front(job);
+    std::erase_if(cache_, [&](const CachedJob& c) { return c.job->record.name == name; });
+    cache_.push_front({job, SteadyMs()});
     while (cache_.size() > cached_jobs_) cache_.pop_back();
   }
   return std::shared_ptr<const ArchivedJob>(std::move(job));
@@ -278,42 +340,38 @@ absl::StatusOr<std::shared_ptr<const ArchivedJob>> ArchiveReader::Load(const std
 
 absl::StatusOr<std::shared_ptr<const ArchivedLogs>> ArchiveReader::LoadLogs(
     const std::string& name) {
+  std::shared_ptr<const ArchivedLogs> cached;
   {
     util::MutexLock lock(mu_);
-    if (logs_cache_ != nullptr && logs_cache_->job == name) return logs_cache_;
+    if (logs_cache_ != nullptr && logs_cache_->job == name) cached = logs_cache_;
+  }
+  if (cached != nullptr) {
+    int64_t checked_ms = 0;
+    {
+      util::MutexLock lock(mu_);
+      checked_ms = logs_checked_ms_;
+    }
+    if (SteadyMs() - checked_ms < kLateCheckMs) return cached;
+    if (LateUnchanged(name, cached->late)) {
+      util::MutexLock lock(mu_);
+      logs_checked_ms_ = SteadyMs();
+      return cached;
+    }
   }
   auto logs = std::make_shared<ArchivedLogs>();
   logs->job = name;
   TW_ASSIGN_OR_RETURN(bool complete, HoldsComplete(name));
   TW_ASSIGN_OR_RETURN(auto segments, CompleteSegments(store_, name));
   for (const auto& [from, to] : segments) {
-    const std::string key =
-        absl::StrFormat("%s/segments/%s/logs.jsonl.gz", JobFolderKey(name), SegmentName(from, to));
-    TW_ASSIGN_OR_RETURN(std::string text, Read(store_, key, true));
-    size_t line_no = 0;
-    for (std::string_view rest = text; !rest.empty();) {
-      const size_t end = rest.find('\n');
-      const std::string_view line = rest.substr(0, end);
-      rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
-      ++line_no;
-      if (line.empty()) continue;
-      nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
-      if (!e.is_object() || !e.contains("stream") || !e["stream"].is_string() ||
-          !e.contains("timestamp_ms") || !e["timestamp_ms"].is_number_integer() ||
-          !e.contains("message") || !e["message"].is_string()) {
-        return absl::DataLossError(absl::StrFormat("%s/%s, line %d: not of the archive's format: %s",
-                                                   store_->Describe(), key, line_no,
-                                                   line.substr(0, 200)));
-      }
-      query::StoredLogEvent event;
-      event.position.t_ms = e["timestamp_ms"].get<int64_t>();
-      event.ingestion_ms = event.position.t_ms;
-      if (auto at = e.find("ingestion_ms"); at != e.end() && at->is_number_integer()) {
-        event.ingestion_ms = at->get<int64_t>();
-      }
-      event.message = e["message"].get<std::string>();
-      logs->streams[e["stream"].get<std::string>()].push_back(std::move(event));
-    }
+    TW_RETURN_IF_ERROR(ReadLogsOf(store_,
+                                  absl::StrFormat("%s/segments/%s/logs.jsonl.gz", JobFolderKey(name),
+                                                  SegmentName(from, to)),
+                                  &logs->streams));
+  }
+  TW_ASSIGN_OR_RETURN(logs->late, CompleteLateSegments(store_, name));
+  for (const std::string& id : logs->late) {
+    TW_RETURN_IF_ERROR(ReadLogsOf(
+        store_, absl::StrFormat("%s/late/%s/logs.jsonl.gz", JobFolderKey(name), id), &logs->streams));
   }
   for (auto& [stream, events] : logs->streams) {
     std::stable_sort(events.begin(), events.end(),
@@ -326,6 +384,7 @@ absl::StatusOr<std::shared_ptr<const ArchivedLogs>> ArchiveReader::LoadLogs(
   if (complete) {
     util::MutexLock lock(mu_);
     logs_cache_ = logs;
+    logs_checked_ms_ = SteadyMs();
   }
   return std::shared_ptr<const ArchivedLogs>(std::move(logs));
 }

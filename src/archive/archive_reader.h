@@ -36,6 +36,7 @@ struct ArchivedJob {
   model::JobRecord record;
   bool complete = false;
   std::vector<query::StoredSeries> series;  // in key order, rows in time order
+  std::vector<std::string> late;            // the late segments read (CompleteLateSegments)
 };
 
 // A job's archived log events: each stream's in time order (then as
@@ -45,9 +46,12 @@ struct ArchivedJob {
 struct ArchivedLogs {
   std::string job;
   std::map<std::string, std::vector<query::StoredLogEvent>> streams;
+  std::vector<std::string> late;  // the late segments read
 };
 
-// Thread-safe; keeps the last few complete jobs it read in memory.
+// Thread-safe; keeps the last few complete jobs it read in memory, and
+// reads one again when a late segment came for it (looked for at most once
+// a minute).
 class ArchiveReader {
  public:
   explicit ArchiveReader(model::ObjectStore* store, size_t cached_jobs = 4)
@@ -67,11 +71,20 @@ class ArchiveReader {
   bool ServesJob(query::JobsReader* jobs, const std::string& job);
 
  private:
+  static constexpr int64_t kLateCheckMs = 60'000;
+  struct CachedJob {
+    std::shared_ptr<const ArchivedJob> job;
+    int64_t checked_ms = 0;  // steady clock: when its late segments were listed
+  };
+  // Whether the job's complete late segments are still `late` (a List).
+  bool LateUnchanged(const std::string& job, const std::vector<std::string>& late);
+
   model::ObjectStore* const store_;
   const size_t cached_jobs_;
   util::Mutex mu_;
-  std::list<std::shared_ptr<const ArchivedJob>> cache_ ABSL_GUARDED_BY(mu_);  // newest first
+  std::list<CachedJob> cache_ ABSL_GUARDED_BY(mu_);  // newest first
   std::shared_ptr<const ArchivedLogs> logs_cache_ ABSL_GUARDED_BY(mu_);
+  int64_t logs_checked_ms_ ABSL_GUARDED_BY(mu_) = 0;
   // Jobs found not complete (or unreadable), and when (steady clock, ms);
   // jobs found complete.
   std::map<std::string, int64_t> not_complete_ ABSL_GUARDED_BY(mu_);

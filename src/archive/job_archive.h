@@ -16,15 +16,18 @@
 // again. Passes are idempotent: a pass that finds nothing new writes nothing
 // but job.json when the job's record changed.
 //
-// Data that arrives for a window after that window was archived (a sample
-// stamped more than settle_ms in the past) is not archived: the settle time
-// should exceed how late a job's data comes.
+// Data that arrives for a window after a pass read that window is not in
+// its segment. A server that archives catches it as it arrives
+// (archive/late_journal.h) and writes it as a late segment
+// (WriteLateSegment), which readers add to the job's data.
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -56,6 +59,17 @@ struct ArchiveOptions {
   std::stop_token stop;
 };
 
+// What a pass over a job will read, found in the archive: nothing (`skip`:
+// archived complete already), or [from_ms, to_ms).
+struct JobArchivePlan {
+  bool skip = false;
+  bool ended = false;  // the job ended at least settle_ms ago: this pass completes it
+  int64_t from_ms = 0;
+  int64_t to_ms = 0;
+  std::vector<std::pair<int64_t, int64_t>> segments;  // the complete ones (CompleteSegments)
+  std::optional<std::string> stored_job_json;         // job.json as the archive has it
+};
+
 struct JobArchivePass {
   std::string job;
   std::vector<std::string> segments;  // written by this pass, oldest first
@@ -75,6 +89,57 @@ struct JobArchivePass {
 absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
                                           const model::JobRecord& job, model::ObjectStore* store,
                                           const ArchiveOptions& options);
+
+// The same in two steps, for a caller that must know where the pass reads
+// before it reads (app::Archiver, for the late data). `read_to_ms`: this
+// job's data before it was read by an earlier pass, past its last segment
+// when windows had no data (0: not known); the plan starts there.
+absl::StatusOr<JobArchivePlan> PlanJobArchive(const model::JobRecord& job,
+                                              model::ObjectStore* store,
+                                              const ArchiveOptions& options,
+                                              int64_t read_to_ms = 0);
+// On an error, `*archived_to_ms` (when given) says up to where the job's
+// data is archived all the same (the segments written before it).
+absl::StatusOr<JobArchivePass> ArchiveJob(const ArchiveReaders& readers,
+                                          const model::JobRecord& job, model::ObjectStore* store,
+                                          const ArchiveOptions& options,
+                                          const JobArchivePlan& plan,
+                                          int64_t* archived_to_ms = nullptr);
+
+// ---- late data (docs/format/archive.md, "Late segments")
+
+struct LateEvent {
+  int64_t t_ms = 0;
+  int64_t ingestion_ms = 0;
+  std::string message;
+  friend bool operator==(const LateEvent&, const LateEvent&) = default;
+};
+
+// A job's data that came after a pass read its window: rows of its series,
+// events of its log streams.
+struct LateData {
+  std::map<model::SeriesKey, std::vector<query::StoredRow>> series;
+  std::map<std::string, std::vector<LateEvent>> streams;
+  bool empty() const { return series.empty() && streams.empty(); }
+  int64_t rows() const;
+  int64_t events() const;
+};
+
+// Writes `data` as the late segment `id` of `job` (jobs/<job>/late/<id>/),
+// objects first and manifest last; a late segment of that id that is
+// complete already is left as it is (0 bytes). The bytes written.
+absl::StatusOr<int64_t> WriteLateSegment(model::ObjectStore* store, const std::string& job,
+                                         const std::string& id, const LateData& data,
+                                         int64_t now_ms);
+// The ids of the job's complete late segments, in name order.
+absl::StatusOr<std::vector<std::string>> CompleteLateSegments(model::ObjectStore* store,
+                                                              const std::string& job);
+
+// The job a dimension names: TrainingJobName=NAME, or Host=NAME/algo-N.
+std::optional<std::string> JobOfDimension(std::string_view name, std::string_view value);
+// The job whose archive holds a series: the value of TrainingJobName, else
+// NAME of Host=NAME/algo-N; nullopt for a series of no job.
+std::optional<std::string> JobOfSeries(const model::SeriesKey& key);
 
 // The archive's keys (docs/format/archive.md).
 std::string JobFolderKey(const std::string& job);    // "jobs/<job>"

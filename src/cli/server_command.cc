@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -28,6 +29,7 @@
 #include "cli/allocator.h"
 #include "cli/build_info.h"
 #include "cli/commands.h"
+#include "archive/late_journal.h"
 #include "ingest/ingest.h"
 #include "job/local_jobs.h"
 #include "query/store_reader.h"
@@ -67,6 +69,23 @@ struct RemoteWrites {
   ~RemoteWrites() {
     for (auto& o : outs) ingest->Unsubscribe(o.get());
   }
+};
+
+// An observer subscribed to an ingest for the scope of this (declared after
+// what it subscribes, so that it unsubscribes first).
+class Subscription {
+ public:
+  Subscription(ingest::Ingest* ingest, model::IngestObserver* observer)
+      : ingest_(ingest), observer_(observer) {
+    ingest_->Subscribe(observer_);
+  }
+  ~Subscription() { ingest_->Unsubscribe(observer_); }
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+ private:
+  ingest::Ingest* ingest_;
+  model::IngestObserver* observer_;
 };
 
 // The queue folder of a receiver: <data>/remote-write/<hash of its URL>
@@ -136,8 +155,19 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   std::unique_ptr<app::StoreAgentBackend> agents;
   std::unique_ptr<job::LocalJobs> local_jobs;  // CreateTrainingJob's jobs
   app::RunnerContacts contacts(&util::SystemClock::Get(), *runner_timeout_ms);
+  // --archive: data that comes for a window the archive has taken is kept
+  // for the next pass (archive/late_journal.h), from before the first datum.
+  std::unique_ptr<archive::LateJournal> late_journal;
+  std::optional<Subscription> late_subscription;
   if ((*db)->writable()) {
     ingest = std::make_unique<ingest::Ingest>(db->get());
+    if (!flags.archive.empty()) {
+      absl::StatusOr<std::unique_ptr<archive::LateJournal>> journal =
+          archive::LateJournal::Open(data_dir + "/archive-late");
+      if (!journal.ok()) return ReportError(journal.status(), 1);
+      late_journal = *std::move(journal);
+      late_subscription.emplace(ingest.get(), late_journal.get());
+    }
     agents = std::make_unique<app::StoreAgentBackend>(*ingest, &contacts);
     local_jobs = std::make_unique<job::LocalJobs>(data_dir, ingest.get(),
                                                   &util::SystemClock::Get());
@@ -203,7 +233,12 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     archiver_options.settle_ms = *settle_ms;
     archiver_options.clock = &(*db)->clock();
     // As the folder's writer, its retention keeps what the archive has not taken.
-    if (ingest != nullptr) archiver_options.hold = db->get();
+    if (ingest != nullptr) {
+      archiver_options.hold = db->get();
+      archiver_options.ingest = ingest.get();
+      archiver_options.late = late_journal.get();
+      archiver_options.store = &reader;
+    }
     archiver = std::make_unique<app::Archiver>(&reader, &reader, &reader, archive_target.get(),
                                                archiver_options);
     if (absl::Status s = app::RecordArchive(data_dir, {flags.archive, flags.archive_endpoint});

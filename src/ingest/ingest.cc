@@ -202,12 +202,52 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+// Held by a write of samples or logs from before its store write to after
+// its observers (see AtQuietPoint).
+class Ingest::WritePass {
+ public:
+  explicit WritePass(Ingest* ingest) : ingest_(ingest) {
+    while (true) {
+      // Announce first, then look at the gate; AtQuietPoint closes the gate,
+      // then looks at the count (both sequentially consistent): one of the
+      // two sees the other.
+      ingest_->writes_in_flight_.fetch_add(1);
+      if (!ingest_->gate_closed_.load()) return;
+      Leave();
+      util::MutexLock lock(ingest_->gate_mu_);
+      lock.Wait(ingest_->gate_cv_, [&] { return !ingest_->gate_closed_.load(); });
+    }
+  }
+  ~WritePass() { Leave(); }
+
+ private:
+  void Leave() {
+    if (ingest_->writes_in_flight_.fetch_sub(1) == 1 && ingest_->gate_closed_.load()) {
+      util::MutexLock lock(ingest_->gate_mu_);
+      ingest_->gate_cv_.notify_all();
+    }
+  }
+  Ingest* ingest_;
+};
+
+void Ingest::AtQuietPoint(const std::function<void()>& fn) {
+  util::MutexLock lock(gate_mu_);
+  // One quiet point at a time: a second waits for the gate to open.
+  lock.Wait(gate_cv_, [&] { return !gate_closed_.load(); });
+  gate_closed_.store(true);
+  lock.Wait(gate_cv_, [&] { return writes_in_flight_.load() == 0; });
+  fn();
+  gate_closed_.store(false);
+  gate_cv_.notify_all();
+}
+
 absl::StatusOr<bool> Ingest::PutSamples(const model::SampleBatch& batch,
                                         const store::Delivery* delivery) {
   if (absl::Status s = ValidateSamples(batch, clock_->NowMs(), options_); !s.ok()) {
     stats_.sample_batches_rejected.fetch_add(1, std::memory_order_relaxed);
     return s;
   }
+  WritePass pass(this);
   const auto start = std::chrono::steady_clock::now();
   bool written = true;
   absl::Status s;
@@ -250,6 +290,7 @@ absl::StatusOr<bool> Ingest::PutLogEvents(const model::LogBatch& batch,
       break;
     }
   }
+  WritePass pass(this);
   const auto start = std::chrono::steady_clock::now();
   bool written = true;
   absl::Status s;

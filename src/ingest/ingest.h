@@ -30,6 +30,8 @@
 // Thread safety: all methods are thread-safe.
 
 #include <atomic>
+#include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -95,6 +97,14 @@ class Ingest final : public model::TelemetrySink {
   void Subscribe(model::IngestObserver* observer);
   void Unsubscribe(model::IngestObserver* observer);
 
+  // Runs `fn` at a point in the order of writes where every sample and log
+  // batch stored before it has been passed to the observers and none is
+  // stored until `fn` returns: what `fn` reads from the store is exactly
+  // what the observers have seen (the archive's pass pins its read of the
+  // store and starts watching for late data there; archive/late_journal.h).
+  // Writes wait while `fn` runs; keep it short.
+  void AtQuietPoint(const std::function<void()>& fn);
+
   // What went through, since this Ingest was made (for /metrics).
   struct Stats {
     std::atomic<uint64_t> samples{0};        // stored
@@ -113,6 +123,15 @@ class Ingest final : public model::TelemetrySink {
   absl::StatusOr<bool> PutLogEvents(const model::LogBatch& batch, const store::Delivery* delivery);
   absl::StatusOr<bool> CreateJobRecord(const model::JobRecord& job,
                                        const store::Delivery* delivery);
+
+  // Writes of samples and logs hold a pass from before their store write to
+  // after their observers; AtQuietPoint closes the gate and waits for the
+  // passes out. Writer-preferring: a closed gate stops new writes at once.
+  class WritePass;
+  util::Mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  std::atomic<bool> gate_closed_{false};
+  std::atomic<int64_t> writes_in_flight_{0};
 
   store::Db* db_;
   IngestOptions options_;

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <thread>
@@ -187,6 +189,45 @@ TEST_F(IngestTest, ConcurrentWritersAreAllStored) {
     EXPECT_EQ(n, 100);
     EXPECT_EQ(view->GetLastValue(refs[0].id)->value().value, 99);
   }
+}
+
+// What runs at a quiet point sees every write that was stored passed to the
+// observers, and no write is stored until it returns: the archive's pass
+// reads the store there and watches for late data from there on.
+TEST_F(IngestTest, NothingIsStoredWhileAQuietPointRuns) {
+  RecordingSink sink;
+  ingest_->Subscribe(&sink);
+  ASSERT_TRUE(ingest_->Put(One(1)).ok());
+  std::atomic<bool> written{false};
+  std::thread writer;
+  size_t seen_at_quiet_point = 0;
+  ingest_->AtQuietPoint([&] {
+    {
+      std::lock_guard<std::mutex> lock(sink.mu);
+      seen_at_quiet_point = sink.n;
+    }
+    writer = std::thread([&] {
+      EXPECT_TRUE(ingest_->Put(One(2, kNow + 1)).ok());
+      EXPECT_TRUE(ingest_->PutLogs({{"g", "s"}, {{kNow, "late"}}}).ok());
+      written = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(written.load()) << "a write went through during the quiet point";
+    auto view = db_->View();
+    std::vector<store::SeriesRef> refs;
+    model::SeriesKey k = Key("train:loss");
+    ASSERT_TRUE(view->FindSeries(k.ns, k.metric, k.dimensions, nullptr, &refs).ok());
+    int rows = 0;
+    ASSERT_TRUE(
+        view->ScanRows(refs[0].id, 0, INT64_MAX, [&](uint8_t, const store::Row&) { ++rows; }).ok());
+    EXPECT_EQ(rows, 1);
+  });
+  writer.join();
+  EXPECT_EQ(seen_at_quiet_point, 1u);
+  EXPECT_TRUE(written.load());
+  EXPECT_EQ(sink.n, 2u);
+  EXPECT_EQ(sink.log_events, 1u);
+  ingest_->Unsubscribe(&sink);
 }
 
 TEST_F(IngestTest, LongLinesAreSplitAndJobNamesChecked) {

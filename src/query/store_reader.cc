@@ -334,7 +334,7 @@ class ViewMetricsReader final : public MetricsReader {
 
 absl::StatusOr<std::vector<StatisticsBucket>> StoreReader::GetStatistics(
     const StatisticsQuery& query) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   return StatisticsFromView(&*view, query);
 }
@@ -342,51 +342,66 @@ absl::StatusOr<std::vector<StatisticsBucket>> StoreReader::GetStatistics(
 absl::StatusOr<std::vector<RawSeries>> StoreReader::ReadRaw(const ListMetricsQuery& query,
                                                            int64_t start_ms, int64_t end_ms,
                                                            const SeriesFilter& want) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   return ReadRawFromView(*view, query, start_ms, end_ms, want);
 }
 
 absl::StatusOr<std::vector<StoredSeries>> StoreReader::ReadStored(const ListMetricsQuery& query,
                                                                  int64_t start_ms, int64_t end_ms) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   return ReadStoredFromView(*view, query, start_ms, end_ms);
 }
 
+absl::StatusOr<store::ReadView> StoreReader::TakeView() {
+  if (pinned_ != nullptr) return pinned_->Fork();
+  return db_.View();
+}
+
+absl::StatusOr<std::unique_ptr<StoreReader>> StoreReader::Pinned() {
+  absl::StatusOr<store::ReadView> view = TakeView();
+  if (!view.ok()) return view.status();
+  auto reader = std::make_unique<StoreReader>(db_);
+  reader->pinned_ = std::make_unique<store::ReadView>(*std::move(view));
+  return reader;
+}
+
+StoreReader::~StoreReader() = default;
+
 absl::StatusOr<std::unique_ptr<MetricsReader>> StoreReader::Snapshot() {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   return std::make_unique<ViewMetricsReader>(std::move(*view));
 }
 
 absl::StatusOr<std::vector<MetricId>> StoreReader::ListMetrics(const ListMetricsQuery& q) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   return ListMetricsFromView(*view, q);
 }
 
 absl::StatusOr<std::vector<SeriesInfo>> StoreReader::ListSeries(const ListMetricsQuery& q) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   return ListSeriesFromView(*view, q);
 }
 
 absl::StatusOr<ChartAnswer> StoreReader::Chart(const ChartQuery& q) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   return ChartFromView(*view, q);
 }
 
 absl::StatusOr<std::optional<LastSample>> StoreReader::LastValue(const model::SeriesKey& key) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   return LastValueFromView(*view, key);
 }
 
 absl::StatusOr<std::vector<LogGroupInfo>> StoreReader::ListLogGroups(
     const std::string& prefix) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   std::vector<LogGroupInfo> out;
   absl::Status s = view->ForEachLogGroup(prefix, [&](store::LogGroupInfo&& group) {
@@ -407,7 +422,7 @@ absl::StatusOr<std::vector<LogGroupInfo>> StoreReader::ListLogGroups(
 }
 
 absl::StatusOr<std::optional<int>> StoreReader::LogGroupRetention(const std::string& group) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   absl::StatusOr<std::optional<store::LogGroupInfo>> info = view->GetLogGroup(group);
   if (!info.ok()) return info.status();
@@ -417,7 +432,7 @@ absl::StatusOr<std::optional<int>> StoreReader::LogGroupRetention(const std::str
 
 absl::StatusOr<std::vector<LogStreamInfo>> StoreReader::ListLogStreams(
     const std::string& group, const std::string& prefix) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   absl::StatusOr<std::optional<store::LogGroupInfo>> exists = view->GetLogGroup(group);
   if (!exists.ok()) return exists.status();
@@ -434,7 +449,7 @@ absl::StatusOr<std::vector<LogStreamInfo>> StoreReader::ListLogStreams(
 
 absl::StatusOr<std::vector<StoredLogEvent>> StoreReader::ReadLogStream(
     const LogReadQuery& q) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   absl::StatusOr<std::optional<store::LogGroupInfo>> group = view->GetLogGroup(q.stream.group);
   if (!group.ok()) return group.status();
@@ -487,7 +502,7 @@ absl::StatusOr<std::vector<StoredLogEvent>> StoreReader::ReadLogStream(
 
 absl::StatusOr<LogFilterPage> StoreReader::FilterLogEvents(
     const LogFilterQuery& q) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   absl::StatusOr<std::optional<store::LogGroupInfo>> group = view->GetLogGroup(q.group);
   if (!group.ok()) return group.status();
@@ -552,13 +567,13 @@ absl::StatusOr<LogFilterPage> StoreReader::FilterLogEvents(
 }
 
 absl::StatusOr<std::optional<model::JobRecord>> StoreReader::GetJob(const std::string& name) {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   return view->GetJob(name);
 }
 
 absl::StatusOr<std::vector<model::JobRecord>> StoreReader::ListJobs() {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   std::vector<model::JobRecord> jobs;
   absl::Status s = view->ForEachJob([&](model::JobRecord&& job) {
@@ -570,7 +585,7 @@ absl::StatusOr<std::vector<model::JobRecord>> StoreReader::ListJobs() {
 }
 
 absl::StatusOr<std::vector<model::AlarmRecord>> StoreReader::ListAlarms() {
-  absl::StatusOr<store::ReadView> view = db_.View();
+  absl::StatusOr<store::ReadView> view = TakeView();
   if (!view.ok()) return view.status();
   std::vector<model::AlarmRecord> alarms;
   absl::Status s = view->ForEachAlarm([&](model::AlarmRecord&& alarm) {

@@ -6,7 +6,7 @@
 //
 // Each call takes a fresh read view (a consistent state of the store);
 // Snapshot() gives a reader whose calls all see one view, for the many
-// queries of one request. Thread-safe (store::Db is).
+// queries of one request; Pinned() one for every kind of read. Thread-safe (store::Db is).
 
 #include <memory>
 #include <optional>
@@ -19,6 +19,7 @@
 
 namespace trainwatch::store {
 class Db;
+class ReadView;
 }
 
 namespace trainwatch::query {
@@ -30,6 +31,13 @@ class StoreReader final : public MetricsReader,
  public:
   // `db` must outlive the reader.
   explicit StoreReader(store::Db& db) : db_(db) {}
+  ~StoreReader() override;
+
+  // A reader whose every read sees the state of the store as it is now
+  // (metrics, logs and jobs alike), for work that must read one state
+  // across many calls (the archive's pass). Use it on one thread, and drop
+  // it soon: it keeps what it sees from being compacted away.
+  absl::StatusOr<std::unique_ptr<StoreReader>> Pinned();
 
   // ---- MetricsReader
   // Through GetMetricStatistics (tier choice, rounding, percentiles); a
@@ -70,7 +78,11 @@ class StoreReader final : public MetricsReader,
   absl::StatusOr<std::vector<model::AlarmRecord>> ListAlarms() override;
 
  private:
+  // A fresh view, or (pinned) another view of the pinned state.
+  absl::StatusOr<store::ReadView> TakeView();
+
   store::Db& db_;
+  std::unique_ptr<store::ReadView> pinned_;  // null: each call reads a fresh view
 };
 
 }  // namespace trainwatch::query

@@ -1,0 +1,160 @@
+#pragma once
+// LateJournal: the data that comes for a job's window after an archive pass
+// read that window (a sample stamped long ago, an agent's spool delivered
+// late, PutMetricData for a job archived complete). A server that archives
+// keeps it here, in the data folder, until the next pass writes it to the
+// archive as a late segment (archive::WriteLateSegment), which readers add
+// to the job's data (docs/format/archive.md).
+//
+// It watches the server's ingest (a model::IngestObserver) and knows, per
+// job, the pass's frontier: the time before which a pass has read, or is
+// reading, the job's data. A sample of one of the job's series (JobOfSeries)
+// or an event of one of its log streams ("<job>/..." in the training jobs'
+// group) stamped before its job's frontier is appended to
+// <dir>/journal.jsonl, and on disk (fdatasync), before the writer is
+// answered.
+//
+// An archive pass (app::Archiver) drives it:
+//   1. PlanJobArchive for each job: where its pass reads, [from, cut);
+//   2. at a quiet point of the ingest (ingest::Ingest::AtQuietPoint), with
+//      nothing between its store write and its observers, BeginPass(plans)
+//      and the pass pins its read of the store (query::StoreReader::Pinned):
+//      each job's frontier becomes its cut, and what the journal held from
+//      `from` on is dropped, as the pinned read has it. So what the pass
+//      reads came before that point, and what comes after is journaled: the
+//      segments and the journal never hold the same datum;
+//   3. EndJob(job, archived_to) once the job's pass ended: its frontier
+//      becomes where the pass got to, and what was journaled at or after
+//      that is dropped (it is in the store, and the next pass reads it);
+//   4. TakeLate() gives the journaled data of the jobs that ended their
+//      pass, each job's as a drain with an id of its own (persisted before
+//      it is returned), written as the late segment of that id; Written(id)
+//      forgets it. A drain that a crash interrupted is given again, with the
+//      same id: WriteLateSegment leaves a late segment that is complete, so
+//      nothing is written twice.
+// Until its first BeginPass (a server that just started), every job's
+// frontier is the end of time: everything is journaled, and BeginPass drops
+// what the pass reads itself. So nothing that came while the server was
+// down, or before its first pass, is missed.
+//
+// What is lost: a late datum whose store write was durable when the process
+// died (kill -9, power loss) before the journal's was. Data of no job, and
+// data once the journal holds max_bytes (counted in stats().dropped, with a
+// warning), are not journaled; the journal fills that far only when a
+// server starts while its archive cannot be read, and stays so.
+//
+// Thread-safe.
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "archive/job_archive.h"
+#include "model/sinks.h"
+#include "util/clock.h"
+#include "util/mutex.h"
+
+namespace trainwatch::archive {
+
+struct LateDrain {
+  std::string job;
+  std::string id;  // the late segment's: "<ms, 13 digits>-<8 hex digits>"
+  LateData data;
+};
+
+struct LateJournalOptions {
+  util::Clock* clock = &util::SystemClock::Get();  // ingestion times, drain ids
+  int64_t max_bytes = 256LL << 20;                 // of journal.jsonl
+};
+
+class LateJournal final : public model::IngestObserver {
+ public:
+  static constexpr int64_t kEndOfTime = std::numeric_limits<int64_t>::max();
+
+  // Opens (creating) the journal in `dir` and reads what it holds. A line
+  // cut short at the end (a crash while appending) is dropped; another
+  // unreadable line is an error naming the file and line.
+  static absl::StatusOr<std::unique_ptr<LateJournal>> Open(const std::string& dir,
+                                                           LateJournalOptions options = {});
+  ~LateJournal() override;
+
+  void OnSamples(const model::SampleBatch& batch) override;
+  void OnLogs(const model::LogBatch& batch) override;
+
+  struct PlannedJob {
+    std::string job;
+    int64_t from_ms = 0;  // the pass reads from here ...
+    int64_t cut_ms = 0;   // ... to here (kEndOfTime: archived complete)
+  };
+  // At a quiet point of the ingest, before the pass pins its read (see
+  // above). `unplanned`: jobs whose plan failed (the archive could not be
+  // read); what is stamped before the end of their last pass of this process
+  // is journaled, or, without one, everything, until a pass plans them.
+  // Other jobs (new since the pass listed them) are not journaled.
+  void BeginPass(const std::vector<PlannedJob>& planned, const std::vector<std::string>& unplanned);
+  // The job's pass ended: its data before `archived_to_ms` is archived
+  // (kEndOfTime: the job is archived complete). Rewrites the journal when it
+  // drops something.
+  absl::Status EndJob(const std::string& job, int64_t archived_to_ms);
+  // The journaled data of the jobs whose pass ended, one drain a job, with
+  // those given before and not Written yet.
+  absl::StatusOr<std::vector<LateDrain>> TakeLate();
+  // The drain's late segment is complete in the archive.
+  absl::Status Written(const std::string& id);
+  // Where the last pass read the job to (for its next plan); 0 when no pass
+  // of this process ended it.
+  int64_t ReadTo(const std::string& job) const;
+
+  struct Stats {
+    int64_t rows = 0;      // journaled and not yet written (drains included)
+    int64_t events = 0;
+    int64_t bytes = 0;     // of journal.jsonl
+    int64_t dropped = 0;   // rows and events not journaled: the journal was full
+    int64_t written = 0;   // rows and events written to late segments
+  };
+  Stats stats() const;
+
+ private:
+  LateJournal(std::string dir, LateJournalOptions options, int fd);
+  // One journal line's worth: a job's data, and the drain it went to ("":
+  // none yet).
+  struct Entry {
+    std::string job;
+    std::string drain;
+    LateData data;
+  };
+  static std::string EncodeLine(const Entry& entry);
+  absl::Status Load() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Appends and syncs one line; false when the journal is full.
+  bool Append(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the whole journal anew (atomically) from pending_ and drains_.
+  absl::Status Rewrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The frontier of `job` now.
+  int64_t FrontierOf(const std::string& job) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops the job's pending rows and events stamped at or after `from_ms`;
+  // whether it dropped any.
+  bool DropFrom(const std::string& job, int64_t from_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Journal(Entry entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string dir_;
+  const LateJournalOptions options_;
+  mutable util::Mutex mu_;
+  int fd_ ABSL_GUARDED_BY(mu_);  // journal.jsonl, for appending
+  int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;  // a BeginPass came
+  std::map<std::string, int64_t> frontier_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> read_to_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> ended_ ABSL_GUARDED_BY(mu_);  // EndJob since the last BeginPass
+  std::map<std::string, LateData> pending_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, LateDrain> drains_ ABSL_GUARDED_BY(mu_);  // by id
+  int64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t written_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace trainwatch::archive

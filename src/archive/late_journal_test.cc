@@ -1,0 +1,160 @@
+#include "archive/late_journal.h"
+
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "model/log_event.h"
+#include "store/test_util.h"
+
+namespace trainwatch::archive {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kLateT0 = 1736942400000;
+
+model::SampleBatch LateLoss(const std::string& job, std::vector<int64_t> seconds) {
+  model::SeriesSamples s{*model::MakeSeriesKey("/aws/sagemaker/TrainingJobs", "train:loss",
+                                               {{"TrainingJobName", job}}),
+                         1, {}, {}, {}};
+  for (int64_t sec : seconds) s.samples.push_back({kLateT0 + sec * 1000, static_cast<double>(sec)});
+  model::SampleBatch batch;
+  batch.series.push_back(std::move(s));
+  return batch;
+}
+
+model::LogBatch LateLines(const std::string& job, std::vector<int64_t> seconds) {
+  model::LogBatch batch{{std::string(model::kTrainingJobsLogGroup), job + "/algo-1-1"}, {}};
+  for (int64_t sec : seconds) batch.events.push_back({kLateT0 + sec * 1000, "line " + std::to_string(sec)});
+  return batch;
+}
+
+// The seconds (after kLateT0) of a drain's loss rows and log events.
+std::vector<int64_t> LateSeconds(const LateData& data) {
+  std::vector<int64_t> out;
+  for (const auto& [key, rows] : data.series) {
+    for (const query::StoredRow& r : rows) out.push_back((r.t_ms - kLateT0) / 1000);
+  }
+  for (const auto& [stream, events] : data.streams) {
+    for (const LateEvent& e : events) out.push_back(-(e.t_ms - kLateT0) / 1000);  // logs negative
+  }
+  return out;
+}
+
+class LateJournalTest : public ::testing::Test {
+ protected:
+  void Open() {
+    journal_.reset();
+    auto journal = LateJournal::Open(dir_.path() + "/late", {.clock = &clock_});
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    journal_ = *std::move(journal);
+  }
+  store::testing::TempDir dir_;
+  util::FakeClock clock_{kLateT0 + 3'600'000};
+  std::unique_ptr<LateJournal> journal_;
+};
+
+// A pass reads [from, cut) of a job: what is journaled from `from` on is
+// dropped at its start (its read of the store has it); during the pass what
+// is stamped before the cut is journaled; at its end what is stamped after
+// where it got to is dropped (the next pass reads it from the store).
+TEST_F(LateJournalTest, KeepsWhatNoPassReadsFromTheStore) {
+  Open();
+  // Before the first pass, everything (a server that just started).
+  journal_->OnSamples(LateLoss("job-1", {5, 15}));
+  journal_->OnLogs(LateLines("job-1", {5, 15}));
+  journal_->BeginPass({{"job-1", kLateT0 + 10'000, kLateT0 + 60'000}}, {});
+  // During the pass: before the cut, kept; after it, the store's.
+  journal_->OnSamples(LateLoss("job-1", {7, 30, 90}));
+  journal_->OnSamples(LateLoss("job-2", {1}));  // no pass plans it: not a late datum
+  journal_->OnLogs(LateLines("job-1", {30}));
+  EXPECT_EQ(journal_->stats().rows, 3);    // 5, 7, 30
+  EXPECT_EQ(journal_->stats().events, 2);  // 5, 30
+  // The pass stopped at 20 s: 30 s is read again by the next one.
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 20'000).ok());
+  EXPECT_EQ(journal_->ReadTo("job-1"), kLateT0 + 20'000);
+  auto drains = journal_->TakeLate();
+  ASSERT_TRUE(drains.ok()) << drains.status();
+  ASSERT_EQ(drains->size(), 1u);
+  EXPECT_EQ((*drains)[0].job, "job-1");
+  EXPECT_THAT(LateSeconds((*drains)[0].data), ::testing::UnorderedElementsAre(5, 7, -5));
+  // After the pass, before where it got to.
+  journal_->OnSamples(LateLoss("job-1", {19, 20}));
+  EXPECT_EQ(journal_->stats().rows, 3);  // the drain's 2, and 19
+}
+
+// Drains and journaled data survive a restart; a drain is given again with
+// the same id until it is written, and then never again.
+TEST_F(LateJournalTest, ARestartLosesNothingAndWritesNothingTwice) {
+  Open();
+  journal_->BeginPass({{"job-1", kLateT0, kLateT0 + 60'000}}, {});
+  journal_->OnSamples(LateLoss("job-1", {5}));
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 60'000).ok());
+  auto first = journal_->TakeLate();
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 1u);
+  journal_->OnSamples(LateLoss("job-1", {6}));  // pending, not drained
+  Open();
+  // Until its first pass a restarted journal keeps everything.
+  journal_->OnSamples(LateLoss("job-1", {600}));
+  auto again = journal_->TakeLate();
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->size(), 1u);
+  EXPECT_EQ((*again)[0].id, (*first)[0].id);
+  EXPECT_THAT(LateSeconds((*again)[0].data), ::testing::ElementsAre(5));
+  ASSERT_TRUE(journal_->Written((*again)[0].id).ok());
+  EXPECT_EQ(journal_->stats().written, 1);
+  journal_->BeginPass({{"job-1", kLateT0 + 60'000, kLateT0 + 120'000}}, {});  // drops 600 s
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 120'000).ok());
+  Open();
+  journal_->BeginPass({{"job-1", kLateT0 + 120'000, kLateT0 + 180'000}}, {});
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 180'000).ok());
+  auto last = journal_->TakeLate();
+  ASSERT_TRUE(last.ok());
+  ASSERT_EQ(last->size(), 1u);
+  EXPECT_NE((*last)[0].id, (*first)[0].id);
+  EXPECT_THAT(LateSeconds((*last)[0].data), ::testing::ElementsAre(6));
+}
+
+// A job archived complete takes everything as late; a job whose plan failed
+// keeps what is stamped before its last pass's end.
+TEST_F(LateJournalTest, CompleteAndUnplannedJobs) {
+  Open();
+  journal_->BeginPass({{"done-1", LateJournal::kEndOfTime, LateJournal::kEndOfTime},
+                       {"job-1", kLateT0, kLateT0 + 60'000}},
+                      {});
+  ASSERT_TRUE(journal_->EndJob("done-1", LateJournal::kEndOfTime).ok());
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 60'000).ok());
+  journal_->BeginPass({{"done-1", LateJournal::kEndOfTime, LateJournal::kEndOfTime}}, {"job-1"});
+  journal_->OnSamples(LateLoss("done-1", {1'000'000}));
+  journal_->OnSamples(LateLoss("job-1", {30, 90}));
+  EXPECT_EQ(journal_->stats().rows, 2);  // done-1's, and job-1's 30 s
+}
+
+// A line cut short by a crash is dropped; a damaged line elsewhere stops the
+// server with the file and line named.
+TEST_F(LateJournalTest, ACutLineIsDroppedADamagedOneNamed) {
+  Open();
+  journal_->OnSamples(LateLoss("job-1", {5}));
+  journal_.reset();
+  {
+    std::ofstream out(dir_.path() + "/late/journal.jsonl", std::ios::app);
+    out << "{\"job\":\"job-1\",\"series\":[{\"ns\"";
+  }
+  Open();
+  EXPECT_EQ(journal_->stats().rows, 1);
+  journal_->OnSamples(LateLoss("job-1", {6}));
+  EXPECT_EQ(journal_->stats().rows, 2);
+  journal_.reset();
+  {
+    std::ofstream out(dir_.path() + "/late/journal.jsonl", std::ios::app);
+    out << "not json\n";
+  }
+  auto broken = LateJournal::Open(dir_.path() + "/late", {.clock = &clock_});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_THAT(broken.status().message(), HasSubstr("journal.jsonl, line 3"));
+}
+
+}  // namespace
+}  // namespace trainwatch::archive
