@@ -69,6 +69,28 @@ class ArchiveReaderTest(unittest.TestCase):
         self.assertEqual(len(a.segments()), 1)
         self.assertEqual(len(a.samples(metric="train:loss")), 2)
 
+    def test_late_segments_add_to_the_windows(self):
+        late = os.path.join(self.root, "jobs", "mnist-1", "late", "0000000900000-0badcafe")
+        write(os.path.join(late, "series.csv"),
+              "series,namespace,metric,unit,dimensions\n"
+              '0,/aws/sagemaker/TrainingJobs,train:loss,None,"{""TrainingJobName"":""mnist-1""}"\n')
+        write(os.path.join(late, "samples.csv.gz"), gzip.compress(
+            b"series,timestamp_ms,value,count,sum,minimum,maximum,storage_resolution\n"
+            b"0,1200,0.4,,,,,1\n"))
+        write(os.path.join(late, "logs.jsonl.gz"), gzip.compress(
+            b'{"stream":"mnist-1/algo-1-1","timestamp_ms":1200,"ingestion_ms":900000,'
+            b'"message":"loss: 0.4"}\n'))
+        write(os.path.join(late, "manifest.json"), "{}")
+        # Without its manifest, a late segment is not read either.
+        write(os.path.join(self.root, "jobs", "mnist-1", "late", "0000000950000-00000001",
+                           "series.csv"), "garbage")
+        job = archive.open_archive(self.root).job("mnist-1")
+        self.assertEqual(len(job.late_segments()), 1)
+        loss = job.samples(metric="train:loss")
+        self.assertEqual(sorted((s["timestamp_ms"], s["value"]) for s in loss),
+                         [(1000, 0.5), (1200, 0.4), (1500, 0.25)])
+        self.assertEqual([e["message"] for e in job.logs()], ["loss: 0.5", "loss: 0.4"])
+
     def test_a_missing_job_or_a_newer_format_is_a_clear_error(self):
         a = archive.open_archive(self.root)
         with self.assertRaisesRegex(KeyError, "it holds: mnist-1"):

@@ -89,11 +89,21 @@ class ArchivedJob:
                 end = stop
         return kept
 
+    def late_segments(self):
+        """The complete late segments' folders (data that came after its
+        window was archived), in the order they were written."""
+        root = os.path.join(self.folder, "late")
+        if not os.path.isdir(root):
+            return []
+        return [os.path.join(root, name) for name in sorted(os.listdir(root))
+                if os.path.isfile(os.path.join(root, name, "manifest.json"))]
+
     def samples(self, namespace=None, metric=None):
         """Every sample (each a dict of SAMPLE_COLUMNS; `dimensions` a dict,
-        absent numbers None), in series then time order per segment."""
+        absent numbers None), in series then time order per segment, the late
+        segments' last."""
         out = []
-        for segment in self.segments():
+        for segment in self.segments() + self.late_segments():
             series = {}
             with open(os.path.join(segment, "series.csv"), encoding="utf-8", newline="") as f:
                 for row in csv.DictReader(f):
@@ -121,7 +131,7 @@ class ArchivedJob:
     def logs(self):
         """Every log event: dicts with stream, timestamp_ms, ingestion_ms, message."""
         out = []
-        for segment in self.segments():
+        for segment in self.segments() + self.late_segments():
             with gzip.open(os.path.join(segment, "logs.jsonl.gz"), "rt", encoding="utf-8") as f:
                 out.extend(json.loads(line) for line in f if line.strip())
         return out
@@ -163,8 +173,10 @@ def main(argv):
         if len(argv) == 2:
             for name in a.jobs():
                 job = a.job(name)
+                late = len(job.late_segments())
+                late_note = f" and {late} late" if late else ""
                 print(f"{name}\t{job.record.get('status', '?')}\t"
-                      f"{len(job.segments())} segment(s)"
+                      f"{len(job.segments())} segment(s){late_note}"
                       f"{'' if job.complete else ', more to come'}")
             return 0
         job = a.job(argv[2])

@@ -376,6 +376,37 @@ class ArchiveS3Test(unittest.TestCase):
                         if line.startswith("trainwatch_archive_segments_total ")]
             self.assertEqual(len(segments), 1, metrics[-2000:])
             self.assertGreaterEqual(float(segments[0].split()[1]), 1)
+
+            # Late: a datapoint and a log event for the job archived complete,
+            # stamped inside it, reach the archive as a late segment.
+            record = json.loads(run("describe", "--data", data, "served-1", "--json").stdout)
+            stamp = record["CreationTime"] + 0.5
+            endpoint = "http://127.0.0.1:%d" % port
+            import boto3
+            import datetime
+            when = datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)
+            boto3.client("cloudwatch", endpoint_url=endpoint, region_name="us-east-1",
+                         aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET).put_metric_data(
+                Namespace="/aws/sagemaker/TrainingJobs",
+                MetricData=[{"MetricName": "loss", "Value": 0.05, "Timestamp": when,
+                             "Dimensions": [{"Name": "TrainingJobName", "Value": "served-1"}]}])
+            logs = boto3.client("logs", endpoint_url=endpoint, region_name="us-east-1",
+                                aws_access_key_id=KEY_ID, aws_secret_access_key=SECRET)
+            stream = {"logGroupName": "/aws/sagemaker/TrainingJobs",
+                      "logStreamName": "served-1/algo-1-late"}
+            logs.create_log_stream(**stream)
+            logs.put_log_events(**stream, logEvents=[{"timestamp": int(stamp * 1000),
+                                                      "message": "a late line"}])
+            while not any(k.endswith("/manifest.json")
+                          for k in self.keys("served/jobs/served-1/late/")):
+                self.assertLess(time.time(), deadline + 60, "no late segment was written")
+                time.sleep(0.5)
+            job = self.read_back_from("served", "served-1")
+            self.assertEqual(sorted(s["value"] for s in job.samples(metric="loss")),
+                             [0.05, 0.1, 0.2, 0.3])
+            self.assertIn("a late line", [e["message"] for e in job.logs()])
+            metrics = urllib.request.urlopen(endpoint + "/metrics").read().decode()
+            self.assertIn("trainwatch_archive_late_segments_total 1", metrics)
         finally:
             server.terminate()
             server.wait(timeout=60)
