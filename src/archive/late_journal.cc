@@ -246,11 +246,20 @@ void LateJournal::Journal(Entry entry) {
 }
 
 void LateJournal::OnSamples(const model::SampleBatch& batch) {
+  // Most series of a busy server's writes are of no job (a node exporter's):
+  // they cost no lock.
+  std::vector<std::pair<const model::SeriesSamples*, std::string>> of_jobs;
+  for (const model::SeriesSamples& series : batch.series) {
+    if (std::optional<std::string> job = JobOfSeries(series.key)) {
+      of_jobs.emplace_back(&series, *std::move(job));
+    }
+  }
+  if (of_jobs.empty()) return;
   util::MutexLock lock(mu_);
   std::map<std::string, Entry> by_job;
-  for (const model::SeriesSamples& series : batch.series) {
-    std::optional<std::string> job = JobOfSeries(series.key);
-    if (!job) continue;
+  for (const auto& [series_ptr, job_name] : of_jobs) {
+    const model::SeriesSamples& series = *series_ptr;
+    const std::string* job = &job_name;
     const int64_t frontier = FrontierOf(*job);
     std::vector<query::StoredRow> rows;
     query::StoredRow row;
