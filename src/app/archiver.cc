@@ -167,7 +167,8 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   options.settle_ms = options_.settle_ms;
   options.on_segment = progress;
   options.stop = stop;
-  archive::LateJournal* const late = options_.late;
+  // The late-data journal follows passes over every job (a server's).
+  archive::LateJournal* const late = names.empty() ? options_.late : nullptr;
   auto fail = [&](absl::Status status) {
     util::MutexLock lock(mu_);
     ++counts_.failures;
@@ -203,7 +204,8 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   absl::Status pinning;
   if (late != nullptr) {
     options_.ingest->AtQuietPoint([&] {
-      late->BeginPass(planned, unplanned);
+      pinning = late->BeginPass(planned, unplanned);
+      if (!pinning.ok()) return;
       absl::StatusOr<std::unique_ptr<query::StoreReader>> reader = options_.store->Pinned();
       if (reader.ok()) {
         pinned = *std::move(reader);
@@ -220,7 +222,9 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!plans[i]) continue;
     const model::JobRecord& job = jobs[i];
-    int64_t archived_to = plans[i]->from_ms;
+    // Where the job's data is archived to, should the pass not run (a stop).
+    int64_t archived_to =
+        plans[i]->skip ? archive::LateJournal::kEndOfTime : plans[i]->from_ms;
     absl::StatusOr<archive::JobArchivePass> pass = absl::CancelledError("stopped");
     if (!pinning.ok()) {
       pass = pinning;

@@ -67,7 +67,9 @@ TEST(ArchiverTest, DataThatComesAfterItsWindowWasReadIsArchivedLate) {
   ASSERT_NE(db, nullptr);
   ingest::Ingest ingest(db.get());
   query::StoreReader reader(*db);
-  auto journal = archive::LateJournal::Open(dir.path() + "/data/archive-late", {.clock = &clock});
+  archive::LateJournalOptions late_options;
+  late_options.clock = &clock;
+  auto journal = archive::LateJournal::Open(dir.path() + "/data/archive-late", late_options);
   ASSERT_TRUE(journal.ok()) << journal.status();
   ingest.Subscribe(journal->get());
   model::JobRecord job;
@@ -128,6 +130,11 @@ TEST(ArchiverTest, DataThatComesAfterItsWindowWasReadIsArchivedLate) {
   ASSERT_TRUE(pass.ok());
   put(kT0 + 2000, 2.5);
   clock.AdvanceMs(10 * 60'000);
+  // A pass stopped before it reads keeps what is journaled for the next one.
+  std::stop_source stopped;
+  stopped.request_stop();
+  ASSERT_TRUE(archiver.Pass({}, nullptr, stopped.get_token()).ok());
+  EXPECT_EQ(archiver.counts().late_pending, 1);
   pass = archiver.Pass({});
   ASSERT_TRUE(pass.ok());
   ASSERT_TRUE(pass->failures.empty()) << pass->failures[0];

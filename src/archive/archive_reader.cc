@@ -341,20 +341,19 @@ absl::StatusOr<std::shared_ptr<const ArchivedJob>> ArchiveReader::Load(const std
 absl::StatusOr<std::shared_ptr<const ArchivedLogs>> ArchiveReader::LoadLogs(
     const std::string& name) {
   std::shared_ptr<const ArchivedLogs> cached;
+  int64_t checked_ms = 0;
   {
     util::MutexLock lock(mu_);
-    if (logs_cache_ != nullptr && logs_cache_->job == name) cached = logs_cache_;
+    if (logs_cache_.logs != nullptr && logs_cache_.logs->job == name) {
+      cached = logs_cache_.logs;
+      checked_ms = logs_cache_.checked_ms;
+    }
   }
   if (cached != nullptr) {
-    int64_t checked_ms = 0;
-    {
-      util::MutexLock lock(mu_);
-      checked_ms = logs_checked_ms_;
-    }
     if (SteadyMs() - checked_ms < kLateCheckMs) return cached;
     if (LateUnchanged(name, cached->late)) {
       util::MutexLock lock(mu_);
-      logs_checked_ms_ = SteadyMs();
+      if (logs_cache_.logs == cached) logs_cache_.checked_ms = SteadyMs();
       return cached;
     }
   }
@@ -383,8 +382,7 @@ absl::StatusOr<std::shared_ptr<const ArchivedLogs>> ArchiveReader::LoadLogs(
   }
   if (complete) {
     util::MutexLock lock(mu_);
-    logs_cache_ = logs;
-    logs_checked_ms_ = SteadyMs();
+    logs_cache_ = {logs, SteadyMs()};
   }
   return std::shared_ptr<const ArchivedLogs>(std::move(logs));
 }

@@ -83,8 +83,11 @@ class ArchiveReader {
   const size_t cached_jobs_;
   util::Mutex mu_;
   std::list<CachedJob> cache_ ABSL_GUARDED_BY(mu_);  // newest first
-  std::shared_ptr<const ArchivedLogs> logs_cache_ ABSL_GUARDED_BY(mu_);
-  int64_t logs_checked_ms_ ABSL_GUARDED_BY(mu_) = 0;
+  struct CachedLogs {
+    std::shared_ptr<const ArchivedLogs> logs;
+    int64_t checked_ms = 0;  // as CachedJob's
+  };
+  CachedLogs logs_cache_ ABSL_GUARDED_BY(mu_);
   // Jobs found not complete (or unreadable), and when (steady clock, ms);
   // jobs found complete.
   std::map<std::string, int64_t> not_complete_ ABSL_GUARDED_BY(mu_);

@@ -419,10 +419,16 @@ std::optional<std::string> JobOfDimension(std::string_view name, std::string_vie
   return std::nullopt;
 }
 
-std::optional<std::string> JobOfSeries(const model::SeriesKey& key) {
-  if (const std::string* name = key.FindDimension(model::kTrainingJobNameDim)) return *name;
-  if (const std::string* host = key.FindDimension("Host")) return JobOfDimension("Host", *host);
-  return std::nullopt;
+std::vector<std::string> JobsOfSeries(const model::SeriesKey& key) {
+  std::vector<std::string> jobs;
+  if (const std::string* name = key.FindDimension(model::kTrainingJobNameDim)) {
+    jobs.push_back(*name);
+  }
+  if (const std::string* host = key.FindDimension("Host")) {
+    std::optional<std::string> job = JobOfDimension("Host", *host);
+    if (job && (jobs.empty() || jobs[0] != *job)) jobs.push_back(*std::move(job));
+  }
+  return jobs;
 }
 
 }  // namespace trainwatch::archive

@@ -137,9 +137,10 @@ absl::StatusOr<std::vector<std::string>> CompleteLateSegments(model::ObjectStore
 
 // The job a dimension names: TrainingJobName=NAME, or Host=NAME/algo-N.
 std::optional<std::string> JobOfDimension(std::string_view name, std::string_view value);
-// The job whose archive holds a series: the value of TrainingJobName, else
-// NAME of Host=NAME/algo-N; nullopt for a series of no job.
-std::optional<std::string> JobOfSeries(const model::SeriesKey& key);
+// The jobs whose archives hold a series (query::JobSeriesQueries): the value
+// of TrainingJobName, and NAME of Host=NAME/algo-N when another; none for a
+// series of no job.
+std::vector<std::string> JobsOfSeries(const model::SeriesKey& key);
 
 // The archive's keys (docs/format/archive.md).
 std::string JobFolderKey(const std::string& job);    // "jobs/<job>"

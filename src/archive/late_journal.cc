@@ -146,6 +146,7 @@ absl::Status LateJournal::Load() {
   text << in.rdbuf();
   const std::string all = text.str();
   size_t pos = 0, line_no = 0, good_end = 0;
+  std::string target;  // the archive it was kept for
   while (pos < all.size()) {
     const size_t end = all.find('\n', pos);
     ++line_no;
@@ -154,6 +155,18 @@ absl::Status LateJournal::Load() {
     Entry entry;
     bool ok = false;
     try {
+      if (j.is_object() && j.contains("target")) {
+        target = j["target"].get<std::string>();
+        pos = good_end = end + 1;
+        continue;
+      }
+      if (j.is_object() && j.contains("read_to") && j.contains("job")) {
+        // Where a pass read a job to (EndJob): the next plan starts there.
+        int64_t& read_to = read_to_[j["job"].get<std::string>()];
+        read_to = std::max(read_to, j["read_to"].get<int64_t>());
+        pos = good_end = end + 1;
+        continue;
+      }
       ok = ParseEntry(j, &entry.job, &entry.drain, &entry.data);
     } catch (const nlohmann::json::exception&) {
       ok = false;
@@ -182,11 +195,32 @@ absl::Status LateJournal::Load() {
     }
   }
   bytes_ = static_cast<int64_t>(good_end);
+  if (target != options_.target) {
+    // What it holds, and where passes got to, are another archive's.
+    if (!target.empty()) {
+      util::LogWarning(absl::StrFormat(
+          "%s was kept for the archive %s; the archive is now %s: its late data (%d rows and "
+          "events) stays out of the new one, which takes every job's data from the start",
+          path, target, options_.target,
+          [&] {
+            int64_t n = 0;
+            for (const auto& [job, data] : pending_) n += data.rows() + data.events();
+            for (const auto& [id, drain] : drains_) n += drain.data.rows() + drain.data.events();
+            return n;
+          }()));
+    }
+    pending_.clear();
+    drains_.clear();
+    read_to_.clear();
+    return Rewrite();
+  }
   return absl::OkStatus();
 }
 
-bool LateJournal::Append(const Entry& entry) {
-  const std::string line = EncodeLine(entry);
+bool LateJournal::Append(const Entry& entry) { return AppendLine(EncodeLine(entry)); }
+
+bool LateJournal::AppendLine(const std::string& line) {
+  if (fd_ < 0) return false;  // a rewrite could not open the new file
   if (bytes_ + static_cast<int64_t>(line.size()) > options_.max_bytes) return false;
   size_t done = 0;
   while (done < line.size()) {
@@ -204,27 +238,51 @@ bool LateJournal::Append(const Entry& entry) {
     }
     done += static_cast<size_t>(n);
   }
-  ::fdatasync(fd_);
+  if (::fdatasync(fd_) != 0) {
+    util::LogOnce("late-journal-sync",
+                  absl::StrFormat("%s/%s: cannot sync: %s; late data is not archived", dir_,
+                                  kJournalFile, std::strerror(errno)));
+    if (::ftruncate(fd_, static_cast<off_t>(bytes_)) != 0) {
+      util::LogOnce("late-journal-truncate", "cannot truncate the late-data journal");
+    }
+    return false;
+  }
   bytes_ += static_cast<int64_t>(line.size());
   return true;
 }
 
+std::string LateJournal::ReadToLine(const std::string& job, int64_t read_to_ms) {
+  return nlohmann::ordered_json{{"job", job}, {"read_to", read_to_ms}}.dump(
+             -1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
 absl::Status LateJournal::Rewrite() {
-  std::string text;
+  std::string text = nlohmann::ordered_json{{"target", options_.target}}.dump() + "\n";
   for (const auto& [job, data] : pending_) {
     if (!data.empty()) text += EncodeLine({job, "", data});
   }
   for (const auto& [id, drain] : drains_) text += EncodeLine({drain.job, id, drain.data});
-  TW_ASSIGN_OR_RETURN(std::unique_ptr<LocalFolderStore> folder, LocalFolderStore::Open(dir_));
-  TW_RETURN_IF_ERROR(folder->Put(kJournalFile, text));
-  // The old file is gone from the folder: append to the new one.
+  for (const auto& [job, read_to] : read_to_) text += ReadToLine(job, read_to);
+  absl::Status put = [&]() -> absl::Status {
+    TW_ASSIGN_OR_RETURN(std::unique_ptr<LocalFolderStore> folder, LocalFolderStore::Open(dir_));
+    return folder->Put(kJournalFile, text);
+  }();
+  // Whether or not the new file took the old one's place, appends go to the
+  // file of that name from now on.
   const std::string path = dir_ + "/" + kJournalFile;
-  const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("cannot open " + path);
-  ::close(fd_);
-  fd_ = fd;
-  bytes_ = static_cast<int64_t>(text.size());
-  return absl::OkStatus();
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    util::LogOnce("late-journal-open",
+                  absl::StrFormat("cannot open %s: %s; late data is not archived", path,
+                                  std::strerror(errno)));
+    bytes_ = 0;
+    return put.ok() ? ErrnoError("cannot open " + path) : put;
+  }
+  const off_t size = ::lseek(fd_, 0, SEEK_END);
+  bytes_ = size < 0 ? 0 : static_cast<int64_t>(size);
+  return put;
 }
 
 int64_t LateJournal::FrontierOf(const std::string& job) const {
@@ -250,9 +308,7 @@ void LateJournal::OnSamples(const model::SampleBatch& batch) {
   // they cost no lock.
   std::vector<std::pair<const model::SeriesSamples*, std::string>> of_jobs;
   for (const model::SeriesSamples& series : batch.series) {
-    if (std::optional<std::string> job = JobOfSeries(series.key)) {
-      of_jobs.emplace_back(&series, *std::move(job));
-    }
+    for (std::string& job : JobsOfSeries(series.key)) of_jobs.emplace_back(&series, std::move(job));
   }
   if (of_jobs.empty()) return;
   util::MutexLock lock(mu_);
@@ -336,14 +392,15 @@ bool LateJournal::DropFrom(const std::string& job, int64_t from_ms) {
   return dropped;
 }
 
-void LateJournal::BeginPass(const std::vector<PlannedJob>& planned,
-                            const std::vector<std::string>& unplanned) {
+absl::Status LateJournal::BeginPass(const std::vector<PlannedJob>& planned,
+                                    const std::vector<std::string>& unplanned) {
   util::MutexLock lock(mu_);
   std::map<std::string, int64_t> frontier;
+  bool dropped = false;
   for (const PlannedJob& job : planned) {
     frontier[job.job] = job.cut_ms;
     // The pinned read has these (they came before this point).
-    DropFrom(job.job, job.from_ms);
+    dropped |= DropFrom(job.job, job.from_ms);
   }
   // Where this process last archived them to, else (a server that just
   // started) everything.
@@ -351,19 +408,43 @@ void LateJournal::BeginPass(const std::vector<PlannedJob>& planned,
     auto known = read_to_.find(job);
     frontier[job] = known != read_to_.end() ? known->second : kEndOfTime;
   }
+  // Data of no job this pass knows (journaled before the first pass: a job
+  // created since the jobs were listed, a series named after no job): the
+  // store has it, and a job's first pass reads it from there.
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (frontier.contains(it->first)) {
+      ++it;
+    } else {
+      it = pending_.erase(it);
+      dropped = true;
+    }
+  }
   frontier_ = std::move(frontier);
   started_ = true;
   ended_.clear();
-  // The file keeps what was dropped until the next rewrite; a restart drops
-  // it again at its first pass.
+  // On disk too, before the pass writes anything: else a restart would
+  // find what the pass reads itself in the journal.
+  if (dropped) return Rewrite();
+  return absl::OkStatus();
 }
 
 absl::Status LateJournal::EndJob(const std::string& job, int64_t archived_to_ms) {
   util::MutexLock lock(mu_);
   frontier_[job] = archived_to_ms;
-  read_to_[job] = archived_to_ms;
   ended_.insert(job);
-  if (DropFrom(job, archived_to_ms)) return Rewrite();
+  if (DropFrom(job, archived_to_ms)) {
+    read_to_[job] = archived_to_ms;
+    return Rewrite();
+  }
+  // Kept (a window without data gets no segment: the next plan, after a
+  // restart too, starts here rather than at the last segment's end).
+  auto [it, added] = read_to_.try_emplace(job, archived_to_ms);
+  if (!added && it->second == archived_to_ms) return absl::OkStatus();
+  it->second = archived_to_ms;
+  if (!AppendLine(ReadToLine(job, archived_to_ms))) {
+    return absl::InternalError(absl::StrFormat(
+        "%s/%s: cannot note where the archive's pass read job %s to", dir_, kJournalFile, job));
+  }
   return absl::OkStatus();
 }
 
@@ -376,6 +457,7 @@ int64_t LateJournal::ReadTo(const std::string& job) const {
 absl::StatusOr<std::vector<LateDrain>> LateJournal::TakeLate() {
   util::MutexLock lock(mu_);
   bool changed = false;
+  std::set<std::string> fresh;
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (!ended_.contains(it->first) || it->second.empty()) {
       ++it;
@@ -387,11 +469,25 @@ absl::StatusOr<std::vector<LateDrain>> LateJournal::TakeLate() {
     const std::string id = absl::StrFormat("%013d-%08x", options_.clock->NowMs(),
                                            static_cast<uint32_t>(random()));
     drains_[id] = {it->first, id, std::move(it->second)};
+    fresh.insert(id);
     it = pending_.erase(it);
     changed = true;
   }
-  // The ids are on disk before anything is written under them.
-  if (changed) TW_RETURN_IF_ERROR(Rewrite());
+  // The ids are on disk before anything is written under them; else the
+  // drains go back to what is pending.
+  if (changed) {
+    if (absl::Status s = Rewrite(); !s.ok()) {
+      for (auto it = drains_.begin(); it != drains_.end();) {
+        if (fresh.contains(it->first)) {
+          AppendData(it->second.data, &pending_[it->second.job]);
+          it = drains_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      return s;
+    }
+  }
   std::vector<LateDrain> out;
   for (const auto& [id, drain] : drains_) out.push_back(drain);
   return out;

@@ -20,12 +20,15 @@
 //      nothing between its store write and its observers, BeginPass(plans)
 //      and the pass pins its read of the store (query::StoreReader::Pinned):
 //      each job's frontier becomes its cut, and what the journal held from
-//      `from` on is dropped, as the pinned read has it. So what the pass
-//      reads came before that point, and what comes after is journaled: the
-//      segments and the journal never hold the same datum;
-//   3. EndJob(job, archived_to) once the job's pass ended: its frontier
-//      becomes where the pass got to, and what was journaled at or after
-//      that is dropped (it is in the store, and the next pass reads it);
+//      `from` on is dropped, on disk too, as the pinned read has it. So what
+//      the pass reads came before that point, and what comes after is
+//      journaled: the segments and the journal never hold the same datum;
+//   3. EndJob(job, archived_to) once the job's pass ended (or did not run:
+//      then at its `from`): its frontier becomes where the pass got to, and
+//      what was journaled at or after that is dropped (it is in the store,
+//      and the next pass reads it). Where it got to is kept in the journal
+//      (ReadTo): a window without data gets no segment, and the next plan
+//      must not read that window again;
 //   4. TakeLate() gives the journaled data of the jobs that ended their
 //      pass, each job's as a drain with an id of its own (persisted before
 //      it is returned), written as the late segment of that id; Written(id)
@@ -38,10 +41,12 @@
 // down, or before its first pass, is missed.
 //
 // What is lost: a late datum whose store write was durable when the process
-// died (kill -9, power loss) before the journal's was. Data of no job, and
-// data once the journal holds max_bytes (counted in stats().dropped, with a
-// warning), are not journaled; the journal fills that far only when a
-// server starts while its archive cannot be read, and stays so.
+// died (kill -9, power loss) before the journal's was; data once the
+// journal holds max_bytes (counted in stats().dropped, with a warning), or
+// cannot be written (a warning); late data for windows that another writer
+// (`trainwatch archive` by hand) archived past this journal's frontier.
+// The journal fills that far only when a server starts while its archive
+// cannot be read (it then keeps everything until the first pass).
 //
 // Thread-safe.
 
@@ -70,6 +75,10 @@ struct LateDrain {
 
 struct LateJournalOptions {
   util::Clock* clock = &util::SystemClock::Get();  // ingestion times, drain ids
+  // The archive it keeps late data for (its address). A journal kept for
+  // another one is emptied when opened (with a warning): the new archive
+  // reads every job's data from the start.
+  std::string target;
   int64_t max_bytes = 256LL << 20;                 // of journal.jsonl
 };
 
@@ -97,7 +106,11 @@ class LateJournal final : public model::IngestObserver {
   // read); what is stamped before the end of their last pass of this process
   // is journaled, or, without one, everything, until a pass plans them.
   // Other jobs (new since the pass listed them) are not journaled.
-  void BeginPass(const std::vector<PlannedJob>& planned, const std::vector<std::string>& unplanned);
+  // Data journaled for no job of either list is dropped (the store has it).
+  // Rewrites the journal when it drops something; on an error the pass must
+  // not read (its jobs' EndJob at their `from`).
+  absl::Status BeginPass(const std::vector<PlannedJob>& planned,
+                         const std::vector<std::string>& unplanned);
   // The job's pass ended: its data before `archived_to_ms` is archived
   // (kEndOfTime: the job is archived complete). Rewrites the journal when it
   // drops something.
@@ -107,8 +120,8 @@ class LateJournal final : public model::IngestObserver {
   absl::StatusOr<std::vector<LateDrain>> TakeLate();
   // The drain's late segment is complete in the archive.
   absl::Status Written(const std::string& id);
-  // Where the last pass read the job to (for its next plan); 0 when no pass
-  // of this process ended it.
+  // Where the last pass read the job to (for its next plan; kept in the
+  // journal across restarts); 0 when none did.
   int64_t ReadTo(const std::string& job) const;
 
   struct Stats {
@@ -131,8 +144,12 @@ class LateJournal final : public model::IngestObserver {
   };
   static std::string EncodeLine(const Entry& entry);
   absl::Status Load() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Appends and syncs one line; false when the journal is full.
+  // Appends and syncs one line; false when the journal is full or cannot
+  // be written (then nothing of the line stays).
   bool Append(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool AppendLine(const std::string& line) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The journal line of where a pass read a job to.
+  static std::string ReadToLine(const std::string& job, int64_t read_to_ms);
   // Writes the whole journal anew (atomically) from pending_ and drains_.
   absl::Status Rewrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The frontier of `job` now.
@@ -145,7 +162,7 @@ class LateJournal final : public model::IngestObserver {
   const std::string dir_;
   const LateJournalOptions options_;
   mutable util::Mutex mu_;
-  int fd_ ABSL_GUARDED_BY(mu_);  // journal.jsonl, for appending
+  int fd_ ABSL_GUARDED_BY(mu_);  // journal.jsonl, for appending (-1: it could not be opened)
   int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool started_ ABSL_GUARDED_BY(mu_) = false;  // a BeginPass came
   std::map<std::string, int64_t> frontier_ ABSL_GUARDED_BY(mu_);

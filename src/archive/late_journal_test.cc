@@ -30,6 +30,13 @@ model::LogBatch LateLines(const std::string& job, std::vector<int64_t> seconds) 
   return batch;
 }
 
+LateJournalOptions Options(util::Clock* clock, const std::string& target) {
+  LateJournalOptions options;
+  options.clock = clock;
+  options.target = target;
+  return options;
+}
+
 // The seconds (after kLateT0) of a drain's loss rows and log events.
 std::vector<int64_t> LateSeconds(const LateData& data) {
   std::vector<int64_t> out;
@@ -46,7 +53,7 @@ class LateJournalTest : public ::testing::Test {
  protected:
   void Open() {
     journal_.reset();
-    auto journal = LateJournal::Open(dir_.path() + "/late", {.clock = &clock_});
+    auto journal = LateJournal::Open(dir_.path() + "/late", Options(&clock_, ""));
     ASSERT_TRUE(journal.ok()) << journal.status();
     journal_ = *std::move(journal);
   }
@@ -64,7 +71,8 @@ TEST_F(LateJournalTest, KeepsWhatNoPassReadsFromTheStore) {
   // Before the first pass, everything (a server that just started).
   journal_->OnSamples(LateLoss("job-1", {5, 15}));
   journal_->OnLogs(LateLines("job-1", {5, 15}));
-  journal_->BeginPass({{"job-1", kLateT0 + 10'000, kLateT0 + 60'000}}, {});
+  journal_->OnSamples(LateLoss("job-2", {1}));  // no pass plans job-2: dropped at its start
+  ASSERT_TRUE(journal_->BeginPass({{"job-1", kLateT0 + 10'000, kLateT0 + 60'000}}, {}).ok());
   // During the pass: before the cut, kept; after it, the store's.
   journal_->OnSamples(LateLoss("job-1", {7, 30, 90}));
   journal_->OnSamples(LateLoss("job-2", {1}));  // no pass plans it: not a late datum
@@ -88,7 +96,7 @@ TEST_F(LateJournalTest, KeepsWhatNoPassReadsFromTheStore) {
 // the same id until it is written, and then never again.
 TEST_F(LateJournalTest, ARestartLosesNothingAndWritesNothingTwice) {
   Open();
-  journal_->BeginPass({{"job-1", kLateT0, kLateT0 + 60'000}}, {});
+  ASSERT_TRUE(journal_->BeginPass({{"job-1", kLateT0, kLateT0 + 60'000}}, {}).ok());
   journal_->OnSamples(LateLoss("job-1", {5}));
   ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 60'000).ok());
   auto first = journal_->TakeLate();
@@ -105,10 +113,11 @@ TEST_F(LateJournalTest, ARestartLosesNothingAndWritesNothingTwice) {
   EXPECT_THAT(LateSeconds((*again)[0].data), ::testing::ElementsAre(5));
   ASSERT_TRUE(journal_->Written((*again)[0].id).ok());
   EXPECT_EQ(journal_->stats().written, 1);
-  journal_->BeginPass({{"job-1", kLateT0 + 60'000, kLateT0 + 120'000}}, {});  // drops 600 s
+  // Drops 600 s.
+  ASSERT_TRUE(journal_->BeginPass({{"job-1", kLateT0 + 60'000, kLateT0 + 120'000}}, {}).ok());
   ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 120'000).ok());
   Open();
-  journal_->BeginPass({{"job-1", kLateT0 + 120'000, kLateT0 + 180'000}}, {});
+  ASSERT_TRUE(journal_->BeginPass({{"job-1", kLateT0 + 120'000, kLateT0 + 180'000}}, {}).ok());
   ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 180'000).ok());
   auto last = journal_->TakeLate();
   ASSERT_TRUE(last.ok());
@@ -117,19 +126,53 @@ TEST_F(LateJournalTest, ARestartLosesNothingAndWritesNothingTwice) {
   EXPECT_THAT(LateSeconds((*last)[0].data), ::testing::ElementsAre(6));
 }
 
+// What a pass reads itself from the store is gone from the journal's file
+// too, so a restart does not find it there and archive it twice.
+TEST_F(LateJournalTest, WhatAPassReadsIsNotFoundAgainAfterARestart) {
+  Open();
+  journal_->OnSamples(LateLoss("job-1", {5, 15}));
+  ASSERT_TRUE(journal_->BeginPass({{"job-1", kLateT0 + 10'000, kLateT0 + 60'000}}, {}).ok());
+  Open();
+  EXPECT_EQ(journal_->stats().rows, 1);  // 5 s: before the pass's `from`
+}
+
 // A job archived complete takes everything as late; a job whose plan failed
 // keeps what is stamped before its last pass's end.
 TEST_F(LateJournalTest, CompleteAndUnplannedJobs) {
   Open();
-  journal_->BeginPass({{"done-1", LateJournal::kEndOfTime, LateJournal::kEndOfTime},
-                       {"job-1", kLateT0, kLateT0 + 60'000}},
-                      {});
+  ASSERT_TRUE(journal_->BeginPass({{"done-1", LateJournal::kEndOfTime, LateJournal::kEndOfTime},
+                                   {"job-1", kLateT0, kLateT0 + 60'000}},
+                                  {})
+                  .ok());
   ASSERT_TRUE(journal_->EndJob("done-1", LateJournal::kEndOfTime).ok());
   ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 60'000).ok());
-  journal_->BeginPass({{"done-1", LateJournal::kEndOfTime, LateJournal::kEndOfTime}}, {"job-1"});
+  ASSERT_TRUE(journal_->BeginPass(
+                  {{"done-1", LateJournal::kEndOfTime, LateJournal::kEndOfTime}}, {"job-1"})
+                  .ok());
   journal_->OnSamples(LateLoss("done-1", {1'000'000}));
   journal_->OnSamples(LateLoss("job-1", {30, 90}));
   EXPECT_EQ(journal_->stats().rows, 2);  // done-1's, and job-1's 30 s
+}
+
+// A journal kept for another archive starts afresh: the new archive takes
+// every job's data from the store, from the start.
+TEST_F(LateJournalTest, AnotherArchiveStartsAfresh) {
+  auto open = [&](const std::string& target) {
+    journal_.reset();
+    auto journal = LateJournal::Open(dir_.path() + "/late", Options(&clock_, target));
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    journal_ = *std::move(journal);
+  };
+  open("s3://old");
+  ASSERT_TRUE(journal_->BeginPass({{"job-1", kLateT0, kLateT0 + 60'000}}, {}).ok());
+  journal_->OnSamples(LateLoss("job-1", {5}));
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 60'000).ok());
+  open("s3://old");
+  EXPECT_EQ(journal_->stats().rows, 1);
+  EXPECT_EQ(journal_->ReadTo("job-1"), kLateT0 + 60'000);
+  open("s3://new");
+  EXPECT_EQ(journal_->stats().rows, 0);
+  EXPECT_EQ(journal_->ReadTo("job-1"), 0);
 }
 
 // A line cut short by a crash is dropped; a damaged line elsewhere stops the
@@ -151,7 +194,7 @@ TEST_F(LateJournalTest, ACutLineIsDroppedADamagedOneNamed) {
     std::ofstream out(dir_.path() + "/late/journal.jsonl", std::ios::app);
     out << "not json\n";
   }
-  auto broken = LateJournal::Open(dir_.path() + "/late", {.clock = &clock_});
+  auto broken = LateJournal::Open(dir_.path() + "/late", Options(&clock_, ""));
   ASSERT_FALSE(broken.ok());
   EXPECT_THAT(broken.status().message(), HasSubstr("journal.jsonl, line 3"));
 }

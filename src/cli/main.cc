@@ -1,7 +1,9 @@
 // trainwatch: watch machine-learning training jobs. See README.md.
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -15,18 +17,21 @@ namespace {
 // CLI11 gives an option that wants a value the next argument, whatever it is:
 // `metrics mnist-7 --metric --all` would look for a metric named "--all". A
 // value that is one of the command's own options is a value left out.
-void CheckNoOptionTookAnOption(const CLI::App& app) {
+// `attached`: the values given as --option=VALUE, which say plainly that
+// they are values (`logs --filter=--timestamps` looks for that text).
+void CheckNoOptionTookAnOption(const CLI::App& app, const std::set<std::string>& attached) {
   for (const CLI::Option* option : app.get_options()) {
     if (!option->nonpositional()) continue;  // a command's words after "--" are its own
     for (const std::string& value : option->results()) {
-      if (value.size() > 1 && value[0] == '-' && app.get_option_no_throw(value) != nullptr) {
+      if (value.size() > 1 && value[0] == '-' && !attached.contains(value) &&
+          app.get_option_no_throw(value) != nullptr) {
         throw CLI::ValidationError(option->get_name(),
                                    "needs a value, and " + value + " is an option: give the value "
                                    "after " + option->get_name());
       }
     }
   }
-  for (const CLI::App* sub : app.get_subcommands()) CheckNoOptionTookAnOption(*sub);
+  for (const CLI::App* sub : app.get_subcommands()) CheckNoOptionTookAnOption(*sub, attached);
 }
 
 }  // namespace
@@ -36,6 +41,8 @@ int main(int argc, char** argv) {
   CLI::App root{
       "trainwatch: run a training job, keep its logs, turn its log lines into metrics live,\n"
       "profile the machine underneath, and answer questions about all of it."};
+  // "Usage: trainwatch run ...", however it was called.
+  root.name("trainwatch");
   root.require_subcommand(1);
   root.set_version_flag("--version", std::string("trainwatch ") + VersionString());
   root.footer(
@@ -66,10 +73,31 @@ int main(int argc, char** argv) {
     sub->footer(sub->get_footer() + "\n");
   }
   // Before any command's callback runs (they run the commands).
-  root.parse_complete_callback([&root] { CheckNoOptionTookAnOption(root); });
+  std::set<std::string> attached;
+  for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    const std::string_view arg = argv[i];
+    const size_t equals = arg.find('=');
+    if (arg.starts_with("--") && equals != std::string_view::npos) {
+      attached.emplace(arg.substr(equals + 1));
+    }
+  }
+  root.parse_complete_callback([&root, &attached] { CheckNoOptionTookAnOption(root, attached); });
   // CLI11 says "A subcommand is required" of a mistyped one.
+  // `trainwatch help [COMMAND [SUBCOMMAND...]]`: that command's --help.
   if (argc > 1 && std::string(argv[1]) == "help") {
-    std::printf("%s", root.help().c_str());
+    CLI::App* app = &root;
+    for (int i = 2; i < argc; ++i) {
+      CLI::App* sub = nullptr;
+      try {
+        sub = app->get_subcommand(argv[i]);
+      } catch (const CLI::OptionNotFound&) {
+        std::fprintf(stderr, "trainwatch: help: no command \"%s\"%s (trainwatch help lists them)\n",
+                     argv[i], app == &root ? "" : (" under " + app->get_name()).c_str());
+        return 2;
+      }
+      app = sub;
+    }
+    std::printf("%s", app->help().c_str());
     return 0;
   }
   if (argc > 1 && argv[1][0] != '-') {

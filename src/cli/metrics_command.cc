@@ -367,7 +367,10 @@ void RegisterMetricsCommand(CLI::App& root, GlobalOptions* options, int* exit_co
   cmd->add_option("--stat", flags->stats,
                   "Average (default), Minimum, Maximum, Sum, SampleCount or a percentile such as "
                   "p99 or p99.9 (repeatable)");
-  cmd->add_option("--format", flags->format, "table (default), csv or json");
+  CLI::Option* format = cmd->add_option("--format", flags->format, "table (default), csv or json");
+  // As describe, rules and admin compact take it.
+  cmd->add_flag_callback("--json", [flags] { flags->format = "json"; }, "the same as --format json")
+      ->excludes(format);
   cmd->add_option("--start", flags->start,
                   "from this time (default: the job's start; ISO-8601, epoch seconds, now-1h)");
   cmd->add_option("--end", flags->end, "until this time, exclusive (default: the job's end)");

@@ -86,7 +86,10 @@ void RegisterReportCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
       "charts, system utilisation, step times, efficiency; one HTML file that opens offline");
   cmd->add_option("job", flags->job, "the job")->required();
   cmd->add_option("-o,--output", flags->output, "the file to write (default -: standard output)");
-  cmd->add_option("--format", flags->format, "html (default) or json (the same content as data)");
+  CLI::Option* format = cmd->add_option("--format", flags->format, "html (default) or json (the same content as data)");
+  // As describe, rules and admin compact take it.
+  cmd->add_flag_callback("--json", [flags] { flags->format = "json"; }, "the same as --format json")
+      ->excludes(format);
   cmd->add_option("--width", flags->width, "pixel columns per chart (default 720)")
       ->check(CLI::Range(16, 4000));
   AddDataOption(cmd, options);

@@ -163,7 +163,11 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     ingest = std::make_unique<ingest::Ingest>(db->get());
     if (!flags.archive.empty()) {
       absl::StatusOr<std::unique_ptr<archive::LateJournal>> journal =
-          archive::LateJournal::Open(data_dir + "/archive-late");
+          archive::LateJournal::Open(data_dir + "/archive-late", {.target = [&] {
+            const app::RecordedArchive a =
+                app::NormalizedArchive({flags.archive, flags.archive_endpoint});
+            return a.endpoint.empty() ? a.url : a.url + " at " + a.endpoint;
+          }()});
       if (!journal.ok()) return ReportError(journal.status(), 1);
       late_journal = *std::move(journal);
       late_subscription.emplace(ingest.get(), late_journal.get());

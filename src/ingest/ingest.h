@@ -102,7 +102,8 @@ class Ingest final : public model::TelemetrySink {
   // stored until `fn` returns: what `fn` reads from the store is exactly
   // what the observers have seen (the archive's pass pins its read of the
   // store and starts watching for late data there; archive/late_journal.h).
-  // Writes wait while `fn` runs; keep it short.
+  // Writes wait while `fn` runs; keep it short. An observer that wrote back
+  // into this Ingest from its callback would wait for ever.
   void AtQuietPoint(const std::function<void()>& fn);
 
   // What went through, since this Ingest was made (for /metrics).

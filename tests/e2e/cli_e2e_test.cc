@@ -234,6 +234,13 @@ TEST_F(CliTest, BadInputIsAOneLineErrorWithExitCode2AndNothingRuns) {
   EXPECT_NE(swallowed.err.find("--metric: needs a value, and --all is an option"),
             std::string::npos)
       << swallowed.err;
+  // ... unless it is attached with '=': then it is the value.
+  Finished attached = RunCommand(Tw({"logs", "e2e-dup", "--filter=--all"}));
+  EXPECT_EQ(attached.exit_code, 0) << attached.err;
+  // --json wherever JSON can be printed.
+  Finished as_json = RunCommand(Tw({"metrics", "e2e-dup", "--json"}));
+  EXPECT_EQ(as_json.exit_code, 0) << as_json.err;
+  EXPECT_EQ(as_json.out.substr(0, 1), "[") << as_json.out;
 
   // A bad time names its flag; a relative one says which units there are.
   Finished bad_time = RunCommand(Tw({"metrics", "e2e-dup", "--start", "now-1y"}));
@@ -260,6 +267,13 @@ TEST_F(CliTest, BadInputIsAOneLineErrorWithExitCode2AndNothingRuns) {
   EXPECT_FALSE(version.out.empty());
   EXPECT_NE(RunCommand({kBinary, "help"}).out.find("trainwatch <command> --help"),
             std::string::npos);
+  // `help COMMAND` is that command's --help.
+  Finished help_run = RunCommand({kBinary, "help", "admin", "compact"});
+  EXPECT_EQ(help_run.exit_code, 0);
+  EXPECT_EQ(help_run.out, RunCommand({kBinary, "admin", "compact", "--help"}).out);
+  Finished help_typo = RunCommand({kBinary, "help", "rnu"});
+  EXPECT_EQ(help_typo.exit_code, 2);
+  EXPECT_NE(help_typo.err.find("no command \"rnu\""), std::string::npos) << help_typo.err;
 
   // --data naming a file, and a folder with no data for a command that writes.
   const std::string file = File("not-a-folder");
