@@ -198,16 +198,13 @@ absl::Status LateJournal::Load() {
   if (target != options_.target) {
     // What it holds, and where passes got to, are another archive's.
     if (!target.empty()) {
+      int64_t kept = 0;
+      for (const auto& [job, data] : pending_) kept += data.rows() + data.events();
+      for (const auto& [id, drain] : drains_) kept += drain.data.rows() + drain.data.events();
       util::LogWarning(absl::StrFormat(
           "%s was kept for the archive %s; the archive is now %s: its late data (%d rows and "
           "events) stays out of the new one, which takes every job's data from the start",
-          path, target, options_.target,
-          [&] {
-            int64_t n = 0;
-            for (const auto& [job, data] : pending_) n += data.rows() + data.events();
-            for (const auto& [id, drain] : drains_) n += drain.data.rows() + drain.data.events();
-            return n;
-          }()));
+          path, target, options_.target, kept));
     }
     pending_.clear();
     drains_.clear();

@@ -84,21 +84,24 @@ int main(int argc, char** argv) {
   root.parse_complete_callback([&root, &attached] { CheckNoOptionTookAnOption(root, attached); });
   // CLI11 says "A subcommand is required" of a mistyped one.
   // `trainwatch help [COMMAND [SUBCOMMAND...]]`: that command's --help.
+  std::vector<char*> help_args;
   if (argc > 1 && std::string(argv[1]) == "help") {
-    CLI::App* app = &root;
+    const CLI::App* app = &root;
     for (int i = 2; i < argc; ++i) {
-      CLI::App* sub = nullptr;
       try {
-        sub = app->get_subcommand(argv[i]);
+        app = app->get_subcommand(argv[i]);
       } catch (const CLI::OptionNotFound&) {
         std::fprintf(stderr, "trainwatch: help: no command \"%s\"%s (trainwatch help lists them)\n",
                      argv[i], app == &root ? "" : (" under " + app->get_name()).c_str());
         return 2;
       }
-      app = sub;
     }
-    std::printf("%s", app->help().c_str());
-    return 0;
+    static char help_flag[] = "--help";
+    help_args.push_back(argv[0]);
+    for (int i = 2; i < argc; ++i) help_args.push_back(argv[i]);
+    help_args.push_back(help_flag);
+    argc = static_cast<int>(help_args.size());
+    argv = help_args.data();
   }
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;
