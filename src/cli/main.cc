@@ -86,13 +86,22 @@ int main(int argc, char** argv) {
   // `trainwatch help [COMMAND [SUBCOMMAND...]]`: that command's --help.
   std::vector<char*> help_args;
   if (argc > 1 && std::string(argv[1]) == "help") {
-    const CLI::App* app = &root;
+    CLI::App* app = &root;
     for (int i = 2; i < argc; ++i) {
       try {
         app = app->get_subcommand(argv[i]);
       } catch (const CLI::OptionNotFound&) {
-        std::fprintf(stderr, "trainwatch: help: no command \"%s\"%s (trainwatch help lists them)\n",
-                     argv[i], app == &root ? "" : (" under " + app->get_name()).c_str());
+        std::vector<std::string> names;
+        for (const CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+          names.push_back(sub->get_name());
+        }
+        std::fprintf(stderr, "trainwatch: help: no command \"%s\"%s%s\n", argv[i],
+                     app == &root ? "" : (" under " + app->get_name()).c_str(),
+                     names.empty() ? ""
+                                   : ("; did you mean \"" +
+                                      trainwatch::rules::NearestFirst(argv[i], names).front() +
+                                      "\"?")
+                                         .c_str());
         return 2;
       }
     }

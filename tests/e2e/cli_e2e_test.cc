@@ -273,7 +273,8 @@ TEST_F(CliTest, BadInputIsAOneLineErrorWithExitCode2AndNothingRuns) {
   EXPECT_EQ(help_run.out, RunCommand({kBinary, "admin", "compact", "--help"}).out);
   Finished help_typo = RunCommand({kBinary, "help", "rnu"});
   EXPECT_EQ(help_typo.exit_code, 2);
-  EXPECT_NE(help_typo.err.find("no command \"rnu\""), std::string::npos) << help_typo.err;
+  EXPECT_NE(help_typo.err.find("no command \"rnu\"; did you mean \"run\"?"), std::string::npos)
+      << help_typo.err;
 
   // --data naming a file, and a folder with no data for a command that writes.
   const std::string file = File("not-a-folder");
