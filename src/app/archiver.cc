@@ -204,8 +204,7 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   absl::Status pinning;
   if (late != nullptr) {
     options_.ingest->AtQuietPoint([&] {
-      pinning = late->BeginPass(planned, unplanned);
-      if (!pinning.ok()) return;
+      late->BeginPass(planned, unplanned);
       absl::StatusOr<std::unique_ptr<query::StoreReader>> reader = options_.store->Pinned();
       if (reader.ok()) {
         pinned = *std::move(reader);
@@ -213,6 +212,8 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
         pinning = reader.status();
       }
     });
+    if (pinning.ok()) pinning = late->SaveDrops();
+    if (!pinning.ok()) fail(pinning);  // once, for every job
     readers = {pinned.get(), pinned.get()};
   }
 
@@ -226,8 +227,10 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
     int64_t archived_to =
         plans[i]->skip ? archive::LateJournal::kEndOfTime : plans[i]->from_ms;
     absl::StatusOr<archive::JobArchivePass> pass = absl::CancelledError("stopped");
+    bool counted = false;  // a failure counted once above
     if (!pinning.ok()) {
       pass = pinning;
+      counted = true;
     } else if (stop.stop_requested()) {
       stopped = true;
     } else {
@@ -238,7 +241,7 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
     }
     if (stopped) continue;
     if (!pass.ok()) {
-      fail(pass.status());
+      if (!counted) fail(pass.status());
       continue;
     }
     util::MutexLock lock(mu_);

@@ -243,7 +243,10 @@ absl::StatusOr<JobArchivePlan> PlanJobArchive(const model::JobRecord& job,
     }
   }
   TW_ASSIGN_OR_RETURN(plan.segments, CompleteSegments(store, job.name));
-  plan.from_ms = std::max(plan.segments.empty() ? 0 : plan.segments.back().second, read_to_ms);
+  // (An archive without this job's job.json was wiped or is new: from the
+  // start, whatever an earlier pass read.)
+  plan.from_ms = std::max(plan.segments.empty() ? 0 : plan.segments.back().second,
+                          plan.stored_job_json.has_value() ? read_to_ms : 0);
   // An ended job's last segment runs to the latest time a sample may carry
   // (PutMetricData takes them up to 2 h ahead).
   plan.to_ms = plan.ended ? options.now_ms + kFutureLimitMs : options.now_ms - options.settle_ms;

@@ -207,6 +207,24 @@ TEST_F(JobArchiveTest, ASegmentWithoutItsManifestIsWrittenAgain) {
   EXPECT_TRUE(again.complete);
 }
 
+// A plan starts where an earlier pass read to (past windows without data),
+// unless the archive has no record of the job (wiped, or a new one): then
+// from the start.
+TEST_F(JobArchiveTest, APlanStartsWhereTheLastPassReadToInAnArchiveThatHasTheJob) {
+  ArchiveOptions options;
+  options.now_ms = kT0 + 600'000;
+  options.settle_ms = 60'000;
+  auto fresh = PlanJobArchive(job_, archive_.get(), options, kT0 + 300'000);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(fresh->from_ms, 0);
+  Write(0, 10);
+  Pass(kT0 + 60'000);  // a segment to kT0, and job.json
+  auto known = PlanJobArchive(job_, archive_.get(), options, kT0 + 300'000);
+  ASSERT_TRUE(known.ok()) << known.status();
+  EXPECT_EQ(known->from_ms, kT0 + 300'000);
+  EXPECT_EQ(known->to_ms, kT0 + 540'000);
+}
+
 // A long job archived at once is cut into windows of at most an hour.
 TEST_F(JobArchiveTest, ALongJobIsCutIntoSegmentsOfAnHourAtMost) {
   WriteEndedJobOfMinutes(150);

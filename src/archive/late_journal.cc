@@ -25,6 +25,13 @@ absl::Status ErrnoError(const std::string& what) {
   return absl::InternalError(absl::StrFormat("%s: %s", what, std::strerror(errno)));
 }
 
+// A stable name of an archive's address, whatever bytes it holds (FNV-1a).
+std::string TargetId(std::string_view target) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : target) h = (h ^ c) * 1099511628211ull;
+  return absl::StrFormat("%016x", h);
+}
+
 // The job of a log stream of the training jobs' group: "<job>/...".
 std::optional<std::string> JobOfStream(const model::LogStreamId& stream) {
   if (stream.group != model::kTrainingJobsLogGroup) return std::nullopt;
@@ -146,7 +153,7 @@ absl::Status LateJournal::Load() {
   text << in.rdbuf();
   const std::string all = text.str();
   size_t pos = 0, line_no = 0, good_end = 0;
-  std::string target;  // the archive it was kept for
+  std::string target, target_shown;  // the archive it was kept for
   while (pos < all.size()) {
     const size_t end = all.find('\n', pos);
     ++line_no;
@@ -155,15 +162,15 @@ absl::Status LateJournal::Load() {
     Entry entry;
     bool ok = false;
     try {
-      if (j.is_object() && j.contains("target")) {
-        target = j["target"].get<std::string>();
+      if (j.is_object() && j.contains("target_id")) {
+        target = j["target_id"].get<std::string>();
+        target_shown = j.value("target", "");
         pos = good_end = end + 1;
         continue;
       }
       if (j.is_object() && j.contains("read_to") && j.contains("job")) {
         // Where a pass read a job to (EndJob): the next plan starts there.
-        int64_t& read_to = read_to_[j["job"].get<std::string>()];
-        read_to = std::max(read_to, j["read_to"].get<int64_t>());
+        read_to_[j["job"].get<std::string>()] = j["read_to"].get<int64_t>();
         pos = good_end = end + 1;
         continue;
       }
@@ -195,16 +202,16 @@ absl::Status LateJournal::Load() {
     }
   }
   bytes_ = static_cast<int64_t>(good_end);
-  if (target != options_.target) {
+  if (target != TargetId(options_.target)) {
     // What it holds, and where passes got to, are another archive's.
-    if (!target.empty()) {
+    if (!target.empty() || !pending_.empty() || !drains_.empty()) {
       int64_t kept = 0;
       for (const auto& [job, data] : pending_) kept += data.rows() + data.events();
       for (const auto& [id, drain] : drains_) kept += drain.data.rows() + drain.data.events();
       util::LogWarning(absl::StrFormat(
           "%s was kept for the archive %s; the archive is now %s: its late data (%d rows and "
           "events) stays out of the new one, which takes every job's data from the start",
-          path, target, options_.target, kept));
+          path, target_shown.empty() ? "(not named)" : target_shown, options_.target, kept));
     }
     pending_.clear();
     drains_.clear();
@@ -255,7 +262,10 @@ std::string LateJournal::ReadToLine(const std::string& job, int64_t read_to_ms) 
 }
 
 absl::Status LateJournal::Rewrite() {
-  std::string text = nlohmann::ordered_json{{"target", options_.target}}.dump() + "\n";
+  std::string text = nlohmann::ordered_json{{"target_id", TargetId(options_.target)},
+                                            {"target", options_.target}}
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                     "\n";
   for (const auto& [job, data] : pending_) {
     if (!data.empty()) text += EncodeLine({job, "", data});
   }
@@ -389,8 +399,8 @@ bool LateJournal::DropFrom(const std::string& job, int64_t from_ms) {
   return dropped;
 }
 
-absl::Status LateJournal::BeginPass(const std::vector<PlannedJob>& planned,
-                                    const std::vector<std::string>& unplanned) {
+void LateJournal::BeginPass(const std::vector<PlannedJob>& planned,
+                            const std::vector<std::string>& unplanned) {
   util::MutexLock lock(mu_);
   std::map<std::string, int64_t> frontier;
   bool dropped = false;
@@ -416,12 +426,19 @@ absl::Status LateJournal::BeginPass(const std::vector<PlannedJob>& planned,
       dropped = true;
     }
   }
+  // Where passes read jobs to, for the jobs there are.
+  std::erase_if(read_to_, [&](const auto& entry) { return !frontier.contains(entry.first); });
   frontier_ = std::move(frontier);
   started_ = true;
   ended_.clear();
-  // On disk too, before the pass writes anything: else a restart would
-  // find what the pass reads itself in the journal.
-  if (dropped) return Rewrite();
+  unsaved_drops_ |= dropped;
+}
+
+absl::Status LateJournal::SaveDrops() {
+  util::MutexLock lock(mu_);
+  if (!unsaved_drops_) return absl::OkStatus();
+  TW_RETURN_IF_ERROR(Rewrite());
+  unsaved_drops_ = false;
   return absl::OkStatus();
 }
 
@@ -429,19 +446,11 @@ absl::Status LateJournal::EndJob(const std::string& job, int64_t archived_to_ms)
   util::MutexLock lock(mu_);
   frontier_[job] = archived_to_ms;
   ended_.insert(job);
-  if (DropFrom(job, archived_to_ms)) {
-    read_to_[job] = archived_to_ms;
-    return Rewrite();
-  }
-  // Kept (a window without data gets no segment: the next plan, after a
-  // restart too, starts here rather than at the last segment's end).
-  auto [it, added] = read_to_.try_emplace(job, archived_to_ms);
-  if (!added && it->second == archived_to_ms) return absl::OkStatus();
-  it->second = archived_to_ms;
-  if (!AppendLine(ReadToLine(job, archived_to_ms))) {
-    return absl::InternalError(absl::StrFormat(
-        "%s/%s: cannot note where the archive's pass read job %s to", dir_, kJournalFile, job));
-  }
+  // Kept on disk with the next rewrite: a window without data gets no
+  // segment, and a late segment (whose drain rewrites the journal first) must
+  // not be read again from the store by a plan after a restart.
+  read_to_[job] = archived_to_ms;
+  if (DropFrom(job, archived_to_ms)) return Rewrite();
   return absl::OkStatus();
 }
 

@@ -20,15 +20,17 @@
 //      nothing between its store write and its observers, BeginPass(plans)
 //      and the pass pins its read of the store (query::StoreReader::Pinned):
 //      each job's frontier becomes its cut, and what the journal held from
-//      `from` on is dropped, on disk too, as the pinned read has it. So what
+//      `from` on is dropped (on disk by SaveDrops, before the pass writes), as
+//      the pinned read has it. So what
 //      the pass reads came before that point, and what comes after is
 //      journaled: the segments and the journal never hold the same datum;
 //   3. EndJob(job, archived_to) once the job's pass ended (or did not run:
 //      then at its `from`): its frontier becomes where the pass got to, and
 //      what was journaled at or after that is dropped (it is in the store,
-//      and the next pass reads it). Where it got to is kept in the journal
-//      (ReadTo): a window without data gets no segment, and the next plan
-//      must not read that window again;
+//      and the next pass reads it). Where it got to is kept (ReadTo; on disk
+//      with every rewrite, so with every late segment): a window without
+//      data gets no segment, and the next plan must not read again a window
+//      whose late data is archived;
 //   4. TakeLate() gives the journaled data of the jobs that ended their
 //      pass, each job's as a drain with an id of its own (persisted before
 //      it is returned), written as the late segment of that id; Written(id)
@@ -107,10 +109,14 @@ class LateJournal final : public model::IngestObserver {
   // is journaled, or, without one, everything, until a pass plans them.
   // Other jobs (new since the pass listed them) are not journaled.
   // Data journaled for no job of either list is dropped (the store has it).
-  // Rewrites the journal when it drops something; on an error the pass must
-  // not read (its jobs' EndJob at their `from`).
-  absl::Status BeginPass(const std::vector<PlannedJob>& planned,
-                         const std::vector<std::string>& unplanned);
+  // In memory: SaveDrops() writes it down.
+  void BeginPass(const std::vector<PlannedJob>& planned, const std::vector<std::string>& unplanned);
+  // After BeginPass's quiet point (writes are not held for it), before the
+  // pass writes a segment: rewrites the journal when BeginPass dropped
+  // something, so that a restart does not find there what the pass reads
+  // itself. On an error the pass must not write (its jobs' EndJob at their
+  // `from`).
+  absl::Status SaveDrops();
   // The job's pass ended: its data before `archived_to_ms` is archived
   // (kEndOfTime: the job is archived complete). Rewrites the journal when it
   // drops something.
@@ -165,6 +171,7 @@ class LateJournal final : public model::IngestObserver {
   int fd_ ABSL_GUARDED_BY(mu_);  // journal.jsonl, for appending (-1: it could not be opened)
   int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool started_ ABSL_GUARDED_BY(mu_) = false;  // a BeginPass came
+  bool unsaved_drops_ ABSL_GUARDED_BY(mu_) = false;  // BeginPass dropped what the file has
   std::map<std::string, int64_t> frontier_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> read_to_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> ended_ ABSL_GUARDED_BY(mu_);  // EndJob since the last BeginPass
