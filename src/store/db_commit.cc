@@ -79,7 +79,11 @@ absl::Status CheckJobWrite(const model::JobRecord& job) {
 void Db::CommitGroup(const std::vector<Writer*>& group) {
   kv::WriteBatch batch;
   const int64_t now_ms = clock_->NowMs();
-  std::set<std::string> created;  // job keys created earlier in this group
+  // Job records written earlier in this group, by key: a later writer of the
+  // same record builds on them, not on the record as last committed (which
+  // would lose the earlier write, e.g. the engine's rule statuses under the
+  // runner's status update).
+  std::map<std::string, std::string> job_records;
   std::map<std::string, int64_t> delivered;  // agent -> seq, as of this group
   bool drain_seals = false;
   for (Writer* w : group) {
@@ -116,11 +120,16 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
         w->kind == Writer::Kind::kRuleStatuses) {
       // Each host of a job has its own record (JobHostKey).
       const std::string key = JobHostKey(w->job->name, w->job->host_index);
-      absl::StatusOr<std::optional<std::string>> existing = kv_->Get(kv::Cf::kJobs, key);
+      absl::StatusOr<std::optional<std::string>> existing;
+      if (auto earlier = job_records.find(key); earlier != job_records.end()) {
+        existing = std::optional<std::string>(earlier->second);
+      } else {
+        existing = kv_->Get(kv::Cf::kJobs, key);
+      }
       if (!existing.ok()) {
         s = existing.status();
       } else {
-        const bool exists = existing->has_value() || created.count(key) > 0;
+        const bool exists = existing->has_value();
         if (w->kind == Writer::Kind::kCreateJob && exists) {
           s = absl::AlreadyExistsError(
               w->job->host_index == 1
@@ -130,11 +139,10 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
                   : absl::StrFormat("host algo-%d of training job \"%s\" is already recorded; "
                                     "give each host of the job its own --host number",
                                     w->job->host_index, w->job->name));
-        } else if ((w->kind != Writer::Kind::kCreateJob && !exists) ||
-                   (w->kind == Writer::Kind::kRuleStatuses && !existing->has_value())) {
+        } else if (w->kind != Writer::Kind::kCreateJob && !exists) {
           s = absl::NotFoundError(absl::StrFormat("no training job named \"%s\"%s to update",
                                                   w->job->name, HostSuffix(*w->job)));
-        } else if (w->kind != Writer::Kind::kCreateJob && existing->has_value()) {
+        } else if (w->kind != Writer::Kind::kCreateJob) {
           // Two writers share a record: the runner (everything) and the rule
           // engine (rule_statuses). Each keeps what the other wrote; and a
           // stop asked for while the runner was writing an update of its own
@@ -144,7 +152,7 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
             s = stored.status();
           } else if (w->kind == Writer::Kind::kRuleStatuses) {
             stored->rule_statuses = w->job->rule_statuses;
-            batch.Put(kv::Cf::kJobs, key, EncodeJob(*stored));
+            batch.Put(kv::Cf::kJobs, key, job_records[key] = EncodeJob(*stored));
           } else {
             model::JobRecord kept = *w->job;
             kept.rule_statuses = std::move(stored->rule_statuses);
@@ -152,11 +160,10 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
                 !model::IsTerminal(w->job->status)) {
               kept.stop_requested_ms = stored->stop_requested_ms;
             }
-            batch.Put(kv::Cf::kJobs, key, EncodeJob(kept));
+            batch.Put(kv::Cf::kJobs, key, job_records[key] = EncodeJob(kept));
           }
         } else {
-          batch.Put(kv::Cf::kJobs, key, EncodeJob(*w->job));
-          created.insert(key);
+          batch.Put(kv::Cf::kJobs, key, job_records[key] = EncodeJob(*w->job));
         }
       }
       if (!s.ok()) {

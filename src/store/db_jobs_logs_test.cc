@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "model/log_event.h"
 #include "store/db.h"
 #include "store/test_util.h"
@@ -160,6 +161,50 @@ TEST_F(DbTest, EachHostOfAJobHasItsOwnRecordAndReadersSeeThemMerged) {
   second.secondary_status = model::SecondaryStatus::kStopped;
   ASSERT_TRUE(db->UpdateJob(second).ok());
   EXPECT_EQ(model::FindHost(db->GetJob("ddp-3")->value(), 2)->stop_requested_ms, std::nullopt);
+}
+
+// The runner and the rule engine write one record at once; writes that meet
+// in one group commit build on each other (a lost rule status once left a
+// finished job's verdict InProgress).
+TEST_F(DbTest, ConcurrentRunnerUpdatesAndRuleStatusesKeepEachOther) {
+  auto db = OpenOrDie(OpenMode::kWriter);
+  model::JobRecord job = Job("shared", clock_.NowMs());
+  ASSERT_TRUE(db->CreateJob(job).ok());
+  constexpr int kWrites = 1000;
+  std::atomic<int> lost_statuses{0}, lost_updates{0};
+  std::thread engine([&] {
+    for (int i = 0; i < kWrites; ++i) {
+      model::RuleStatus status;
+      status.configuration_name = "nan";
+      status.rule = "ExplodingTensor";
+      status.details = absl::StrCat("evaluation ", i);
+      if (!db->SetRuleStatuses("shared", 1, {status}).ok()) return;
+      auto got = db->GetJob("shared");
+      if (!got.ok() || !got->has_value() || (*got)->rule_statuses.size() != 1 ||
+          (*got)->rule_statuses[0].details != status.details) {
+        ++lost_statuses;
+      }
+    }
+  });
+  std::thread runner([&] {
+    model::JobRecord update = job;
+    for (int i = 0; i < kWrites; ++i) {
+      update.failure_reason = absl::StrCat("update ", i);
+      if (!db->UpdateJob(update).ok()) return;
+      auto got = db->GetJob("shared");
+      if (!got.ok() || !got->has_value() || (*got)->failure_reason != update.failure_reason) {
+        ++lost_updates;
+      }
+    }
+  });
+  engine.join();
+  runner.join();
+  EXPECT_EQ(lost_statuses.load(), 0);
+  EXPECT_EQ(lost_updates.load(), 0);
+  model::JobRecord got = db->GetJob("shared")->value();
+  ASSERT_EQ(got.rule_statuses.size(), 1u);
+  EXPECT_EQ(got.rule_statuses[0].details, absl::StrCat("evaluation ", kWrites - 1));
+  EXPECT_EQ(got.failure_reason, absl::StrCat("update ", kWrites - 1));
 }
 
 TEST_F(DbTest, ConcurrentCreatesOfOneNameLetExactlyOneWin) {
