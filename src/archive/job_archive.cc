@@ -415,9 +415,8 @@ absl::StatusOr<int64_t> WriteLateSegment(model::ObjectStore* store, const std::s
 
 std::optional<std::string> JobOfDimension(std::string_view name, std::string_view value) {
   if (name == model::kTrainingJobNameDim) return std::string(value);
-  if (name == "Host") {
-    const size_t slash = value.rfind("/algo-");
-    if (slash != std::string_view::npos && slash > 0) return std::string(value.substr(0, slash));
+  if (name == model::kHostDim) {
+    if (std::optional<model::JobHost> host = model::ParseHostName(value)) return host->job;
   }
   return std::nullopt;
 }
@@ -427,8 +426,8 @@ std::vector<std::string> JobsOfSeries(const model::SeriesKey& key) {
   if (const std::string* name = key.FindDimension(model::kTrainingJobNameDim)) {
     jobs.push_back(*name);
   }
-  if (const std::string* host = key.FindDimension("Host")) {
-    std::optional<std::string> job = JobOfDimension("Host", *host);
+  if (const std::string* host = key.FindDimension(model::kHostDim)) {
+    std::optional<std::string> job = JobOfDimension(model::kHostDim, *host);
     if (job && (jobs.empty() || jobs[0] != *job)) jobs.push_back(*std::move(job));
   }
   return jobs;

@@ -19,6 +19,9 @@ inline constexpr std::string_view kNonFiniteMetricValues = "NonFiniteMetricValue
 // (TrainingJobName only, as on SageMaker). The Straggler rule compares them.
 inline constexpr std::string_view kHostStepMetric = "HostStep";
 inline constexpr std::string_view kTrainingJobNameDim = "TrainingJobName";
+// A host's own series (profiler, HostStep): "<job>/algo-<n>", see
+// JobRecord::HostName and ParseHostName (model/job_record.h).
+inline constexpr std::string_view kHostDim = "Host";
 inline constexpr std::string_view kMetricNameDim = "MetricName";
 inline constexpr std::string_view kValueDim = "Value";
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include "absl/strings/str_format.h"
+#include "model/job_events.h"
 
 namespace trainwatch::model {
 namespace {
@@ -71,6 +73,27 @@ bool IsTerminal(JobStatus status) {
 }
 
 std::string JobRecord::HostName() const { return absl::StrFormat("%s/algo-%d", name, host_index); }
+
+std::optional<JobHost> ParseHostName(std::string_view host) {
+  constexpr std::string_view kAlgo = "/algo-";
+  const size_t slash = host.rfind(kAlgo);
+  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
+  const std::string_view digits = host.substr(slash + kAlgo.size());
+  int n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size() || n < 1 || n > kMaxJobHosts) {
+    return std::nullopt;
+  }
+  return JobHost{std::string(host.substr(0, slash)), n};
+}
+
+std::optional<JobHost> JobOfSeries(const SeriesKey& key) {
+  if (const std::string* job = key.FindDimension(kTrainingJobNameDim); job && !job->empty()) {
+    return JobHost{*job, 1};
+  }
+  if (const std::string* host = key.FindDimension(kHostDim)) return ParseHostName(*host);
+  return std::nullopt;
+}
 
 namespace {
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/rule_result.h"
+#include "model/series.h"
 
 namespace trainwatch::model {
 
@@ -127,6 +128,20 @@ struct JobRecord {
   std::string HostName() const;  // "<name>/algo-<host_index>"
   friend bool operator==(const JobRecord&, const JobRecord&) = default;
 };
+
+// One host of a training job, as its series name it.
+struct JobHost {
+  std::string job;
+  int host_index = 1;
+  friend bool operator==(const JobHost&, const JobHost&) = default;
+};
+// "<name>/algo-<n>" (HostName's form, n in 1..kMaxJobHosts) -> {name, n};
+// nullopt for any other value.
+std::optional<JobHost> ParseHostName(std::string_view host);
+// The job and host a series belongs to: its TrainingJobName dimension (host 1:
+// the job's own metrics), else its Host dimension (a host's profiler and step
+// series); nullopt for a series of no job.
+std::optional<JobHost> JobOfSeries(const SeriesKey& key);
 
 // The records of one job's hosts (any order, at least one) as one job:
 // - status: InProgress while any host is not terminal (Stopping when a stop was

@@ -39,6 +39,25 @@ TEST(JobRecord, ArnIsLowerCasedAndHostFollowsSageMaker) {
   EXPECT_EQ(job.HostName(), "mnist-7/algo-1");
 }
 
+TEST(JobRecord, HostNamesAndSeriesNameTheirJobAndHost) {
+  EXPECT_EQ(ParseHostName("mnist-7/algo-2"), (JobHost{"mnist-7", 2}));
+  EXPECT_EQ(ParseHostName("a/algo-2/algo-3"), (JobHost{"a/algo-2", 3}));  // the last one
+  EXPECT_EQ(ParseHostName("j/algo-1024"), (JobHost{"j", kMaxJobHosts}));
+  for (const char* other : {"j/algo-0", "j/algo-1025", "j/algo-2x", "j/algo-", "/algo-1",
+                            "j/algo--1", "ip-10-0-0-1", ""}) {
+    EXPECT_EQ(ParseHostName(other), std::nullopt) << other;
+  }
+  SeriesKey key;
+  key.dimensions = {{"TrainingJobName", "mnist-7"}};
+  EXPECT_EQ(JobOfSeries(key), (JobHost{"mnist-7", 1}));
+  key.dimensions = {{"Host", "mnist-7/algo-2"}};
+  EXPECT_EQ(JobOfSeries(key), (JobHost{"mnist-7", 2}));
+  key.dimensions = {{"Host", "mnist-7/algo-2"}, {"TrainingJobName", ""}};
+  EXPECT_EQ(JobOfSeries(key), (JobHost{"mnist-7", 2}));
+  key.dimensions = {{"InstanceId", "i-1"}};
+  EXPECT_EQ(JobOfSeries(key), std::nullopt);
+}
+
 JobRecord Host(int index, JobStatus status, SecondaryStatus secondary) {
   JobRecord h;
   h.name = "ddp-3";

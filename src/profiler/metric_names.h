@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "model/job_events.h"
+
 namespace trainwatch::profiler {
 
 // SageMaker's instance metrics (spec/aws-api.md §5.1): dimension Host only.
@@ -15,7 +17,7 @@ inline constexpr std::string_view kSageMakerNamespace = "/aws/sagemaker/Training
 inline constexpr std::string_view kProfilerNamespace = "trainwatch/Profiler";
 
 // Dimensions.
-inline constexpr std::string_view kHostDim = "Host";      // "<job>/algo-<n>"
+inline constexpr std::string_view kHostDim = model::kHostDim;  // "<job>/algo-<n>"
 inline constexpr std::string_view kCoreDim = "Core";      // "0", "1", ... (cpuN of /proc/stat)
 inline constexpr std::string_view kDeviceDim = "Device";  // block device, e.g. "nvme0n1"
 inline constexpr std::string_view kInterfaceDim = "Interface";  // e.g. "eth0"

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "model/job_events.h"
+#include "model/job_record.h"
 #include "query/statistic.h"
 #include "rules/config.h"
 #include "util/log.h"
@@ -175,9 +176,8 @@ std::optional<std::string> JobOfAlarm(const model::AlarmDefinition& alarm) {
     if (d.name == model::kTrainingJobNameDim && !d.value.empty()) return d.value;
   }
   for (const model::Dimension& d : alarm.dimensions) {
-    if (d.name != "Host") continue;
-    const size_t slash = d.value.rfind("/algo-");
-    if (slash != std::string::npos && slash > 0) return d.value.substr(0, slash);
+    if (d.name != model::kHostDim) continue;
+    if (std::optional<model::JobHost> host = model::ParseHostName(d.value)) return host->job;
   }
   return std::nullopt;
 }

@@ -20,24 +20,7 @@ std::optional<int> ParseIndex(std::string_view text) {
   return v;
 }
 
-// "<job>/algo-<n>" -> (job, n)
-std::optional<std::pair<std::string, int>> ParseHost(std::string_view host) {
-  const size_t slash = host.rfind("/algo-");
-  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
-  std::optional<int> n = ParseIndex(host.substr(slash + 6));
-  if (!n || *n < 1) return std::nullopt;
-  return std::make_pair(std::string(host.substr(0, slash)), *n);
-}
-
 }  // namespace
-
-std::optional<std::pair<std::string, int>> JobOfSeries(const model::SeriesKey& key) {
-  if (const std::string* job = key.FindDimension(model::kTrainingJobNameDim)) {
-    if (!job->empty()) return std::make_pair(*job, 1);
-  }
-  if (const std::string* host = key.FindDimension(profiler::kHostDim)) return ParseHost(*host);
-  return std::nullopt;
-}
 
 std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key) {
   if (key.ns == model::kJobEventsNamespace) {
@@ -121,13 +104,13 @@ std::optional<SeriesSignal> SignalOfSeries(const model::SeriesKey& key) {
 std::optional<OwnedInput> SeriesInput(const model::SeriesKey& key) {
   std::optional<SeriesSignal> signal = SignalOfSeries(key);
   if (!signal) return std::nullopt;
-  std::optional<std::pair<std::string, int>> job = JobOfSeries(key);
+  std::optional<model::JobHost> job = model::JobOfSeries(key);
   if (!job) return std::nullopt;
   OwnedInput in;
-  in.job = std::move(job->first);
+  in.job = std::move(job->job);
   in.input.signal = signal->signal;
   in.input.index = signal->index;
-  in.input.host = job->second;
+  in.input.host = job->host_index;
   in.name = std::move(signal->name);
   in.collection = std::move(signal->collection);
   in.input.predicted = signal->predicted;
@@ -164,25 +147,25 @@ void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>
 
 std::string RulesLogStream(std::string_view job) { return std::string(job) + "/rules"; }
 
-std::optional<std::pair<std::string, int>> JobOfLogStream(const model::LogStreamId& stream) {
+std::optional<model::JobHost> JobOfLogStream(const model::LogStreamId& stream) {
   if (stream.group != model::kTrainingJobsLogGroup) return std::nullopt;
   // "<job>/algo-<n>-<epoch seconds>"
   std::string_view s = stream.stream;
   const size_t dash = s.rfind('-');
   if (dash == std::string_view::npos) return std::nullopt;
   if (!ParseIndex(s.substr(dash + 1))) return std::nullopt;
-  return ParseHost(s.substr(0, dash));
+  return model::ParseHostName(s.substr(0, dash));
 }
 
 void AppendLogInputs(const model::LogBatch& batch, std::vector<OwnedInput>* out) {
-  std::optional<std::pair<std::string, int>> job = JobOfLogStream(batch.stream);
+  std::optional<model::JobHost> job = JobOfLogStream(batch.stream);
   if (!job) return;
   for (const model::LogEvent& e : batch.events) {
     OwnedInput in;
-    in.job = job->first;
+    in.job = job->job;
     in.input.signal = Signal::kLogLine;
     in.input.t_ms = e.t_ms;
-    in.input.host = job->second;
+    in.input.host = job->host_index;
     out->push_back(std::move(in));
   }
 }

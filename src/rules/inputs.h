@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/job_record.h"
 #include "model/log_event.h"
 #include "model/series.h"
 #include "rules/rule.h"
@@ -32,10 +33,6 @@ struct OwnedInput {
     return in;
   }
 };
-
-// The job and host a series belongs to: dimension TrainingJobName (host 1),
-// or Host = "<job>/algo-<n>". nullopt for a series of no job.
-std::optional<std::pair<std::string, int>> JobOfSeries(const model::SeriesKey& key);
 
 // The Input signal a series' samples become (nullopt: the rules do not read
 // it), with the core or GPU index and, for metrics, the name.
@@ -68,7 +65,7 @@ void AppendSampleInputs(const model::SampleBatch& batch, std::vector<OwnedInput>
 std::string RulesLogStream(std::string_view job);
 // The job whose output a log stream carries ("<job>/algo-<n>-<epoch s>"), or
 // nullopt (another group, or the job's rules stream).
-std::optional<std::pair<std::string, int>> JobOfLogStream(const model::LogStreamId& stream);
+std::optional<model::JobHost> JobOfLogStream(const model::LogStreamId& stream);
 
 // Appends one kLogLine input per event of a job's output stream.
 void AppendLogInputs(const model::LogBatch& batch, std::vector<OwnedInput>* out);

@@ -19,8 +19,8 @@ TEST(Inputs, ProfilerSeriesBecomeSignalsOfTheirJobAndHost) {
   ASSERT_TRUE(core);
   EXPECT_EQ(core->signal, Signal::kCoreCpu);
   EXPECT_EQ(core->index, 3);
-  EXPECT_EQ(JobOfSeries(Key(ns, "HostCPUUtilization", {{"Host", "j-1/algo-2"}})),
-            std::make_pair(std::string("j-1"), 2));
+  EXPECT_EQ(model::JobOfSeries(Key(ns, "HostCPUUtilization", {{"Host", "j-1/algo-2"}})),
+            (model::JobHost{"j-1", 2}));
   EXPECT_EQ(signal(Key(ns, "HostCPUUtilization", {{"Host", "j/algo-1"}}))->signal,
             Signal::kHostCpu);
   auto gpu = signal(Key(ns, "GPUUtilization", {{"Host", "j/algo-1"}, {"GPU", "1"}}));

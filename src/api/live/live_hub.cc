@@ -6,6 +6,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
+#include "model/job_record.h"
 
 namespace trainwatch::api::live {
 namespace {
@@ -32,15 +33,6 @@ size_t SeriesBytes(const model::SeriesSamples& s) {
 }
 
 }  // namespace
-
-std::string JobOfSeries(const model::SeriesKey& key) {
-  if (const std::string* job = key.FindDimension("TrainingJobName")) return *job;
-  if (const std::string* host = key.FindDimension("Host")) {
-    size_t slash = host->rfind("/algo-");
-    if (slash != std::string::npos && slash > 0) return host->substr(0, slash);
-  }
-  return "";
-}
 
 std::string JobOfLogStream(const model::LogStreamId& stream) {
   if (stream.group != model::kTrainingJobsLogGroup) return "";
@@ -88,8 +80,9 @@ void LiveHub::OnSamples(const model::SampleBatch& batch) {
   std::map<std::string, std::shared_ptr<LiveEntry>> by_job;
   for (const model::SeriesSamples& series : batch.series) {
     if (series.size() == 0) continue;
-    std::string job = JobOfSeries(series.key);
-    if (job.empty()) continue;
+    std::optional<model::JobHost> of = model::JobOfSeries(series.key);
+    if (!of) continue;
+    std::string job = std::move(of->job);
     std::string key = Lower(job);
     if (held->count(key) == 0) continue;
     std::shared_ptr<LiveEntry>& entry = by_job[std::move(key)];

@@ -67,8 +67,6 @@ struct LiveEntry {
   int64_t ingestion_ms = 0;    // kLogs: when the hub saw them
 };
 
-// The job a series belongs to (TrainingJobName=JOB, or Host=JOB/algo-N), or "".
-std::string JobOfSeries(const model::SeriesKey& key);
 // The job a log stream belongs to (group /aws/sagemaker/TrainingJobs, stream
 // "JOB/..."), or "".
 std::string JobOfLogStream(const model::LogStreamId& stream);

@@ -60,14 +60,7 @@ std::vector<uint64_t> Seqs(const LiveHub::Read& read) {
   return out;
 }
 
-TEST(LiveHubTest, EntriesBelongToTheirJob) {
-  model::SeriesKey key;
-  key.dimensions = {{"TrainingJobName", "mnist-7"}};
-  EXPECT_EQ(JobOfSeries(key), "mnist-7");
-  key.dimensions = {{"Host", "mnist-7/algo-2"}};
-  EXPECT_EQ(JobOfSeries(key), "mnist-7");
-  key.dimensions = {{"InstanceId", "i-1"}};
-  EXPECT_EQ(JobOfSeries(key), "");
+TEST(LiveHubTest, LogStreamsBelongToTheirJob) {
   EXPECT_EQ(JobOfLogStream({"/aws/sagemaker/TrainingJobs", "mnist-7/rules"}), "mnist-7");
   EXPECT_EQ(JobOfLogStream({"/aws/sagemaker/TrainingJobs", "mnist-7/algo-1-17"}), "mnist-7");
   EXPECT_EQ(JobOfLogStream({"my-group", "mnist-7/algo-1-17"}), "");
