@@ -136,13 +136,13 @@ absl::StatusOr<model::JobRecord> StoreJobsBackend::CreateTrainingJob(
 }
 
 absl::StatusOr<std::optional<model::JobRecord>> StoreJobsBackend::GetJob(const std::string& name) {
-  return LoadJob(db_, name);
+  return LoadJob(db_, name, ingest_);
 }
 
 absl::StatusOr<std::vector<model::JobRecord>> StoreJobsBackend::ListJobs() {
   absl::StatusOr<std::vector<model::JobRecord>> jobs = query::StoreReader(db_).ListJobs();
   if (!jobs.ok()) return jobs.status();
-  for (model::JobRecord& job : *jobs) ReconcileJob(db_, &job);
+  for (model::JobRecord& job : *jobs) ReconcileJob(db_, &job, ingest_);
   return jobs;
 }
 
@@ -162,13 +162,10 @@ int StoreJobsBackend::RecordSilentRunners() {
           !contacts_->Silent(host.name, host.host_index)) {
         continue;
       }
+      const model::JobRecord as_read = host;
       job::RecordRunnerSilent(&host, db_.clock().NowMs(), contacts_->timeout_ms());
-      if (absl::Status s = db_.UpdateJob(host); !s.ok()) {
-        util::LogWarning(absl::StrFormat("job %s: could not record that its runner is silent: %s",
-                                         host.name, s.ToString()));
-        continue;
-      }
-      ++recorded;
+      // Not when the runner's own update came in between (FailedPrecondition).
+      if (RecordRunnerLost(db_, ingest_, host, as_read).ok()) ++recorded;
     }
   }
   return recorded;
@@ -177,17 +174,17 @@ int StoreJobsBackend::RecordSilentRunners() {
 absl::Status StoreJobsBackend::StopJob(const std::string& name) { return StopJob(name, ""); }
 
 absl::Status StoreJobsBackend::StopJob(const std::string& name, const std::string& message) {
-  absl::StatusOr<std::optional<model::JobRecord>> job = LoadJob(db_, name);
+  absl::StatusOr<std::optional<model::JobRecord>> job = LoadJob(db_, name, ingest_);
   if (!job.ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(name);
   if (local_ != nullptr && (*job)->status == model::JobStatus::kInProgress &&
       local_->Stop((*job)->name, message)) {
     return absl::OkStatus();
   }
-  absl::Status s = StopJobHosts(db_, **job);
+  absl::Status s = StopJobHosts(db_, **job, ingest_);
   if (absl::IsNotFound(s)) {
     // The runner is gone: the job is recorded as Failed, so it cannot be stopped.
-    absl::StatusOr<std::optional<model::JobRecord>> latest = LoadJob(db_, name);
+    absl::StatusOr<std::optional<model::JobRecord>> latest = LoadJob(db_, name, ingest_);
     model::JobStatus status = model::JobStatus::kFailed;
     if (latest.ok() && latest->has_value()) status = (*latest)->status;
     return absl::FailedPreconditionError(std::string(model::JobStatusName(status)));

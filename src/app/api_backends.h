@@ -106,12 +106,15 @@ class StoreLogsWriter final : public api::LogsWriter {
 
 class StoreJobsBackend final : public api::JobsBackend {
  public:
-  // `local` runs CreateTrainingJob's jobs (null: CreateTrainingJob is not
-  // served, as in a server that only follows the folder).
-  // `contacts` (may be null) tells RecordSilentRunners which runners are silent.
-  explicit StoreJobsBackend(store::Db& db, job::LocalJobs* local = nullptr,
+  // `ingest` (null for a follower) records the jobs whose runners are gone
+  // (app/job_access.h). `local` runs CreateTrainingJob's jobs (null:
+  // CreateTrainingJob is not served, as in a server that only follows the
+  // folder). `contacts` (may be null) tells RecordSilentRunners which runners
+  // are silent.
+  explicit StoreJobsBackend(store::Db& db, ingest::Ingest* ingest = nullptr,
+                            job::LocalJobs* local = nullptr,
                             const RunnerContacts* contacts = nullptr)
-      : db_(db), local_(local), contacts_(contacts) {}
+      : db_(db), ingest_(ingest), local_(local), contacts_(contacts) {}
 
   absl::StatusOr<model::JobRecord> CreateTrainingJob(const api::TrainingJobSpec& spec) override;
   // Jobs whose runner died are reported as Failed (app/job_access.h).
@@ -130,6 +133,7 @@ class StoreJobsBackend final : public api::JobsBackend {
 
  private:
   store::Db& db_;
+  ingest::Ingest* ingest_;
   job::LocalJobs* local_;
   const RunnerContacts* contacts_;
 };

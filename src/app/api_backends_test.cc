@@ -6,7 +6,9 @@
 
 #include "api/api.h"
 #include "api/testing/api_client.h"
+#include "app/job_access.h"
 #include "ingest/ingest.h"
+#include "job/runner_identity.h"
 #include "query/store_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -310,7 +312,8 @@ class RemoteRunnersTest : public ::testing::Test {
     ingest_ = std::make_unique<ingest::Ingest>(db_.get());
     contacts_ = std::make_unique<RunnerContacts>(&clock_, 60000);
     agents_ = std::make_unique<StoreAgentBackend>(*ingest_, contacts_.get());
-    jobs_ = std::make_unique<StoreJobsBackend>(*db_, nullptr, contacts_.get());
+    ingest_->Subscribe(&seen_);
+    jobs_ = std::make_unique<StoreJobsBackend>(*db_, ingest_.get(), nullptr, contacts_.get());
   }
   model::JobRecord Host(const std::string& name, int index) {
     model::JobRecord h;
@@ -329,9 +332,16 @@ class RemoteRunnersTest : public ::testing::Test {
     return *model::FindHost(db_->GetJob(name)->value(), index);
   }
 
+  // The records the ingest's observers (the rules, the reports) are shown.
+  struct SeenJobs : model::IngestObserver {
+    void OnJob(const model::JobRecord& job) override { jobs.push_back(job); }
+    std::vector<model::JobRecord> jobs;
+  };
+
   store::testing::TempDir dir_;
   util::FakeClock clock_{kNow};
   std::unique_ptr<store::Db> db_;
+  SeenJobs seen_;
   std::unique_ptr<ingest::Ingest> ingest_;
   std::unique_ptr<RunnerContacts> contacts_;
   std::unique_ptr<StoreAgentBackend> agents_;
@@ -359,6 +369,10 @@ TEST_F(RemoteRunnersTest, ARunnerSilentForTheTimeoutIsRecordedFailedAndOnlyThen)
               HasSubstr("(pid 4001 on machine-elsewhere-1) has not been heard from for 1m"));
   EXPECT_EQ(Stored("ddp", 2).status, model::JobStatus::kInProgress);
   EXPECT_EQ(db_->GetJob("ddp")->value().status, model::JobStatus::kInProgress);
+  // The job's end goes through the ingest: the rules and reports see it.
+  ASSERT_EQ(seen_.jobs.size(), 1u);
+  EXPECT_EQ(seen_.jobs[0].host_index, 1);
+  EXPECT_EQ(seen_.jobs[0].status, model::JobStatus::kFailed);
   clock_.AdvanceMs(10000);
   EXPECT_EQ(jobs_->RecordSilentRunners(), 1);
   EXPECT_EQ(db_->GetJob("ddp")->value().status, model::JobStatus::kFailed);
@@ -375,6 +389,38 @@ TEST_F(RemoteRunnersTest, AStopReachesARunnerOnAnotherMachineThroughItsHeartbeat
   // Stopping it again is refused as for any job that is not InProgress.
   absl::Status again = jobs_->StopJob("far");
   EXPECT_TRUE(absl::IsFailedPrecondition(again)) << again;
+}
+
+// A stop or a "runner silent" decided on a record read before the runner
+// finished the job leaves the finished record as the runner wrote it.
+TEST_F(RemoteRunnersTest, WhatWasDecidedOnAnOldReadDoesNotUndoTheRunnersLastUpdate) {
+  ASSERT_TRUE(db_->CreateJob(Host("done", 1)).ok());
+  const model::JobRecord as_read = Stored("done", 1);
+  model::JobRecord completed = as_read;
+  completed.status = model::JobStatus::kCompleted;
+  completed.secondary_status = model::SecondaryStatus::kCompleted;
+  completed.last_modified_ms = as_read.last_modified_ms + 1;
+  completed.final_metrics = {{"train:loss", 0.25, completed.last_modified_ms}};
+  ASSERT_TRUE(db_->UpdateJob(completed).ok());  // the runner, after the read
+
+  absl::Status stop = db_->RequestStop("done", 1, clock_.NowMs());
+  EXPECT_TRUE(absl::IsFailedPrecondition(stop)) << stop;
+  EXPECT_THAT(stop.message(), HasSubstr("in status Completed"));
+  model::JobRecord silent = as_read;
+  job::RecordRunnerSilent(&silent, clock_.NowMs(), 60000);
+  absl::Status lost = RecordRunnerLost(*db_, ingest_.get(), silent, as_read);
+  EXPECT_TRUE(absl::IsFailedPrecondition(lost)) << lost;
+  EXPECT_EQ(Stored("done", 1), completed);
+
+  // On a record still as read, both are written.
+  ASSERT_TRUE(db_->CreateJob(Host("running", 1)).ok());
+  const model::JobRecord running = Stored("running", 1);
+  ASSERT_TRUE(db_->RequestStop("running", 1, clock_.NowMs()).ok());
+  EXPECT_EQ(Stored("running", 1).stop_requested_ms, clock_.NowMs());
+  silent = running;
+  job::RecordRunnerSilent(&silent, clock_.NowMs(), 60000);
+  ASSERT_TRUE(RecordRunnerLost(*db_, ingest_.get(), silent, running).ok());
+  EXPECT_EQ(Stored("running", 1).status, model::JobStatus::kFailed);
 }
 
 }  // namespace

@@ -7,37 +7,45 @@
 
 namespace trainwatch::app {
 
-namespace {
-
-// Writes back a host record that ReconcileRunner changed.
-void RecordReconciled(store::Db& db, const model::JobRecord& host) {
-  if (!db.writable()) return;
-  if (absl::Status s = db.UpdateJob(host); !s.ok()) {
+absl::Status RecordRunnerLost(store::Db& db, ingest::Ingest* ingest, const model::JobRecord& host,
+                              const model::JobRecord& as_read) {
+  absl::Status s;
+  if (ingest != nullptr) {
+    s = ingest->UpdateJobIfUnchanged(host, as_read);
+  } else if (db.writable()) {
+    s = db.UpdateJobIfUnchanged(host, as_read);
+  }
+  if (!s.ok() && !absl::IsFailedPrecondition(s)) {
     util::LogWarning(absl::StrFormat("job %s: could not record that its runner is gone: %s",
                                      host.name, s.ToString()));
   }
+  return s;
 }
 
-}  // namespace
-
-bool ReconcileJob(store::Db& db, model::JobRecord* job) {
+bool ReconcileJob(store::Db& db, model::JobRecord* job, ingest::Ingest* ingest) {
   const int64_t now_ms = db.clock().NowMs();
-  if (job->hosts.empty()) {
-    if (!job::ReconcileRunner(job, now_ms)) return false;
-    RecordReconciled(db, *job);
-    return true;
-  }
-  bool changed = false;
-  for (model::JobRecord& host : job->hosts) {
+  std::vector<model::JobRecord> hosts = model::HostRecords(*job);
+  bool changed = false, updated_meanwhile = false;
+  for (model::JobRecord& host : hosts) {
+    const model::JobRecord as_read = host;
     if (!job::ReconcileRunner(&host, now_ms)) continue;
-    RecordReconciled(db, host);
     changed = true;
+    // The runner may have finished the job after the read: its record stands.
+    updated_meanwhile |= absl::IsFailedPrecondition(RecordRunnerLost(db, ingest, host, as_read));
   }
-  if (changed) *job = model::MergeHostRecords(std::move(job->hosts));
+  if (updated_meanwhile) {
+    absl::StatusOr<std::optional<model::JobRecord>> latest =
+        query::StoreReader(db).GetJob(job->name);
+    if (latest.ok() && latest->has_value()) {
+      *job = **std::move(latest);
+      return true;
+    }
+  }
+  if (changed) *job = hosts.size() == 1 ? std::move(hosts.front()) : model::MergeHostRecords(std::move(hosts));
   return changed;
 }
 
-absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job) {
+absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job, ingest::Ingest* ingest) {
   if (job.status != model::JobStatus::kInProgress) {
     return absl::FailedPreconditionError(
         absl::StrFormat("The request was rejected because the training job is in status %s.",
@@ -49,12 +57,20 @@ absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job) {
     if (host.status != model::JobStatus::kInProgress) continue;
     absl::Status s;
     if (job::CheckRunner(host.runner) == job::RunnerState::kOnOtherHost && db.writable()) {
-      host.stop_requested_ms = db.clock().NowMs();
-      s = db.UpdateJob(host);
+      s = db.RequestStop(host.name, host.host_index, db.clock().NowMs());
+    } else if (host.runner == job::CurrentRunnerIdentity()) {
+      // This process ran the job (a server's CreateTrainingJob), and no longer
+      // does: it ended after the record was read.
+      s = absl::FailedPreconditionError(
+          "The request was rejected because the training job is no longer in status "
+          "InProgress.");
     } else {
       s = job::RequestStop(host);
+      const model::JobRecord as_read = host;
       if (absl::IsNotFound(s) && job::ReconcileRunner(&host, db.clock().NowMs())) {
-        RecordReconciled(db, host);
+        // FailedPrecondition: the runner's own update came in between; the
+        // caller reads the job again.
+        RecordRunnerLost(db, ingest, host, as_read).IgnoreError();
       }
     }
     if (s.ok()) {
@@ -66,10 +82,11 @@ absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job) {
   return stopping ? absl::OkStatus() : first_error;
 }
 
-absl::StatusOr<std::optional<model::JobRecord>> LoadJob(store::Db& db, std::string_view name) {
+absl::StatusOr<std::optional<model::JobRecord>> LoadJob(store::Db& db, std::string_view name,
+                                                        ingest::Ingest* ingest) {
   auto job = query::StoreReader(db).GetJob(std::string(name));
   if (!job.ok() || !job->has_value()) return job;
-  ReconcileJob(db, &**job);
+  ReconcileJob(db, &**job, ingest);
   return job;
 }
 

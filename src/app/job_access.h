@@ -12,18 +12,33 @@
 #include "absl/status/statusor.h"
 #include "model/job_record.h"
 #include "app/open_store.h"
+#include "ingest/ingest.h"
 #include "store/db.h"
 
 namespace trainwatch::app {
 
+// What these functions find and record (a runner gone, a stop request) is
+// written to `db` when it is writable, through `ingest` when one is given (a
+// server's: its observers, the rules and the reports among them, then see the
+// job end). Each write builds on the record as stored at that moment, not on
+// the one read: a runner that finished the job in between keeps its status.
+
 // The job named `name` (case-insensitively), reconciled with its runner: when
 // it is not terminal and its runner is gone, it is returned as Failed, and
 // recorded so when `db` is writable. nullopt when there is no such job.
-absl::StatusOr<std::optional<model::JobRecord>> LoadJob(store::Db& db, std::string_view name);
+absl::StatusOr<std::optional<model::JobRecord>> LoadJob(store::Db& db, std::string_view name,
+                                                        ingest::Ingest* ingest = nullptr);
 
 // Reconciles one record (as LoadJob does), each host of a job on several;
 // true when it changed.
-bool ReconcileJob(store::Db& db, model::JobRecord* job);
+bool ReconcileJob(store::Db& db, model::JobRecord* job, ingest::Ingest* ingest = nullptr);
+
+// Records `host`, the record `as_read` of a host whose runner is gone or
+// silent, as ReconcileRunner or RecordRunnerSilent made it (Failed), if the
+// stored record is still as read (store::Db::UpdateJobIfUnchanged):
+// FailedPrecondition when the runner updated it in between.
+absl::Status RecordRunnerLost(store::Db& db, ingest::Ingest* ingest, const model::JobRecord& host,
+                              const model::JobRecord& as_read);
 
 // Stops every host of `job` that is InProgress: a runner on this machine by
 // SIGTERM (job::RequestStop); a runner on another machine, which sends to the
@@ -33,7 +48,8 @@ bool ReconcileJob(store::Db& db, model::JobRecord* job);
 // because the training job is in status Stopped.") or its runner cannot be
 // reached from here; NotFound when its runner is gone (recorded as Failed when
 // `db` is writable); PermissionDenied when the runner belongs to another user.
-absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job);
+absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job,
+                          ingest::Ingest* ingest = nullptr);
 
 // "no training job named X in DIR; `trainwatch jobs --data DIR` lists them"
 absl::Status JobNotFound(std::string_view name, const std::string& data_dir);

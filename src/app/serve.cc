@@ -163,7 +163,7 @@ StoreServices::StoreServices(store::Db& db, ingest::Ingest* ingest, job::LocalJo
     : reader_(db),
       samples_(db, ingest),
       log_writer_(db, reader_, ingest),
-      jobs_(db, local_jobs, contacts),
+      jobs_(db, ingest, local_jobs, contacts),
       agents_(agents) {}
 
 api::Backends StoreServices::backends() {

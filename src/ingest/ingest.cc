@@ -174,6 +174,13 @@ absl::Status Ingest::UpdateJob(const model::JobRecord& job) {
   for (model::IngestObserver* o : *Observers()) o->OnJob(job);
   return absl::OkStatus();
 }
+absl::Status Ingest::UpdateJobIfUnchanged(const model::JobRecord& job,
+                                          const model::JobRecord& as_read) {
+  TW_RETURN_IF_ERROR(db_->UpdateJobIfUnchanged(job, as_read));
+  for (model::IngestObserver* o : *Observers()) o->OnJob(job);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> Ingest::UpdateJob(const model::JobRecord& job,
                                        const store::Delivery& delivery) {
   TW_ASSIGN_OR_RETURN(bool written, db_->UpdateJob(job, delivery));

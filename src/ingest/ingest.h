@@ -72,6 +72,8 @@ class Ingest final : public model::TelemetrySink {
   absl::Status CreateJob(const model::JobRecord& job) override;
   absl::Status UpdateJob(const model::JobRecord& job) override;
   absl::StatusOr<std::optional<model::JobRecord>> GetJob(std::string_view name) override;
+  // store::Db::UpdateJobIfUnchanged; the observers see `job` when it is written.
+  absl::Status UpdateJobIfUnchanged(const model::JobRecord& job, const model::JobRecord& as_read);
 
   // Exactly once, for senders that retry (store::Delivery): true when
   // written now, false when the batch had been delivered before.

@@ -180,6 +180,20 @@ class Db {
   // terminal, and the stored rule_statuses are always kept (the rule engine
   // owns them: SetRuleStatuses).
   absl::Status UpdateJob(const model::JobRecord& job);
+  // UpdateJob for a writer that read the record (as `as_read`), decided, and
+  // writes it back changed (a runner found gone or silent, recorded as
+  // Failed): written only if the stored record is still as read, i.e. not
+  // terminal, with the same last modification and transitions. Otherwise
+  // FailedPrecondition and nothing is written: its runner updated it in
+  // between (it completed, say), and that update stands.
+  absl::Status UpdateJobIfUnchanged(const model::JobRecord& job, const model::JobRecord& as_read);
+  // Sets stop_requested_ms (to `now_ms`, unless one is set) in the record of
+  // job `name`'s host `host_index`, keeping the rest as stored: a stop asked
+  // of a runner on another machine, which its heartbeat brings it.
+  // FailedPrecondition ("The request was rejected because the training job is
+  // in status Completed.") when that record is terminal; NotFound when there
+  // is none.
+  absl::Status RequestStop(const std::string& name, int host_index, int64_t now_ms);
   // Replaces the rule_statuses of that host's record, and nothing else;
   // NotFound when there is no such record.
   absl::Status SetRuleStatuses(const std::string& name, int host_index,

@@ -117,7 +117,7 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
       }
     }
     if (w->kind == Writer::Kind::kCreateJob || w->kind == Writer::Kind::kUpdateJob ||
-        w->kind == Writer::Kind::kRuleStatuses) {
+        w->kind == Writer::Kind::kRuleStatuses || w->kind == Writer::Kind::kStopRequest) {
       // Each host of a job has its own record (JobHostKey).
       const std::string key = JobHostKey(w->job->name, w->job->host_index);
       absl::StatusOr<std::optional<std::string>> existing;
@@ -153,6 +153,22 @@ void Db::CommitGroup(const std::vector<Writer*>& group) {
           } else if (w->kind == Writer::Kind::kRuleStatuses) {
             stored->rule_statuses = w->job->rule_statuses;
             batch.Put(kv::Cf::kJobs, key, job_records[key] = EncodeJob(*stored));
+          } else if (w->kind == Writer::Kind::kStopRequest) {
+            if (model::IsTerminal(stored->status)) {
+              s = absl::FailedPreconditionError(absl::StrFormat(
+                  "The request was rejected because the training job is in status %s.",
+                  model::JobStatusName(stored->status)));
+            } else {
+              if (!stored->stop_requested_ms) stored->stop_requested_ms = w->stop_ms;
+              batch.Put(kv::Cf::kJobs, key, job_records[key] = EncodeJob(*stored));
+            }
+          } else if (w->as_read != nullptr &&
+                     (model::IsTerminal(stored->status) ||
+                      stored->last_modified_ms != w->as_read->last_modified_ms ||
+                      stored->transitions != w->as_read->transitions)) {
+            s = absl::FailedPreconditionError(absl::StrFormat(
+                "training job \"%s\"%s changed since it was read (it is %s now): not written",
+                w->job->name, HostSuffix(*w->job), model::JobStatusName(stored->status)));
           } else {
             model::JobRecord kept = *w->job;
             kept.rule_statuses = std::move(stored->rule_statuses);
@@ -251,6 +267,7 @@ absl::Status Db::PrepareOne(Writer* w, kv::WriteBatch* batch, int64_t now_ms) {
     case Writer::Kind::kCreateJob:
     case Writer::Kind::kUpdateJob:
     case Writer::Kind::kRuleStatuses:
+    case Writer::Kind::kStopRequest:
       break;
   }
   return absl::InternalError("unexpected writer kind");
@@ -398,6 +415,30 @@ absl::Status Db::UpdateJob(const model::JobRecord& job) {
   Writer w;
   w.kind = Writer::Kind::kUpdateJob;
   w.job = &job;
+  return Submit(&w);
+}
+
+absl::Status Db::UpdateJobIfUnchanged(const model::JobRecord& job,
+                                      const model::JobRecord& as_read) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
+  Writer w;
+  w.kind = Writer::Kind::kUpdateJob;
+  w.job = &job;
+  w.as_read = &as_read;
+  return Submit(&w);
+}
+
+absl::Status Db::RequestStop(const std::string& name, int host_index, int64_t now_ms) {
+  TW_RETURN_IF_ERROR(RequireWriter());
+  model::JobRecord job;
+  job.name = name;
+  job.host_index = host_index;
+  TW_RETURN_IF_ERROR(CheckJobWrite(job));
+  Writer w;
+  w.kind = Writer::Kind::kStopRequest;
+  w.job = &job;
+  w.stop_ms = now_ms;
   return Submit(&w);
 }
 

@@ -14,7 +14,8 @@ namespace trainwatch::store {
 
 struct Db::Writer {
   enum class Kind {
-    kSamples, kLogs, kCreateJob, kUpdateJob, kRuleStatuses, kMaintain, kSealAll, kStats, kCall
+    kSamples, kLogs, kCreateJob, kUpdateJob, kRuleStatuses, kStopRequest, kMaintain, kSealAll,
+    kStats, kCall
   } kind;
   std::function<absl::Status(kv::WriteBatch*)> call;
   const model::SampleBatch* samples = nullptr;
@@ -25,6 +26,9 @@ struct Db::Writer {
   std::vector<std::string> canonical_made;
   const model::LogBatch* logs = nullptr;
   const model::JobRecord* job = nullptr;
+  // kUpdateJob: write only if the stored record is still as read (UpdateJobIfUnchanged).
+  const model::JobRecord* as_read = nullptr;
+  int64_t stop_ms = 0;  // kStopRequest
   HeadStats* stats = nullptr;
   const Delivery* delivery = nullptr;
   bool duplicate = false;  // set for a delivery seen before: nothing written
