@@ -97,7 +97,9 @@ std::string RemoteWriteQueueDir(const std::string& data_dir, const std::string& 
 }
 
 // Spools that agents left behind (they ended while the server was away):
-// delivered before anything else is served, so jobs end as their runners saw them.
+// delivered before anything else is served, so jobs end as their runners saw
+// them, and after every observer of the ingest is in place (the rules, alarms,
+// reports, remote write and the archive's journal take them as any data).
 void DeliverLeftoverSpools(const std::string& data_dir, app::StoreAgentBackend& agents) {
   std::error_code ec;
   std::filesystem::directory_iterator it(agent::SpoolRoot(data_dir), ec);
@@ -175,7 +177,6 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
     agents = std::make_unique<app::StoreAgentBackend>(*ingest, &contacts);
     local_jobs = std::make_unique<job::LocalJobs>(data_dir, ingest.get(),
                                                   &util::SystemClock::Get());
-    DeliverLeftoverSpools(data_dir, *agents);
   } else {
     std::fprintf(stderr,
                  "trainwatch: %s is written by %s: serving it read-only (writes and runs through "
@@ -288,6 +289,7 @@ int RunServer(const ServerFlags& flags, const GlobalOptions& options) {
   // Each job that ends gets its report in its folder (jobs/NAME/report.html).
   std::unique_ptr<app::JobReports> reports;
   if (ingest != nullptr) reports = std::make_unique<app::JobReports>(**db, data_dir, ingest.get());
+  if (agents != nullptr) DeliverLeftoverSpools(data_dir, *agents);
   // The AWS api, the native api, the dashboard's live stream and /metrics.
   app::ServeOptions serve_options;
   serve_options.api = api_options;

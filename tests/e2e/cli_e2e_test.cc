@@ -666,5 +666,46 @@ TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
   EXPECT_EQ(server->Wait().exit_code, 0);
 }
 
+// A job that ended while its server was away: its runner left the rest in
+// its spool, and the next server delivers it to the rules and the reports
+// like any data (they once started after the delivery and never saw the end).
+TEST_F(CliTest, AJobThatEndedWhileItsServerWasAwayGetsItsRulesAndReportFromTheSpool) {
+  const std::string port = std::to_string(FreePort());
+  auto start_server = [&] {
+    auto srv = std::make_unique<Subprocess>(Tw({"server", "--listen", "127.0.0.1:" + port}),
+                                            std::map<std::string, std::string>{});
+    EXPECT_TRUE(WaitForFile(data_ + "/server.json"));
+    return srv;
+  };
+  std::unique_ptr<Subprocess> server = start_server();
+  Subprocess run(RunArgs({"--name", "e2e-spooled", "--delivery-timeout", "1s", "--metric",
+                          "train:loss=\\bloss=([0-9.]+)"},
+                         {"paced:30:100"}),
+                 {});
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  server->Signal(SIGTERM);
+  ASSERT_EQ(server->Wait().exit_code, 0);
+  Finished done = run.Wait();  // the job ends while no server takes its data
+  EXPECT_NE(done.err.find("spool"), std::string::npos) << done.err;
+  ASSERT_TRUE(std::filesystem::exists(data_ + "/spool") &&
+              !std::filesystem::is_empty(data_ + "/spool"));
+
+  server = start_server();
+  const std::string report = data_ + "/jobs/e2e-spooled/report.html";
+  EXPECT_TRUE(WaitForFile(report)) << "no report for the job that ended from the spool";
+  Finished json = RunCommand(Tw({"rules", "e2e-spooled", "--json"}));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  nlohmann::json rules = nlohmann::json::parse(json.out);
+  ASSERT_FALSE(rules["rule_statuses"].empty()) << json.out;
+  for (const nlohmann::json& status : rules["rule_statuses"]) {
+    EXPECT_NE(status["status"], "InProgress") << status.dump();
+  }
+  Finished described = RunCommand(Tw({"describe", "e2e-spooled", "--json"}));
+  EXPECT_EQ(nlohmann::json::parse(described.out)["TrainingJobStatus"], "Completed")
+      << described.out;
+  server->Signal(SIGTERM);
+  EXPECT_EQ(server->Wait().exit_code, 0);
+}
+
 }  // namespace
 }  // namespace trainwatch
