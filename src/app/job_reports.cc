@@ -1,5 +1,6 @@
 #include "app/job_reports.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -67,8 +68,16 @@ JobReports::~JobReports() {
 void JobReports::OnJob(const model::JobRecord& job) {
   if (!model::IsTerminal(job.status)) return;
   util::MutexLock lock(mu_);
-  // Later records of the job (its final rule statuses) push the report back.
   due_[job.name] = std::chrono::steady_clock::now() + delay_;
+  changed_.notify_all();
+}
+
+void JobReports::OnRuleStatuses(const std::string& job, int, const std::vector<model::RuleStatus>&) {
+  util::MutexLock lock(mu_);
+  auto pending = due_.find(job);
+  const bool written = std::find(recent_.begin(), recent_.end(), job) != recent_.end();
+  if (pending == due_.end() && !written) return;  // a running job's
+  due_[job] = std::chrono::steady_clock::now() + delay_;
   changed_.notify_all();
 }
 
@@ -92,6 +101,11 @@ std::vector<std::string> JobReports::WriteDue(bool all) {
     absl::StatusOr<std::string> path = WriteJobReport(db_, data_dir_, name, *clock_);
     if (path.ok()) {
       written.push_back(*path);
+      util::MutexLock lock(mu_);
+      if (std::find(recent_.begin(), recent_.end(), name) == recent_.end()) {
+        recent_.push_back(name);
+        if (recent_.size() > kRecentReports) recent_.pop_front();
+      }
     } else {
       util::LogWarning(absl::StrFormat("report of job %s not written: %s", name,
                                        path.status().message()));

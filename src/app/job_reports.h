@@ -5,7 +5,8 @@
 // no server takes its data). It watches ingest for job records that reach a
 // terminal status and writes on a thread of its own a moment later (the
 // rule engine's final statuses land just after the job's end), never on
-// ingest's thread.
+// ingest's thread. Rule statuses of an ended job that come later still (a
+// busy engine) push the report back, or have it written again.
 //
 //   app::JobReports reports(db, data_dir, ingest.get());
 //   ... the run ends; its rules are flushed ...
@@ -15,6 +16,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <string>
 #include <thread>
@@ -46,6 +48,8 @@ class JobReports final : public model::IngestObserver {
   JobReports& operator=(const JobReports&) = delete;
 
   void OnJob(const model::JobRecord& job) override;
+  void OnRuleStatuses(const std::string& job, int host_index,
+                      const std::vector<model::RuleStatus>& statuses) override;
 
   // Writes every report due, without waiting for the delay; returns the
   // paths written (for the run to print).
@@ -65,6 +69,10 @@ class JobReports final : public model::IngestObserver {
   std::condition_variable_any changed_;
   // Jobs that ended, and when their report is due.
   std::map<std::string, std::chrono::steady_clock::time_point> due_ ABSL_GUARDED_BY(mu_);
+  // The jobs whose reports were written last (at most kRecentReports), whose
+  // rule statuses may still change: a change has the report written again.
+  static constexpr size_t kRecentReports = 256;
+  std::deque<std::string> recent_ ABSL_GUARDED_BY(mu_);
   std::jthread thread_;  // last: stops first
 };
 

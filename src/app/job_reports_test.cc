@@ -271,6 +271,24 @@ TEST_F(JobReportsTest, AJobThatEndsGetsItsReportFile) {
   EXPECT_TRUE(reports.Flush().empty()) << "written once";
 }
 
+TEST_F(JobReportsTest, RuleStatusesThatComeAfterTheReportHaveItWrittenAgain) {
+  JobReports reports(*db_, dir_.path(), ingest_.get(), &clock_, std::chrono::hours(1));
+  model::RuleStatus late;
+  late.configuration_name = late.rule = "LossNotDecreasing";
+  late.status = model::RuleStatusKind::kIssuesFound;
+  WriteJob();
+  const std::string path = JobReportPath(dir_.path(), job_.name);
+  ASSERT_EQ(reports.Flush(), std::vector<std::string>{path});
+  // A busy engine's final statuses, after the report was written.
+  late.details = "the final verdict, after the report";
+  ASSERT_TRUE(ingest_->SetRuleStatuses(job_.name, 1, {late}).ok());
+  ASSERT_EQ(reports.Flush(), std::vector<std::string>{path});
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("the final verdict, after the report"));
+}
+
 TEST_F(JobReportsTest, AReportIsWrittenAfterTheDelayWithoutAFlush) {
   JobReports reports(*db_, dir_.path(), ingest_.get(), &clock_, std::chrono::milliseconds(10));
   WriteJob();
