@@ -194,7 +194,13 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
       planned.push_back({jobs[i].name, archive::LateJournal::kEndOfTime,
                          archive::LateJournal::kEndOfTime});
     } else {
-      planned.push_back({jobs[i].name, plans[i]->from_ms, plans[i]->to_ms});
+      // Journaled from the end of what this pass reads: an ended job's
+      // everything (the pass completes it), else from its cut, or from where
+      // it reads from when a raised --archive-settle or a clock stepped back
+      // puts the cut before that.
+      planned.push_back({jobs[i].name, plans[i]->from_ms,
+                         plans[i]->ended ? archive::LateJournal::kEndOfTime
+                                         : std::max(plans[i]->from_ms, plans[i]->to_ms)});
     }
   }
   // With the late-data journal: the pass reads one state of the store, and
@@ -237,7 +243,7 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
       pass = archive::ArchiveJob(readers, job, store_, options, *plans[i], &archived_to);
     }
     if (late != nullptr) {
-      if (absl::Status s = late->EndJob(job.name, archived_to); !s.ok()) fail(s);
+      if (absl::Status s = late->EndJob(job.name, archived_to, pass.ok()); !s.ok()) fail(s);
     }
     if (stopped) continue;
     if (!pass.ok()) {
@@ -254,13 +260,25 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   pinned.reset();
   if (late != nullptr && !stopped) WriteLate(options.now_ms, &result);
   result.stopped = stopped;
-  if (names.empty() && result.failures.empty() && !stopped && options_.hold != nullptr) {
+  if (names.empty() && result.failures.empty() && !stopped && options_.hold != nullptr &&
+      !NewJobsSince(jobs)) {
     options_.hold->SetRetentionHold(hold_ms);
   }
   util::MutexLock lock(mu_);
   ++counts_.passes;
   counts_.last_pass_ms = options.now_ms;
   return result;
+}
+
+bool Archiver::NewJobsSince(const std::vector<model::JobRecord>& listed) {
+  // A job created since the pass listed them (an agent's spool delivered
+  // late, say) may have data older than the hold: it stays until a pass reads it.
+  absl::StatusOr<std::vector<model::JobRecord>> now = jobs_->ListJobs();
+  if (!now.ok()) return true;
+  std::set<std::string> names;
+  for (const model::JobRecord& job : listed) names.insert(job.name);
+  return std::any_of(now->begin(), now->end(),
+                     [&](const model::JobRecord& job) { return !names.contains(job.name); });
 }
 
 void Archiver::WriteLate(int64_t now_ms, PassResult* result) {
@@ -271,17 +289,17 @@ void Archiver::WriteLate(int64_t now_ms, PassResult* result) {
     result->failures.push_back(drains.status());
     return;
   }
+  std::vector<std::string> written;
   for (const archive::LateDrain& drain : *drains) {
     absl::StatusOr<int64_t> bytes =
         archive::WriteLateSegment(store_, drain.job, drain.id, drain.data, now_ms);
-    absl::Status s = bytes.status();
-    if (s.ok()) s = options_.late->Written(drain.id);
     util::MutexLock lock(mu_);
-    if (!s.ok()) {
+    if (!bytes.ok()) {
       ++counts_.failures;
-      result->failures.push_back(s);
+      result->failures.push_back(bytes.status());
       continue;
     }
+    written.push_back(drain.id);
     if (*bytes == 0) continue;  // written before
     ++counts_.late_segments;
     counts_.bytes += *bytes;
@@ -292,6 +310,12 @@ void Archiver::WriteLate(int64_t now_ms, PassResult* result) {
     pass.log_events = drain.data.events();
     pass.bytes = *bytes;
     result->jobs.push_back(std::move(pass));
+  }
+  // Once for them all: each forgotten drain rewrites the journal.
+  if (absl::Status s = options_.late->Written(written); !s.ok()) {
+    util::MutexLock lock(mu_);
+    ++counts_.failures;
+    result->failures.push_back(s);
   }
 }
 

@@ -409,11 +409,11 @@ void LateJournal::BeginPass(const std::vector<PlannedJob>& planned,
     // The pinned read has these (they came before this point).
     dropped |= DropFrom(job.job, job.from_ms);
   }
-  // Where this process last archived them to, else (a server that just
-  // started) everything.
+  // Where this process's last pass got to, else (a server that just
+  // started) everything: what is on disk may be several passes old.
   for (const std::string& job : unplanned) {
-    auto known = read_to_.find(job);
-    frontier[job] = known != read_to_.end() ? known->second : kEndOfTime;
+    auto known = frontier_.find(job);
+    frontier[job] = started_ && known != frontier_.end() ? known->second : kEndOfTime;
   }
   // Data of no job this pass knows (journaled before the first pass: a job
   // created since the jobs were listed, a series named after no job): the
@@ -442,10 +442,11 @@ absl::Status LateJournal::SaveDrops() {
   return absl::OkStatus();
 }
 
-absl::Status LateJournal::EndJob(const std::string& job, int64_t archived_to_ms) {
+absl::Status LateJournal::EndJob(const std::string& job, int64_t archived_to_ms,
+                                bool pass_ok) {
   util::MutexLock lock(mu_);
   frontier_[job] = archived_to_ms;
-  ended_.insert(job);
+  if (pass_ok) ended_.insert(job);
   // Kept on disk with the next rewrite: a window without data gets no
   // segment, and a late segment (whose drain rewrites the journal first) must
   // not be read again from the store by a plan after a restart.
@@ -499,13 +500,17 @@ absl::StatusOr<std::vector<LateDrain>> LateJournal::TakeLate() {
   return out;
 }
 
-absl::Status LateJournal::Written(const std::string& id) {
+absl::Status LateJournal::Written(const std::vector<std::string>& ids) {
   util::MutexLock lock(mu_);
-  auto it = drains_.find(id);
-  if (it == drains_.end()) return absl::OkStatus();
-  written_ += it->second.data.rows() + it->second.data.events();
-  drains_.erase(it);
-  return Rewrite();
+  bool changed = false;
+  for (const std::string& id : ids) {
+    auto it = drains_.find(id);
+    if (it == drains_.end()) continue;
+    written_ += it->second.data.rows() + it->second.data.events();
+    drains_.erase(it);
+    changed = true;
+  }
+  return changed ? Rewrite() : absl::OkStatus();
 }
 
 LateJournal::Stats LateJournal::stats() const {

@@ -24,23 +24,29 @@
 //      the pinned read has it. So what
 //      the pass reads came before that point, and what comes after is
 //      journaled: the segments and the journal never hold the same datum;
-//   3. EndJob(job, archived_to) once the job's pass ended (or did not run:
-//      then at its `from`): its frontier becomes where the pass got to, and
+//   3. EndJob(job, archived_to, ok) once the job's pass ended (or did not
+//      run: then at its `from`): its frontier becomes where the pass got to, and
 //      what was journaled at or after that is dropped (it is in the store,
 //      and the next pass reads it). Where it got to is kept (ReadTo; on disk
 //      with every rewrite, so with every late segment): a window without
 //      data gets no segment, and the next plan must not read again a window
 //      whose late data is archived;
-//   4. TakeLate() gives the journaled data of the jobs that ended their
-//      pass, each job's as a drain with an id of its own (persisted before
-//      it is returned), written as the late segment of that id; Written(id)
-//      forgets it. A drain that a crash interrupted is given again, with the
-//      same id: WriteLateSegment leaves a late segment that is complete, so
-//      nothing is written twice.
+//   4. TakeLate() gives the journaled data of the jobs whose pass ended
+//      without an error, each job's as a drain with an id of its own
+//      (persisted before it is returned), written as the late segment of
+//      that id; Written(ids) forgets them. A drain that a crash interrupted
+//      is given again, with the same id: WriteLateSegment leaves a late
+//      segment that is complete, so nothing is written twice. The data of a
+//      job whose pass failed stays: a pass that failed before the archive
+//      had the job's record (job.json) is read again from its last segment,
+//      and BeginPass then drops what that read takes.
 // Until its first BeginPass (a server that just started), every job's
-// frontier is the end of time: everything is journaled, and BeginPass drops
-// what the pass reads itself. So nothing that came while the server was
-// down, or before its first pass, is missed.
+// frontier is the end of time: everything that reaches this server is
+// journaled, and BeginPass drops what the pass reads itself. So nothing that
+// came to the server before its first pass is missed. (What `trainwatch run`
+// wrote to the folder while no server held it is in the store, and a pass
+// reads it from there unless it is stamped before where an earlier pass read
+// the job to: see docs/archive.md, Limits.)
 //
 // What is lost: a late datum whose store write was durable when the process
 // died (kill -9, power loss) before the journal's was; data once the
@@ -119,13 +125,14 @@ class LateJournal final : public model::IngestObserver {
   absl::Status SaveDrops();
   // The job's pass ended: its data before `archived_to_ms` is archived
   // (kEndOfTime: the job is archived complete). Rewrites the journal when it
-  // drops something.
-  absl::Status EndJob(const std::string& job, int64_t archived_to_ms);
+  // drops something. `pass_ok`: false when the pass failed; the job's late
+  // data then waits for a pass that does not (TakeLate leaves it).
+  absl::Status EndJob(const std::string& job, int64_t archived_to_ms, bool pass_ok = true);
   // The journaled data of the jobs whose pass ended, one drain a job, with
   // those given before and not Written yet.
   absl::StatusOr<std::vector<LateDrain>> TakeLate();
-  // The drain's late segment is complete in the archive.
-  absl::Status Written(const std::string& id);
+  // The drains' late segments are complete in the archive (one rewrite).
+  absl::Status Written(const std::vector<std::string>& ids);
   // Where the last pass read the job to (for its next plan; kept in the
   // journal across restarts); 0 when none did.
   int64_t ReadTo(const std::string& job) const;
@@ -174,7 +181,7 @@ class LateJournal final : public model::IngestObserver {
   bool unsaved_drops_ ABSL_GUARDED_BY(mu_) = false;  // BeginPass dropped what the file has
   std::map<std::string, int64_t> frontier_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int64_t> read_to_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> ended_ ABSL_GUARDED_BY(mu_);  // EndJob since the last BeginPass
+  std::set<std::string> ended_ ABSL_GUARDED_BY(mu_);  // EndJob(ok) since the last BeginPass
   std::map<std::string, LateData> pending_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, LateDrain> drains_ ABSL_GUARDED_BY(mu_);  // by id
   int64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;

@@ -111,7 +111,7 @@ TEST_F(LateJournalTest, ARestartLosesNothingAndWritesNothingTwice) {
   ASSERT_EQ(again->size(), 1u);
   EXPECT_EQ((*again)[0].id, (*first)[0].id);
   EXPECT_THAT(LateSeconds((*again)[0].data), ::testing::ElementsAre(5));
-  ASSERT_TRUE(journal_->Written((*again)[0].id).ok());
+  ASSERT_TRUE(journal_->Written({(*again)[0].id}).ok());
   EXPECT_EQ(journal_->stats().written, 1);
   // Drops 600 s.
   journal_->BeginPass({{"job-1", kLateT0 + 60'000, kLateT0 + 120'000}}, {});
@@ -150,6 +150,42 @@ TEST_F(LateJournalTest, CompleteAndUnplannedJobs) {
   journal_->OnSamples(LateLoss("done-1", {1'000'000}));
   journal_->OnSamples(LateLoss("job-1", {30, 90}));
   EXPECT_EQ(journal_->stats().rows, 2);  // done-1's, and job-1's 30 s
+}
+
+// A server that restarts journals everything for a job whose first plan
+// fails, not only what is stamped before where the journal's file last said
+// the passes read to (several passes old).
+TEST_F(LateJournalTest, AfterARestartAJobWhosePlanFailsKeepsEverything) {
+  Open();
+  journal_->BeginPass({{"job-1", kLateT0, kLateT0 + 60'000}}, {});
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 60'000).ok());
+  journal_->OnSamples(LateLoss("job-1", {5}));
+  ASSERT_TRUE(journal_->TakeLate().ok());  // a rewrite: read to 60 s, on disk
+  journal_->BeginPass({{"job-1", kLateT0 + 60'000, kLateT0 + 120'000}}, {});
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 120'000).ok());  // no rewrite
+  Open();
+  journal_->BeginPass({}, {"job-1"});
+  journal_->OnSamples(LateLoss("job-1", {90}));  // read by no segment: the pass read to 120 s
+  EXPECT_EQ(journal_->stats().rows, 2);          // the drain's 5, and 90
+}
+
+// A job whose pass failed keeps its late data for a pass that does not: the
+// next pass may read that window again (no job.json in the archive yet).
+TEST_F(LateJournalTest, AJobWhosePassFailedKeepsItsLateDataForThePassThatDoesNot) {
+  Open();
+  journal_->BeginPass({{"job-1", kLateT0, kLateT0 + 60'000}}, {});
+  journal_->OnSamples(LateLoss("job-1", {5, 30}));
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 40'000, /*pass_ok=*/false).ok());
+  auto drains = journal_->TakeLate();
+  ASSERT_TRUE(drains.ok()) << drains.status();
+  EXPECT_TRUE(drains->empty());
+  // The next pass reads from 20 s (its last segment's end): 30 s is its own.
+  journal_->BeginPass({{"job-1", kLateT0 + 20'000, kLateT0 + 60'000}}, {});
+  ASSERT_TRUE(journal_->EndJob("job-1", kLateT0 + 60'000).ok());
+  drains = journal_->TakeLate();
+  ASSERT_TRUE(drains.ok()) << drains.status();
+  ASSERT_EQ(drains->size(), 1u);
+  EXPECT_THAT(LateSeconds((*drains)[0].data), ::testing::ElementsAre(5));
 }
 
 // A journal kept for another archive starts afresh: the new archive takes
