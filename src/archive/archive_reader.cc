@@ -20,6 +20,8 @@ namespace trainwatch::archive {
 namespace {
 
 constexpr size_t kMaxObjectBytes = size_t{4} << 30;
+// The first archived event of a timestamp's position number (LoadLogs).
+constexpr int64_t kArchivedSeqBase = INT64_MIN / 2;
 
 // One RFC 4180 record of a line without line breaks inside fields.
 std::vector<std::string> CsvFields(std::string_view line) {
@@ -377,8 +379,13 @@ absl::StatusOr<std::shared_ptr<const ArchivedLogs>> ArchiveReader::LoadLogs(
                      [](const query::StoredLogEvent& a, const query::StoredLogEvent& b) {
                        return a.position.t_ms < b.position.t_ms;
                      });
-    const int64_t n = static_cast<int64_t>(events.size());
-    for (int64_t i = 0; i < n; ++i) events[i].position.seq = i - n;
+    // Numbered within their timestamp, below the data folder's (>= 0): a
+    // late segment that comes later sorts after the others of a timestamp,
+    // so an earlier event's position (in a paging token) stays its own.
+    for (size_t i = 0; i < events.size(); ++i) {
+      const bool same_time = i > 0 && events[i - 1].position.t_ms == events[i].position.t_ms;
+      events[i].position.seq = same_time ? events[i - 1].position.seq + 1 : kArchivedSeqBase;
+    }
   }
   if (complete) {
     util::MutexLock lock(mu_);
