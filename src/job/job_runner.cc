@@ -265,10 +265,12 @@ absl::StatusOr<RunResult> JobRunner::Run() {
   BeginJob(&record_, created_ms);
   record_.log_stream =
       absl::StrFormat("%s/algo-%d-%d", spec_.name, spec_.host_index, created_ms / 1000);
+  TelemetryWriter::Options writer_options = options_.writer;
+  writer_options.start_held = true;  // until the job's record is written
   writer_ = std::make_unique<TelemetryWriter>(
       sink_, sink_,
       model::LogStreamId{std::string(model::kTrainingJobsLogGroup), record_.log_stream},
-      metrics_->series(), options_.writer);
+      metrics_->series(), writer_options);
 
   capture::TrainingProcessOptions process_options;
   process_options.argv = spec_.command;
@@ -309,6 +311,8 @@ absl::StatusOr<RunResult> JobRunner::Run() {
     writer_->Stop();
     return created;
   }
+  // The rules know the job now: its first lines reach them too.
+  writer_->Release();
   Transition(model::JobStatus::kInProgress, model::SecondaryStatus::kStarting, kMessagePreparing,
              created_ms);
   Transition(model::JobStatus::kInProgress, model::SecondaryStatus::kTraining, kMessageTraining,

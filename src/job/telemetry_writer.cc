@@ -55,7 +55,8 @@ TelemetryWriter::TelemetryWriter(model::LogSink* logs, model::SampleSink* sample
       samples_(samples),
       stream_(std::move(stream)),
       series_(std::move(series)),
-      options_(options) {
+      options_(options),
+      held_(options.start_held) {
   pending_samples_.resize(series_.size());
   log_thread_ = std::jthread([this](std::stop_token stop) { LogLoop(std::move(stop)); });
   sample_thread_ = std::jthread([this](std::stop_token stop) { SampleLoop(std::move(stop)); });
@@ -103,6 +104,14 @@ void TelemetryWriter::Add(Batch* batch) {
   batch->samples.clear();
 }
 
+void TelemetryWriter::Release() {
+  {
+    util::MutexLock lock(mu_);
+    held_ = false;
+  }
+  work_.notify_all();
+}
+
 void TelemetryWriter::Flush() {
   util::MutexLock lock(mu_);
   const uint64_t target = added_seq_;
@@ -143,7 +152,10 @@ void TelemetryWriter::LogLoop(std::stop_token stop) {
     {
       util::MutexLock lock(mu_);
       // Returns at once once stopping: what is pending is still written.
-      lock.Wait(work_, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return added_seq_ != logs_written_seq_; });
+      // Held: only a stop writes.
+      lock.Wait(work_, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return added_seq_ != logs_written_seq_ && !held_;
+      });
       if (added_seq_ == logs_written_seq_) break;  // stopping with nothing pending
       events.swap(pending_events_);
       inflight_log_bytes_ = pending_log_bytes_;
@@ -169,7 +181,9 @@ void TelemetryWriter::SampleLoop(std::stop_token stop) {
     bool any;
     {
       util::MutexLock lock(mu_);
-      lock.Wait(work_, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return added_seq_ != samples_written_seq_; });
+      lock.Wait(work_, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return added_seq_ != samples_written_seq_ && !held_;
+      });
       if (added_seq_ == samples_written_seq_) break;
       any = pending_sample_bytes_ > 0;
       if (any) samples.swap(pending_samples_);

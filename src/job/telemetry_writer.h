@@ -52,6 +52,10 @@ class TelemetryWriter {
     size_t max_pending_bytes = 8 << 20;
     int max_attempts = 4;
     int64_t first_backoff_ms = 20;
+    // Writes nothing until Release() (or Stop): what is added waits. A job's
+    // runner holds its lines until the job's record exists, so that
+    // everything reading the ingest (the rules) knows the job first.
+    bool start_held = false;
   };
   struct Stats {
     uint64_t events_written = 0;
@@ -87,7 +91,10 @@ class TelemetryWriter {
   // Add for a single line.
   void Add(int64_t t_ms, std::string_view line,
            const std::vector<std::pair<size_t, double>>& values);
+  // Starts writing (Options::start_held).
+  void Release();
   // Returns once everything added before the call is written (or dropped).
+  // Not while held.
   void Flush();
   // Writes what is pending, then stops the threads. Later Adds are dropped (counted).
   // Call from one thread (the owner).
@@ -127,6 +134,7 @@ class TelemetryWriter {
   // Set by Stop before it asks the threads to stop: later Adds are dropped,
   // so once a thread has seen its stop and nothing pending, nothing comes.
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool held_ ABSL_GUARDED_BY(mu_);  // Options::start_held, until Release
   bool stopped_ = false;  // both threads joined
   Stats stats_;
   // Last: destroyed first. ~TelemetryWriter stops and joins them explicitly

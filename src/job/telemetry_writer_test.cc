@@ -56,6 +56,24 @@ TEST(TelemetryWriter, WritesPromptlyWithoutAFlush) {
   EXPECT_EQ(sink.StorageResolution(Key("train:loss")), 1);
 }
 
+// A runner holds its job's first lines until the job's record is written:
+// whatever reads the ingest (the rules) knows the job before its data.
+TEST(TelemetryWriter, AHeldWriterWritesNothingUntilReleased) {
+  MemoryTelemetrySink sink;
+  TelemetryWriter::Options options;
+  options.start_held = true;
+  TelemetryWriter writer(&sink, &sink, kStream, {Key("train:loss")}, options);
+  writer.Add(1000, "loss: nan", {});
+  writer.Add(1001, "train:loss=0.5", {{0, 0.5}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(sink.Events(kStream).empty());
+  EXPECT_TRUE(sink.Samples(Key("train:loss")).empty());
+  writer.Release();
+  writer.Flush();
+  EXPECT_EQ(sink.Events(kStream).size(), 2u);
+  EXPECT_EQ(sink.Samples(Key("train:loss")), (std::vector<model::Sample>{{1001, 0.5}}));
+}
+
 TEST(TelemetryWriter, SlowSinkGetsBatchesAndFlushWaitsForAll) {
   MemoryTelemetrySink sink;
   sink.SetLatency(std::chrono::milliseconds(20), std::chrono::milliseconds(20));
