@@ -22,8 +22,12 @@ absl::StatusOr<std::unique_ptr<ClientEndpoint>> ClientEndpoint::Start(model::Sam
 
 ClientEndpoint::~ClientEndpoint() { serving_.reset(); }
 
+void ClientEndpoint::OnTrainingExited(const model::JobRecord&, const capture::ExitStatus&) {
+  serving_.reset();  // stops listening; the requests in flight are answered first
+}
+
 std::map<std::string, std::string> ClientEndpoint::Environment(const std::string& python_dir) const {
-  std::map<std::string, std::string> env{{"TRAINWATCH_RUNNER_URL", url()}};
+  std::map<std::string, std::string> env{{"TRAINWATCH_RUNNER_URL", serving_->url()}};
   if (!python_dir.empty()) env["PYTHONPATH"] = PythonPathWith(python_dir);
   return env;
 }

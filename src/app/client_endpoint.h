@@ -12,8 +12,13 @@
 //   spec.runner_environment = (*endpoint)->Environment(python_dir);
 //   auto run = job::TrainingRun::Create(spec, sink);
 //   (*endpoint)->Attach(run->get());
+//   (*run)->AddObserver(endpoint->get());   // closes when the process exits
 //   (*run)->Run();
 //   endpoint->reset();   // before the run is destroyed
+//
+// As the run's observer it closes when the process exits, after answering
+// the requests in flight: what the process sent is stored before the job's
+// end is written, so the rules and the final metrics have all of it.
 //
 // Thread-safe.
 
@@ -29,14 +34,14 @@
 
 namespace trainwatch::app {
 
-class ClientEndpoint final : public model::SampleSink {
+class ClientEndpoint final : public model::SampleSink, public job::JobObserver {
  public:
   // Listens on 127.0.0.1, on a free port. `sink` must outlive the endpoint.
   static absl::StatusOr<std::unique_ptr<ClientEndpoint>> Start(model::SampleSink* sink,
                                                                const std::string& version);
   ~ClientEndpoint() override;
 
-  // "http://127.0.0.1:PORT"
+  // "http://127.0.0.1:PORT" (while open: a run's closes when its process exits)
   std::string url() const { return serving_->url(); }
   // For the training process: TRAINWATCH_RUNNER_URL, and PYTHONPATH with
   // `python_dir` (where the client package is; empty: left as it is) first.
@@ -46,6 +51,7 @@ class ClientEndpoint final : public model::SampleSink {
   void Attach(job::TrainingRun* run) { run_.store(run); }
 
   absl::Status Put(const model::SampleBatch& batch) override;
+  void OnTrainingExited(const model::JobRecord& job, const capture::ExitStatus& status) override;
 
  private:
   explicit ClientEndpoint(model::SampleSink* sink) : sink_(sink) {}

@@ -4,7 +4,11 @@
 
 #include "app/client_endpoint.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <map>
@@ -18,6 +22,20 @@ namespace trainwatch::app {
 namespace {
 
 using model::testing::MemoryTelemetrySink;
+
+// Whether something listens at "http://127.0.0.1:PORT".
+bool Accepts(const std::string& url) {
+  const int port = std::stoi(url.substr(url.rfind(':') + 1));
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool connected =
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
+  ::close(fd);
+  return connected;
+}
 
 // What the Python client does, without it: read the environment, POST.
 constexpr char kSender[] = R"PY(
@@ -57,7 +75,12 @@ TEST(ClientEndpointTest, WhatTheProcessSendsReachesTheSinkAndItsFinalMetrics) {
   auto run = job::TrainingRun::Create(spec, &sink);
   ASSERT_TRUE(run.ok()) << run.status();
   (*endpoint)->Attach(run->get());
+  (*run)->AddObserver(endpoint->get());
+  const std::string url = (*endpoint)->url();
   auto result = (*run)->Run();
+  // Closed when the process exited, before the job's end was written: nothing
+  // comes after the job's last record.
+  EXPECT_FALSE(Accepts(url)) << url;
   endpoint->reset();
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->exit_code, 0) << "the sender failed; see its assertion";

@@ -329,7 +329,10 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   auto runner = job::TrainingRun::Create(std::move(spec), sink);
   if (!runner.ok()) return ReportError(runner.status());
   this_run = runner->get();
-  if (client) client->Attach(runner->get());
+  if (client) {
+    client->Attach(runner->get());
+    (*runner)->AddObserver(client.get());
+  }
   // The heartbeat: a server on another machine can neither check nor signal
   // this process; it records a stop request that the heartbeat's answer carries.
   std::unique_ptr<agent::StopWatcher> stop_watcher;
