@@ -177,9 +177,22 @@ absl::Status StoreJobsBackend::StopJob(const std::string& name, const std::strin
   absl::StatusOr<std::optional<model::JobRecord>> job = LoadJob(db_, name, ingest_);
   if (!job.ok()) return job.status();
   if (!job->has_value()) return absl::NotFoundError(name);
-  if (local_ != nullptr && (*job)->status == model::JobStatus::kInProgress &&
-      local_->Stop((*job)->name, message)) {
-    return absl::OkStatus();
+  if (local_ != nullptr && (*job)->status == model::JobStatus::kInProgress) {
+    if (local_->Stop((*job)->name, message)) return absl::OkStatus();
+    // A job this server ran, which ended after the read: its runner is this
+    // process, which a signal would stop instead.
+    const model::RunnerIdentity self = job::CurrentRunnerIdentity();
+    for (const model::JobRecord& host : model::HostRecords(**job)) {
+      if (host.runner == self) {
+        absl::StatusOr<std::optional<model::JobRecord>> latest = LoadJob(db_, name, ingest_);
+        const model::JobStatus status = latest.ok() && latest->has_value()
+                                            ? (*latest)->status
+                                            : model::JobStatus::kCompleted;
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "The request was rejected because the training job is in status %s.",
+            model::JobStatusName(status)));
+      }
+    }
   }
   absl::Status s = StopJobHosts(db_, **job, ingest_);
   if (absl::IsNotFound(s)) {

@@ -8,6 +8,7 @@
 #include "api/testing/api_client.h"
 #include "app/job_access.h"
 #include "ingest/ingest.h"
+#include "job/lifecycle.h"
 #include "job/runner_identity.h"
 #include "query/store_reader.h"
 #include "gmock/gmock.h"
@@ -406,11 +407,24 @@ TEST_F(RemoteRunnersTest, WhatWasDecidedOnAnOldReadDoesNotUndoTheRunnersLastUpda
   absl::Status stop = db_->RequestStop("done", 1, clock_.NowMs());
   EXPECT_TRUE(absl::IsFailedPrecondition(stop)) << stop;
   EXPECT_THAT(stop.message(), HasSubstr("in status Completed"));
-  model::JobRecord silent = as_read;
+  model::JobRecord silent = as_read;  // what the sweeper decided on the old read
   job::RecordRunnerSilent(&silent, clock_.NowMs(), 60000);
   absl::Status lost = RecordRunnerLost(*db_, ingest_.get(), silent, as_read);
   EXPECT_TRUE(absl::IsFailedPrecondition(lost)) << lost;
   EXPECT_EQ(Stored("done", 1), completed);
+
+  // An update of a running job after the read (a new transition) stands too.
+  ASSERT_TRUE(db_->CreateJob(Host("moving", 1)).ok());
+  const model::JobRecord moving_read = Stored("moving", 1);
+  model::JobRecord uploading = moving_read;
+  job::EnterStatus(&uploading, model::JobStatus::kInProgress, model::SecondaryStatus::kUploading,
+                   "Uploading", moving_read.last_modified_ms + 5);
+  ASSERT_TRUE(db_->UpdateJob(uploading).ok());
+  silent = moving_read;
+  job::RecordRunnerSilent(&silent, clock_.NowMs(), 60000);
+  lost = RecordRunnerLost(*db_, ingest_.get(), silent, moving_read);
+  EXPECT_TRUE(absl::IsFailedPrecondition(lost)) << lost;
+  EXPECT_EQ(Stored("moving", 1).secondary_status, model::SecondaryStatus::kUploading);
 
   // On a record still as read, both are written.
   ASSERT_TRUE(db_->CreateJob(Host("running", 1)).ok());

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 
 #include "absl/strings/str_format.h"
 #include "agent/s3_store.h"
@@ -243,7 +244,10 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
       pass = archive::ArchiveJob(readers, job, store_, options, *plans[i], &archived_to);
     }
     if (late != nullptr) {
-      if (absl::Status s = late->EndJob(job.name, archived_to, pass.ok()); !s.ok()) fail(s);
+      // A failed pass of a job the archive has no record of yet reads its
+      // windows again: its late data waits. Otherwise it goes out as usual.
+      const bool drain = pass.ok() || plans[i]->stored_job_json.has_value();
+      if (absl::Status s = late->EndJob(job.name, archived_to, drain); !s.ok()) fail(s);
     }
     if (stopped) continue;
     if (!pass.ok()) {
@@ -260,9 +264,8 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   pinned.reset();
   if (late != nullptr && !stopped) WriteLate(options.now_ms, &result);
   result.stopped = stopped;
-  if (names.empty() && result.failures.empty() && !stopped && options_.hold != nullptr &&
-      !NewJobsSince(jobs)) {
-    options_.hold->SetRetentionHold(hold_ms);
+  if (names.empty() && result.failures.empty() && !stopped && options_.hold != nullptr) {
+    options_.hold->SetRetentionHold(std::min(hold_ms, FirstNewJobMs(jobs)));
   }
   util::MutexLock lock(mu_);
   ++counts_.passes;
@@ -270,15 +273,18 @@ absl::StatusOr<Archiver::PassResult> Archiver::Pass(
   return result;
 }
 
-bool Archiver::NewJobsSince(const std::vector<model::JobRecord>& listed) {
+int64_t Archiver::FirstNewJobMs(const std::vector<model::JobRecord>& listed) {
   // A job created since the pass listed them (an agent's spool delivered
   // late, say) may have data older than the hold: it stays until a pass reads it.
   absl::StatusOr<std::vector<model::JobRecord>> now = jobs_->ListJobs();
-  if (!now.ok()) return true;
+  if (!now.ok()) return 0;  // hold everything
   std::set<std::string> names;
   for (const model::JobRecord& job : listed) names.insert(job.name);
-  return std::any_of(now->begin(), now->end(),
-                     [&](const model::JobRecord& job) { return !names.contains(job.name); });
+  int64_t first_ms = std::numeric_limits<int64_t>::max();
+  for (const model::JobRecord& job : *now) {
+    if (!names.contains(job.name)) first_ms = std::min(first_ms, job.creation_ms);
+  }
+  return first_ms;
 }
 
 void Archiver::WriteLate(int64_t now_ms, PassResult* result) {

@@ -161,8 +161,9 @@ class Archiver {
   query::JobsReader* const jobs_;
   // Writes the journal's late data as late segments (after a pass).
   void WriteLate(int64_t now_ms, PassResult* result);
-  // Whether the store has a job that `listed` (a pass's jobs) has not.
-  bool NewJobsSince(const std::vector<model::JobRecord>& listed);
+  // The earliest creation time of the jobs the store has and `listed` (a
+  // pass's jobs) has not (INT64_MAX: none; 0 when they cannot be listed).
+  int64_t FirstNewJobMs(const std::vector<model::JobRecord>& listed);
 
   model::ObjectStore* const store_;
   const ArchiverOptions options_;

@@ -17,6 +17,7 @@ absl::StatusOr<std::unique_ptr<ClientEndpoint>> ClientEndpoint::Start(model::Sam
   absl::StatusOr<std::unique_ptr<Serving>> serving = Serving::Start(options, backends, nullptr);
   if (!serving.ok()) return serving.status();
   endpoint->serving_ = *std::move(serving);
+  endpoint->url_ = endpoint->serving_->url();
   return endpoint;
 }
 
@@ -27,7 +28,7 @@ void ClientEndpoint::OnTrainingExited(const model::JobRecord&, const capture::Ex
 }
 
 std::map<std::string, std::string> ClientEndpoint::Environment(const std::string& python_dir) const {
-  std::map<std::string, std::string> env{{"TRAINWATCH_RUNNER_URL", serving_->url()}};
+  std::map<std::string, std::string> env{{"TRAINWATCH_RUNNER_URL", url_}};
   if (!python_dir.empty()) env["PYTHONPATH"] = PythonPathWith(python_dir);
   return env;
 }

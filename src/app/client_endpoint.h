@@ -20,7 +20,8 @@
 // the requests in flight: what the process sent is stored before the job's
 // end is written, so the rules and the final metrics have all of it.
 //
-// Thread-safe.
+// Put is thread-safe; Start, Attach, OnTrainingExited (the run) and the
+// destructor come from the thread that runs the job.
 
 #include <atomic>
 #include <map>
@@ -41,8 +42,8 @@ class ClientEndpoint final : public model::SampleSink, public job::JobObserver {
                                                                const std::string& version);
   ~ClientEndpoint() override;
 
-  // "http://127.0.0.1:PORT" (while open: a run's closes when its process exits)
-  std::string url() const { return serving_->url(); }
+  // "http://127.0.0.1:PORT" (a run's stops listening when its process exits)
+  const std::string& url() const { return url_; }
   // For the training process: TRAINWATCH_RUNNER_URL, and PYTHONPATH with
   // `python_dir` (where the client package is; empty: left as it is) first.
   std::map<std::string, std::string> Environment(const std::string& python_dir) const;
@@ -58,6 +59,7 @@ class ClientEndpoint final : public model::SampleSink, public job::JobObserver {
 
   model::SampleSink* const sink_;
   std::atomic<job::TrainingRun*> run_{nullptr};
+  std::string url_;
   std::unique_ptr<Serving> serving_;  // last: stopped first
 };
 

@@ -58,12 +58,6 @@ absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job, ingest::In
     absl::Status s;
     if (job::CheckRunner(host.runner) == job::RunnerState::kOnOtherHost && db.writable()) {
       s = db.RequestStop(host.name, host.host_index, db.clock().NowMs());
-    } else if (host.runner == job::CurrentRunnerIdentity()) {
-      // This process ran the job (a server's CreateTrainingJob), and no longer
-      // does: it ended after the record was read.
-      s = absl::FailedPreconditionError(
-          "The request was rejected because the training job is no longer in status "
-          "InProgress.");
     } else {
       s = job::RequestStop(host);
       const model::JobRecord as_read = host;

@@ -20,8 +20,9 @@ namespace trainwatch::app {
 // What these functions find and record (a runner gone, a stop request) is
 // written to `db` when it is writable, through `ingest` when one is given (a
 // server's: its observers, the rules and the reports among them, then see the
-// job end). Each write builds on the record as stored at that moment, not on
-// the one read: a runner that finished the job in between keeps its status.
+// job end). None undoes an update the runner made after the read: a stop
+// request sets only that field of the record as stored, and a runner found
+// gone is recorded only if the record is still as read.
 
 // The job named `name` (case-insensitively), reconciled with its runner: when
 // it is not terminal and its runner is gone, it is returned as Failed, and

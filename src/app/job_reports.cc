@@ -89,6 +89,12 @@ std::vector<std::string> JobReports::WriteDue(bool all) {
     for (auto it = due_.begin(); it != due_.end();) {
       if (all || it->second <= now) {
         names.push_back(it->first);
+        // Listed before it is built: a status that lands meanwhile has it
+        // written again.
+        if (std::find(recent_.begin(), recent_.end(), it->first) == recent_.end()) {
+          recent_.push_back(it->first);
+          if (recent_.size() > kRecentReports) recent_.pop_front();
+        }
         it = due_.erase(it);
       } else {
         ++it;
@@ -101,11 +107,6 @@ std::vector<std::string> JobReports::WriteDue(bool all) {
     absl::StatusOr<std::string> path = WriteJobReport(db_, data_dir_, name, *clock_);
     if (path.ok()) {
       written.push_back(*path);
-      util::MutexLock lock(mu_);
-      if (std::find(recent_.begin(), recent_.end(), name) == recent_.end()) {
-        recent_.push_back(name);
-        if (recent_.size() > kRecentReports) recent_.pop_front();
-      }
     } else {
       util::LogWarning(absl::StrFormat("report of job %s not written: %s", name,
                                        path.status().message()));

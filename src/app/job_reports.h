@@ -69,8 +69,9 @@ class JobReports final : public model::IngestObserver {
   std::condition_variable_any changed_;
   // Jobs that ended, and when their report is due.
   std::map<std::string, std::chrono::steady_clock::time_point> due_ ABSL_GUARDED_BY(mu_);
-  // The jobs whose reports were written last (at most kRecentReports), whose
-  // rule statuses may still change: a change has the report written again.
+  // The jobs whose reports were written last, or are being written (at most
+  // kRecentReports), whose rule statuses may still change: a change has the
+  // report written again.
   static constexpr size_t kRecentReports = 256;
   std::deque<std::string> recent_ ABSL_GUARDED_BY(mu_);
   std::jthread thread_;  // last: stops first

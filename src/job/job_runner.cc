@@ -302,13 +302,15 @@ absl::StatusOr<RunResult> JobRunner::Run() {
     process_ = *std::move(started);
   }
   if (absl::Status created = WriteRecord(/*create=*/true); !created.ok()) {
+    // First: its lines (of no job) are dropped, and an output pump waiting for
+    // room in the held writer goes on.
+    writer_->Stop();
     std::unique_ptr<capture::TrainingProcess> process;
     {
       util::MutexLock lock(mu_);
       process = std::move(process_);
     }
     process.reset();  // SIGKILLs the group, reaps, drains
-    writer_->Stop();
     return created;
   }
   // The rules know the job now: its first lines reach them too.

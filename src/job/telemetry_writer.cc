@@ -125,6 +125,17 @@ void TelemetryWriter::Stop() {
     util::MutexLock lock(mu_);
     if (stopping_) return;
     stopping_ = true;
+    if (held_) {
+      // Never released: the job these lines belong to was not recorded.
+      stats_.events_dropped += pending_events_.size();
+      for (std::vector<model::Sample>& samples : pending_samples_) {
+        stats_.samples_dropped += samples.size();
+        samples.clear();
+      }
+      pending_events_.clear();
+      pending_log_bytes_ = pending_sample_bytes_ = 0;
+      logs_written_seq_ = samples_written_seq_ = added_seq_;
+    }
   }
   room_.notify_all();
   // Each thread writes what is pending, then ends.

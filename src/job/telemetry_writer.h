@@ -96,8 +96,9 @@ class TelemetryWriter {
   // Returns once everything added before the call is written (or dropped).
   // Not while held.
   void Flush();
-  // Writes what is pending, then stops the threads. Later Adds are dropped (counted).
-  // Call from one thread (the owner).
+  // Writes what is pending, then stops the threads. Later Adds are dropped (counted),
+  // and so is what is pending when the writer was never released. Unblocks an Add
+  // waiting for room. Call from one thread (the owner).
   void Stop();
   Stats stats() const;
 

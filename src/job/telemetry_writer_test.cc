@@ -74,6 +74,31 @@ TEST(TelemetryWriter, AHeldWriterWritesNothingUntilReleased) {
   EXPECT_EQ(sink.Samples(Key("train:loss")), (std::vector<model::Sample>{{1001, 0.5}}));
 }
 
+// A job whose record could not be written: its held lines are dropped, and a
+// process printing into a full held writer is let go.
+TEST(TelemetryWriter, StoppingAWriterNeverReleasedDropsItsLinesAndFreesAWaitingAdd) {
+  MemoryTelemetrySink sink;
+  TelemetryWriter::Options options;
+  options.start_held = true;
+  options.max_pending_bytes = 1000;
+  TelemetryWriter writer(&sink, &sink, kStream, {Key("train:loss")}, options);
+  std::atomic<int> added{0};
+  std::thread printer([&] {
+    for (int i = 0; i < 100; ++i, ++added) writer.Add(1000 + i, std::string(100, 'x'), {{0, 1.0}});
+  });
+  while (writer.stats().backpressure_waits == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_LT(added.load(), 100);  // waiting for room
+  writer.Stop();
+  printer.join();
+  EXPECT_EQ(added.load(), 100);
+  EXPECT_TRUE(sink.Events(kStream).empty());
+  EXPECT_TRUE(sink.Samples(Key("train:loss")).empty());
+  EXPECT_EQ(writer.stats().events_dropped, 100u);
+  EXPECT_EQ(writer.stats().samples_dropped, 100u);
+}
+
 TEST(TelemetryWriter, SlowSinkGetsBatchesAndFlushWaitsForAll) {
   MemoryTelemetrySink sink;
   sink.SetLatency(std::chrono::milliseconds(20), std::chrono::milliseconds(20));

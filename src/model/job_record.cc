@@ -79,6 +79,7 @@ std::optional<JobHost> ParseHostName(std::string_view host) {
   const size_t slash = host.rfind(kAlgo);
   if (slash == std::string_view::npos || slash == 0) return std::nullopt;
   const std::string_view digits = host.substr(slash + kAlgo.size());
+  if (digits.starts_with('0')) return std::nullopt;  // HostName writes none
   int n = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
   if (ec != std::errc() || end != digits.data() + digits.size() || n < 1 || n > kMaxJobHosts) {

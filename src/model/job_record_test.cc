@@ -44,7 +44,7 @@ TEST(JobRecord, HostNamesAndSeriesNameTheirJobAndHost) {
   EXPECT_EQ(ParseHostName("a/algo-2/algo-3"), (JobHost{"a/algo-2", 3}));  // the last one
   EXPECT_EQ(ParseHostName("j/algo-1024"), (JobHost{"j", kMaxJobHosts}));
   for (const char* other : {"j/algo-0", "j/algo-1025", "j/algo-2x", "j/algo-", "/algo-1",
-                            "j/algo--1", "ip-10-0-0-1", ""}) {
+                            "j/algo--1", "j/algo-01", "ip-10-0-0-1", ""}) {
     EXPECT_EQ(ParseHostName(other), std::nullopt) << other;
   }
   SeriesKey key;
