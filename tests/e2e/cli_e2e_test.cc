@@ -80,6 +80,13 @@ class CliTest : public ::testing::Test {
     return Tw(args);
   }
   std::string File(const std::string& name) const { return dir_ + "/" + name; }
+  // `trainwatch server` on the data folder, once it serves (server.json).
+  std::unique_ptr<Subprocess> StartServer(const std::string& port) const {
+    auto server = std::make_unique<Subprocess>(Tw({"server", "--listen", "127.0.0.1:" + port}),
+                                               std::map<std::string, std::string>{});
+    EXPECT_TRUE(WaitForFile(data_ + "/server.json"));
+    return server;
+  }
   static bool WaitForFile(const std::string& path, int timeout_ms = 30000) {
     for (int waited = 0; waited < timeout_ms; waited += 20) {
       if (::access(path.c_str(), F_OK) == 0) return true;
@@ -600,12 +607,7 @@ TEST_F(CliTest, ARunnerOnAnotherMachineThatDiesIsRecordedFailedWhenSilent) {
 // never noticed (its own schedule shows no delay).
 TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
   const std::string port = std::to_string(FreePort());
-  auto start_server = [&] {
-    auto srv = std::make_unique<Subprocess>(Tw({"server", "--listen", "127.0.0.1:" + port}),
-                                            std::map<std::string, std::string>{});
-    EXPECT_TRUE(WaitForFile(data_ + "/server.json"));
-    return srv;
-  };
+  auto start_server = [&] { return StartServer(port); };
   std::unique_ptr<Subprocess> server = start_server();
 
   constexpr int kLines = 100, kIntervalMs = 800;  // 79.2 s of training
@@ -671,12 +673,7 @@ TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
 // like any data (they once started after the delivery and never saw the end).
 TEST_F(CliTest, AJobThatEndedWhileItsServerWasAwayGetsItsRulesAndReportFromTheSpool) {
   const std::string port = std::to_string(FreePort());
-  auto start_server = [&] {
-    auto srv = std::make_unique<Subprocess>(Tw({"server", "--listen", "127.0.0.1:" + port}),
-                                            std::map<std::string, std::string>{});
-    EXPECT_TRUE(WaitForFile(data_ + "/server.json"));
-    return srv;
-  };
+  auto start_server = [&] { return StartServer(port); };
   std::unique_ptr<Subprocess> server = start_server();
   Subprocess run(RunArgs({"--name", "e2e-spooled", "--delivery-timeout", "1s", "--metric",
                           "train:loss=\\bloss=([0-9.]+)"},
