@@ -185,12 +185,13 @@ absl::Status StoreJobsBackend::StopJob(const std::string& name, const std::strin
     for (const model::JobRecord& host : model::HostRecords(**job)) {
       if (host.runner == self) {
         absl::StatusOr<std::optional<model::JobRecord>> latest = LoadJob(db_, name, ingest_);
-        const model::JobStatus status = latest.ok() && latest->has_value()
-                                            ? (*latest)->status
-                                            : model::JobStatus::kCompleted;
+        if (!latest.ok() || !latest->has_value()) {
+          return absl::FailedPreconditionError(
+              "The request was rejected because the training job is no longer running.");
+        }
         return absl::FailedPreconditionError(absl::StrFormat(
             "The request was rejected because the training job is in status %s.",
-            model::JobStatusName(status)));
+            model::JobStatusName((*latest)->status)));
       }
     }
   }

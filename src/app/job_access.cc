@@ -41,7 +41,7 @@ bool ReconcileJob(store::Db& db, model::JobRecord* job, ingest::Ingest* ingest) 
       return true;
     }
   }
-  if (changed) *job = hosts.size() == 1 ? std::move(hosts.front()) : model::MergeHostRecords(std::move(hosts));
+  if (changed) *job = model::MergeHostRecords(std::move(hosts));
   return changed;
 }
 
