@@ -101,7 +101,9 @@ class Receiver:
     def samples(self):
         """(timestamp ms, value) of the job's series, in time order."""
         if self.kind == "victoria-metrics":
-            urllib.request.urlopen("http://127.0.0.1:%d/internal/force_flush" % self.port, timeout=10).read()
+            with urllib.request.urlopen("http://127.0.0.1:%d/internal/force_flush" % self.port,
+                                        timeout=10) as answer:
+                answer.read()
         q = urllib.parse.urlencode({"query": '{__name__="train:loss",TrainingJobName="%s"}[1h]' % JOB,
                                     "time": "%.3f" % time.time()})
         answer = get_json("http://127.0.0.1:%d/api/v1/query?%s" % (self.port, q))

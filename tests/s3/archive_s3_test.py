@@ -371,7 +371,8 @@ class ArchiveS3Test(unittest.TestCase):
                 time.sleep(0.5)
             self.assertEqual([s["value"] for s in self.read_back_from("served", "served-1")
                               .samples(metric="loss")], [0.1, 0.2, 0.3])
-            metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port).read().decode()
+            with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port) as answer:
+                metrics = answer.read().decode()
             segments = [line for line in metrics.splitlines()
                         if line.startswith("trainwatch_archive_segments_total ")]
             self.assertEqual(len(segments), 1, metrics[-2000:])
@@ -411,7 +412,8 @@ class ArchiveS3Test(unittest.TestCase):
                 time.sleep(0.5)
             self.assertEqual(values, [0.05, 0.1, 0.2, 0.3])
             self.assertEqual(lines.count("a late line"), 1)
-            metrics = urllib.request.urlopen(endpoint + "/metrics").read().decode()
+            with urllib.request.urlopen(endpoint + "/metrics") as answer:
+                metrics = answer.read().decode()
             late_segments = [line for line in metrics.splitlines()
                              if line.startswith("trainwatch_archive_late_segments_total ")]
             self.assertIn(late_segments, (["trainwatch_archive_late_segments_total 1"],
