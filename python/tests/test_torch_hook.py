@@ -4,11 +4,13 @@ one host transfer per step, and the flight recorder."""
 
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
+import warnings
 from unittest import mock
 
 import support
@@ -676,6 +678,104 @@ class InputsAndFirstStepsTest(HookTestCase):
 
 
 @unittest.skipIf(torch is None, "PyTorch is not installed")
+class ModelShapesTest(HookTestCase):
+    """Models whose shape is not one tensor per module per step: none of them
+    may raise into the training loop."""
+
+    def test_a_relu_used_on_two_shapes_in_one_forward_counts_the_units_of_both(self):
+        class Block(nn.Module):  # as torchvision's Bottleneck uses its one self.relu
+            def __init__(self):
+                super().__init__()
+                self.a, self.b, self.relu = nn.Linear(4, 8), nn.Linear(8, 3), nn.ReLU()
+
+            def forward(self, x):
+                return self.relu(self.b(self.relu(self.a(x))))
+
+        model = Block()
+        with torch.no_grad():
+            for layer, dead in ((model.a, 2), (model.b, 1)):
+                layer.weight.zero_()
+                layer.bias.fill_(1.0)
+                layer.bias[:dead] = -1.0  # never positive
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        model(torch.randn(5, 4)).sum().backward()
+        optimizer.step()
+        self.run.flush(10)
+        self.assertEqual(hook.current_step, 1)
+        self.assertEqual(self.stat("relu:output", "activations", "dead_fraction"), [3 / 11])
+
+    def test_micro_batches_of_two_lengths_in_one_step(self):
+        model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        for length in (5, 7):  # gradient accumulation, each batch padded to its own length
+            model(torch.randn(2, length, 8)).sum().backward()
+        optimizer.step()
+        self.run.flush(10)
+        self.assertEqual(hook.current_step, 1)
+        self.assertEqual(len(self.stat("1:output", "activations", "dead_fraction")), 1)
+
+    def test_a_sparse_gradient_is_measured_by_its_stored_values(self):
+        model = nn.Sequential(nn.Embedding(10, 4, sparse=True))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        for _ in range(2):  # a full step, then one of norms only
+            model(torch.tensor([[1, 2, 2]])).pow(2).sum().backward()
+            touched = model[0].weight.grad.coalesce().values().numpy().copy()
+            optimizer.step()
+            optimizer.zero_grad()
+        self.run.flush(10)
+        self.assertEqual(hook.current_step, 2)
+        self.assertEqual(self.stat("0.weight", "gradients", "count")[0], 8.0)  # 2 rows of 4
+        self.assertAlmostEqual(self.stat("0.weight", "gradients", "l2")[-1],
+                               float(numpy.sqrt((touched.astype(numpy.float64) ** 2).sum())),
+                               places=5)
+
+    def test_a_lazy_module_is_measured_once_its_first_forward_made_it(self):
+        with warnings.catch_warnings():  # "Lazy modules are a new feature"
+            warnings.simplefilter("ignore", UserWarning)
+            model = nn.Sequential(nn.LazyLinear(3))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        self.train(model, optimizer, hook, 2, batch=torch.randn(4, 5))
+        self.assertEqual(self.stat("0.weight", "weights", "count"), [15.0, 15.0])
+        self.assertEqual(len(self.stat("0.weight", "weights", "norm")), 2)
+
+    def test_validation_losses_and_losses_after_close_are_not_recorded(self):
+        model = nn.Sequential(nn.Linear(2, 1))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        hook = tw_torch.watch(model, optimizer, run=self.run)
+        loss_fn = hook.wrap_loss(lambda out: out.mean())
+        model.eval()
+        with torch.no_grad():
+            for _ in range(5):
+                loss_fn(model(torch.ones(1, 2)) + 100)
+        model.train()
+        loss = loss_fn(model(torch.ones(1, 2)))
+        loss.backward()
+        optimizer.step()
+        hook.close()
+        for _ in range(3):
+            hook.record_loss(torch.tensor(7.0))
+        hook.step()
+        self.run.flush(10)
+        self.assertEqual(self.stat("loss", "losses", "count"), [1.0])
+        self.assertAlmostEqual(self.stat("loss", "losses", "mean")[0], loss.item(), places=6)
+
+    def test_close_closes_the_run_watch_made_and_gives_the_signal_back(self):
+        before = signal.getsignal(signal.SIGUSR2)
+        model = nn.Sequential(nn.Linear(2, 1))
+        with mock.patch.dict(os.environ, {"TRAINWATCH_RUNNER_URL": self.fake.url,
+                                          "TRAINWATCH_JOB": "hooked"}):
+            hook = tw_torch.watch(model, flight_recorder_steps=1, dump_signal=signal.SIGUSR2)
+        self.assertTrue(hook.run.active)
+        self.assertIsNot(signal.getsignal(signal.SIGUSR2), before)
+        hook.close()
+        self.assertIs(signal.getsignal(signal.SIGUSR2), before)
+        self.assertFalse(hook.run.active, "the run watch() made is closed")
+
+
 class ArgumentsTest(unittest.TestCase):
     def test_bad_arguments_name_themselves(self):
         with support.captured_stderr():

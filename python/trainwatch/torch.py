@@ -24,6 +24,7 @@ import time
 
 import torch
 from torch import nn
+from torch.nn.parameter import is_lazy
 
 from . import _env
 from ._run import TENSORS, Run
@@ -91,6 +92,30 @@ def _parameter_kind(name):
 RAW_LOSS_ELEMENTS = 256
 
 
+def _gradient(p):
+    """The gradient of parameter p as a dense tensor to measure (None: it has
+    none). A sparse one (nn.Embedding(sparse=True)) is measured by its stored
+    values: the rows the step touched (its implicit zeros would make every
+    embedding's gradient look vanished)."""
+    grad = p.grad
+    if grad is not None and grad.is_sparse:
+        return grad.coalesce().values()
+    return grad
+
+
+def _merge_units(masks, tensor, units, combine):
+    """Merges one call's per-unit values of `tensor` into the step's, unit by
+    unit with `combine`, among calls whose units have the same shape and
+    device. A module called on tensors of other shapes in one step (one ReLU
+    used twice in a block, micro-batches padded to their own lengths, replicas
+    on several devices) keeps the units of each shape apart, and all of them
+    count in the step's fraction."""
+    by_shape = masks.setdefault(tensor, {})
+    key = (tuple(units.shape), units.device)
+    seen = by_shape.get(key)
+    by_shape[key] = units if seen is None else combine(seen, units)
+
+
 def _joined(blocks):
     """The blocks' vectors as one vector on the first one's device, of the
     widest of their types (None when every block's values are on the host
@@ -98,7 +123,9 @@ def _joined(blocks):
     vectors = [vector for _, _, vector in blocks if vector is not None]
     if not vectors:
         return None
-    device = vectors[0].device
+    # On a device when any vector is: a non-blocking copy to the host would be
+    # read before it ends; one from the host to a device is ordered.
+    device = next((v.device for v in vectors if v.device.type != "cpu"), vectors[0].device)
     return torch.cat([v if v.device == device else v.to(device, non_blocking=True)
                       for v in vectors])
 
@@ -159,7 +186,7 @@ class _NormGroup:
             measured = flats + self._copy_views
         else:
             measured = list(flats)
-        measured += [p.grad for _, p in gradients]
+        measured += [_gradient(p) for _, p in gradients]
         vector = torch.stack(_norms(measured))
         if copy:
             torch.cat(flats, out=self._copy)
@@ -236,6 +263,7 @@ class Hook:
         self.model = model
         self.optimizer = optimizer
         self.run = run if run is not None else Run()
+        self._owns_run = run is None  # closed with the hook
         self.collections = frozenset(collections)
         self.save_interval = save_interval
         self.initial_steps = initial_steps
@@ -249,11 +277,15 @@ class Hook:
         self._include = [re.compile(p) for p in patterns]
         self._handles = []
         self._closed = False
+        self._dump_signal = None  # (signal, the handler before watch())
         self._original_step = None
         self._step_wrapper = None
         self._keys = {}
         self._rank = None      # (rank, world size) once torch.distributed is initialised
         self._parameters = [(name, p) for name, p in model.named_parameters()]
+        # Parameters of lazy modules (nn.LazyLinear) have no values until the
+        # first forward: measured from the first step that ends after it.
+        self._lazy = any(is_lazy(p) for _, p in self._parameters)
         self._watch_gradients = "gradients" in self.collections
         self._norm_groups = None  # the weights' _NormGroups, one per device and dtype
         self._scratch = {}        # dtype -> the CPU work tensor of _fast_raw (_work)
@@ -269,7 +301,8 @@ class Hook:
                                  "flight_recorder_steps=N, dump_signal=signal.SIGUSR1)")
             # A rule's action signal:SIGUSR1 (docs/rules.md) makes the recorder
             # write the steps before the one the rule fired on.
-            signal.signal(dump_signal, lambda signo, frame: self.dump())
+            self._dump_signal = (dump_signal, signal.signal(
+                dump_signal, lambda signo, frame: self.dump()))
         if self.run.active:
             self._install()
             self._norm_groups = self._new_norm_groups()
@@ -278,7 +311,7 @@ class Hook:
         groups = {}
         with torch.no_grad():
             for name, p in self._parameters:
-                if _parameter_kind(name) in self.collections:
+                if _parameter_kind(name) in self.collections and not is_lazy(p):
                     groups.setdefault((p.device, p.dtype), []).append((name, p))
             return [_NormGroup(pairs, moved) for pairs in groups.values()]
 
@@ -287,8 +320,10 @@ class Hook:
     def record_loss(self, loss, name="loss"):
         """Records a loss of this step (a tensor or a number; with several calls
         in a step, as with gradient accumulation, their statistics are those of
-        all the calls). Does not wait for the device."""
-        if not self.run.active:
+        all the calls). Does not wait for the device. Ignored while the model is
+        in eval mode (a validation loss through the same wrap_loss is no
+        training loss) and after close()."""
+        if self._closed or not self._recording():
             return
         if not isinstance(loss, torch.Tensor):
             loss = torch.tensor(float(loss), dtype=torch.float64)
@@ -327,14 +362,27 @@ class Hook:
     def close(self):
         """Removes the hooks; optimizer.step() no longer ends steps. The
         optimizer gets its own step() back unless something (an LR scheduler)
-        wrapped it since: then the wrapper stays and calls through."""
+        wrapped it since: then the wrapper stays and calls through. The
+        dump_signal gets its handler from before watch() back, and the Run that
+        watch() made (given no run=) is closed: what it holds is sent first."""
         for handle in self._handles:
             handle.remove()
         self._handles = []
+        already = self._closed
         self._closed = True
+        self._losses = {}
         if self._original_step is not None and \
                 getattr(self.optimizer.step, "__func__", None) is self._step_wrapper:
             self.optimizer.step = self._original_step
+        if self._dump_signal is not None:
+            signo, before = self._dump_signal
+            self._dump_signal = None
+            try:
+                signal.signal(signo, before if before is not None else signal.SIG_DFL)
+            except ValueError:  # not the main thread: the handler stays, as harmless
+                pass
+        if self._owns_run and not already:
+            self.run.close()
 
     # --- installing -----------------------------------------------------------------
 
@@ -385,6 +433,7 @@ class Hook:
         self._forward_start = None
         self._losses = {}
         self._captured = {}      # (tensor name, collection) -> (element count, _fast_raw vector)
+        # (_merge_units: by the units' shape and device)
         self._alive = {}         # ReLU output name -> each unit's largest value in the step
         self._unsaturated = {}   # tanh/sigmoid input name -> units inside the bounds at least once
         self._channels = {}      # image input name -> (images, channel means on the device)
@@ -440,8 +489,7 @@ class Hook:
                 if bounds is not None and x.numel():
                     units = _units(x)
                     inside = ((units > bounds[0]) & (units < bounds[1])).any(0)
-                    seen = self._unsaturated.get(tensor)
-                    self._unsaturated[tensor] = inside if seen is None else seen | inside
+                    _merge_units(self._unsaturated, tensor, inside, torch.logical_or)
         return hook
 
     def _activation_output_hook(self, name, module):
@@ -458,9 +506,7 @@ class Hook:
                     # positive: one reduction, where (x > 0).any() makes a mask
                     # first (ten times the cost on the CPU). A unit with a NaN
                     # in the batch counts as dead (the maximum propagates NaN).
-                    largest = _units(output).amax(0)
-                    seen = self._alive.get(tensor)
-                    self._alive[tensor] = largest if seen is None else torch.maximum(seen, largest)
+                    _merge_units(self._alive, tensor, _units(output).amax(0), torch.maximum)
         return hook
 
     def _io_hook(self, name):
@@ -535,6 +581,10 @@ class Hook:
 
     def _parameter_blocks(self, blocks):
         copy = self._is_full(self.current_step + 1)
+        if self._lazy and self._norm_groups is not None and \
+                not any(is_lazy(p) for _, p in self._parameters):
+            self._lazy = False
+            self._norm_groups = self._new_norm_groups(moved=True)
         if self._norm_groups is not None and (self._norms or self._full or copy):
             if any(group.moved() for group in self._norm_groups):
                 # Measured anew from here, grouped by their new devices.
@@ -542,27 +592,30 @@ class Hook:
             gradients = {}  # (device, dtype) -> [(name, parameter)]: l2 between full steps
             if self._norms and not self._full and self._watch_gradients:
                 for name, p in self._parameters:
-                    grad = p.grad
+                    grad = _gradient(p)
                     if grad is not None:
                         gradients.setdefault((grad.device, grad.dtype), []).append((name, p))
             for group in self._norm_groups:
                 group.block(blocks, self._norms, self._full, copy, gradients.pop(group.key, ()))
             for pairs in gradients.values():  # of a device or dtype without watched weights
-                vector = torch.stack(_norms([p.grad for _, p in pairs]))
+                vector = torch.stack(_norms([_gradient(p) for _, p in pairs]))
                 blocks.append(("l2", pairs, vector))
         if not self._full:
             return
         for name, p in self._parameters:
+            if self._lazy and is_lazy(p):
+                continue
             kind = _parameter_kind(name)
             if kind in self.collections and p.numel():
                 self._full_block(blocks, name, kind, p, False)
-            if self._watch_gradients and p.grad is not None and p.grad.numel():
+            grad = _gradient(p) if self._watch_gradients else None
+            if grad is not None and grad.numel():
                 self._full_block(blocks, name, "gradients", p, True)
                 if self.current_step < self.initial_steps:
-                    blocks.append(("quantiles", name, _quantiles(_as_float(p.grad))))
+                    blocks.append(("quantiles", name, _quantiles(_as_float(grad))))
 
     def _full_block(self, blocks, name, collection, p, gradient):
-        x = _as_float(p.grad if gradient else p)
+        x = _as_float(_gradient(p) if gradient else p)
         if CPU_READS and x.device.type == "cpu":
             blocks.append(("host", (name, collection, x.numel(), _host_stats(x, self._work(x))),
                            None))
@@ -575,10 +628,14 @@ class Hook:
             blocks.append(("captured", (tensor, collection, count, measured),
                            measured if device else None))
         for stat, masks in (("dead_fraction", self._alive), ("saturated_fraction", self._unsaturated)):
-            for tensor, units in masks.items():
-                active = units.sum(dtype=torch.float64) if stat == "saturated_fraction" else \
-                    (units > 0).sum(dtype=torch.float64)
-                blocks.append(("fraction", (tensor, stat, units.numel()), active.reshape(1)))
+            for tensor, by_shape in masks.items():
+                counted = [units.sum(dtype=torch.float64) if stat == "saturated_fraction" else
+                           (units > 0).sum(dtype=torch.float64) for units in by_shape.values()]
+                device = counted[0].device
+                active = counted[0] if len(counted) == 1 else \
+                    torch.stack([c.to(device) for c in counted]).sum()
+                units = sum(u.numel() for u in by_shape.values())
+                blocks.append(("fraction", (tensor, stat, units), active.reshape(1)))
         for tensor, (images, means) in self._channels.items():
             blocks.append(("channels", (tensor, images), means))
         for tensor, (elements, counts) in self._tokens.items():
@@ -662,7 +719,7 @@ class Hook:
         seen = set()
         blocks = []
         for name, collection, p, gradient in remeasure:
-            tensor = p.grad if gradient else p
+            tensor = _gradient(p) if gradient else p
             if (name, collection) in seen or tensor is None or not tensor.numel():
                 continue
             seen.add((name, collection))
@@ -784,6 +841,8 @@ class _FlightRecorder:
     def record(self, step, parameters, losses):
         tensors = {}
         for name, p in parameters:
+            if is_lazy(p):
+                continue
             if self._selected("weights/" + name):
                 tensors["weights/" + name] = p.detach().clone()
             if p.grad is not None and self._selected("gradients/" + name):
