@@ -89,6 +89,12 @@ class CsvParser final : public FormatParser {
     return ForEachLine(block, first_line, [&](std::string_view line, int64_t n) -> absl::Status {
       if (line[0] == '#') return absl::OkStatus();
       if (!SplitCsv(line, &fields_)) return LineError(n, "a quoted field is not closed");
+      // Cells without the spaces around them (a header "timestamp, metric"
+      // comes with rows "t, loss"): " loss" is no other metric than "loss".
+      for (std::string& f : fields_) {
+        const std::string_view trimmed = TrimSpaces(f);
+        if (trimmed.size() != f.size()) f = std::string(trimmed);
+      }
       if (header_line_pending_) {
         // The header itself, when the block starts the file.
         header_line_pending_ = false;
@@ -106,11 +112,12 @@ class CsvParser final : public FormatParser {
           return LineError(n, absl::StrFormat("timestamp_ms \"%s\" is not integer milliseconds",
                                               std::string(ts)));
         }
+        TW_RETURN_IF_ERROR(CheckTimeMs(n, "timestamp_ms", t));
       } else {
         double s;
         auto r = std::from_chars(ts.data(), ts.data() + ts.size(), s);
         if (r.ec == std::errc() && r.ptr == ts.data() + ts.size() && std::isfinite(s)) {
-          t = static_cast<int64_t>(std::llround(s * 1000));
+          TW_RETURN_IF_ERROR(SecondsToMs(n, "timestamp", s, &t));
         } else {
           absl::StatusOr<int64_t> ms = util::ParseTimeMs(ts, 0);
           if (!ms.ok() || ts.find("now") != std::string_view::npos || ts.empty() ||
@@ -120,6 +127,7 @@ class CsvParser final : public FormatParser {
                                                 std::string(ts)));
           }
           t = *ms;
+          TW_RETURN_IF_ERROR(CheckTimeMs(n, "timestamp", t));
         }
       }
       double v;

@@ -12,6 +12,28 @@ absl::Status LineError(int64_t line, std::string_view what) {
   return absl::InvalidArgumentError(absl::StrFormat("line %d: %s", line, what));
 }
 
+absl::Status CheckTimeMs(int64_t line, std::string_view what, int64_t t_ms) {
+  if (t_ms < 0 || t_ms > kLatestImportMs) {
+    return LineError(line, absl::StrFormat(
+        "%s %d ms is not between 1970-01-01 and 9999-12-31; times are epoch seconds in "
+        "\"timestamp\" (or ISO-8601) and epoch milliseconds in \"timestamp_ms\"",
+        what, t_ms));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SecondsToMs(int64_t line, std::string_view what, double seconds, int64_t* t_ms) {
+  // Checked before the conversion: a double far out of range has no int64.
+  if (!(seconds >= 0 && seconds * 1000 <= static_cast<double>(kLatestImportMs))) {
+    return LineError(line, absl::StrFormat(
+        "%s %.15g s is not between 1970-01-01 and 9999-12-31; times are epoch seconds in "
+        "\"timestamp\" (or ISO-8601) and epoch milliseconds in \"timestamp_ms\"",
+        what, seconds));
+  }
+  *t_ms = static_cast<int64_t>(std::llround(seconds * 1000));
+  return absl::OkStatus();
+}
+
 absl::Status CheckFinite(int64_t line, double v) {
   if (!std::isfinite(v)) {
     return LineError(line, absl::StrFormat("value %g is not a finite number; NaN and infinities "
@@ -76,7 +98,9 @@ ImportFormat DetectFormat(std::string_view path, std::string_view first_line) {
   if (ends_with(".vmimport")) return ImportFormat::kVmImport;
   std::string_view l = import_internal::TrimSpaces(first_line);
   if (!l.empty() && l[0] == '{') {
-    if (l.find("\"timestamps\"") != std::string_view::npos &&
+    // Keys of vmimport only (jsonl's is "value"); an export's first line
+    // may be longer than what is looked at, "values" comes early in it.
+    if (l.find("\"timestamps\"") != std::string_view::npos ||
         l.find("\"values\"") != std::string_view::npos) {
       return ImportFormat::kVmImport;
     }

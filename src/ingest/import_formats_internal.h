@@ -63,6 +63,13 @@ class RunBuilder {
 
 // InvalidArgument naming the line unless `v` is finite.
 absl::Status CheckFinite(int64_t line, double v);
+// The times an import takes: 1970-01-01 to 9999-12-31 (UTC), in ms.
+inline constexpr int64_t kLatestImportMs = 253402300799999;
+// InvalidArgument naming the line unless `t_ms` is within those times;
+// `what` names the field ("timestamp_ms").
+absl::Status CheckTimeMs(int64_t line, std::string_view what, int64_t t_ms);
+// Epoch seconds as ms, refused (with the line) outside those times.
+absl::Status SecondsToMs(int64_t line, std::string_view what, double seconds, int64_t* t_ms);
 // MakeSeriesKey's key, shared; its error names the line.
 absl::StatusOr<std::shared_ptr<const model::SeriesKey>> MakeKey(
     int64_t line, std::string ns, std::string metric, std::vector<model::Dimension> dims,

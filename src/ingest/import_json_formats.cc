@@ -233,6 +233,7 @@ class JsonlParser final : public FormatParser {
             dims_raw = std::string_view(start, j.pos() - start);
           } else if (key_ == "timestamp_ms") {
             if (!j.Int64(&t)) return JsonError(n, j, "integer milliseconds for \"timestamp_ms\"");
+            TW_RETURN_IF_ERROR(CheckTimeMs(n, "\"timestamp_ms\"", t));
             have_t = true;
           } else if (key_ == "timestamp") {
             TW_RETURN_IF_ERROR(ParseTimestamp(&j, n, &t));
@@ -299,14 +300,13 @@ class JsonlParser final : public FormatParser {
                                             text));
       }
       *t = *ms;
-      return absl::OkStatus();
+      return CheckTimeMs(n, "\"timestamp\"", *t);
     }
     double s;
     if (!j->Double(&s) || !std::isfinite(s)) {
       return JsonError(n, *j, "epoch seconds or an ISO-8601 string for \"timestamp\"");
     }
-    *t = static_cast<int64_t>(std::llround(s * 1000));
-    return absl::OkStatus();
+    return SecondsToMs(n, "\"timestamp\"", s, t);
   }
 
   std::string default_ns_;
@@ -358,6 +358,7 @@ class VmImportParser final : public FormatParser {
                 if (!j.Int64(&t)) {
                   return JsonError(n, j, "integer milliseconds in \"timestamps\"");
                 }
+                TW_RETURN_IF_ERROR(CheckTimeMs(n, "a time in \"timestamps\"", t));
                 run.t_ms.push_back(t);
                 if (j.Eat(']')) break;
                 if (!j.Eat(',')) return JsonError(n, j, "',' or ']' in \"timestamps\"");

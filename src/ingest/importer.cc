@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "store/bulk_loader.h"
 #include "util/bounded_queue.h"
@@ -111,11 +112,13 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
   if (ReadAt(fd.get(), head.data(), head.size(), 0) < 0) {
     return absl::InternalError(absl::StrFormat("cannot read \"%s\": %s", path, std::strerror(errno)));
   }
-  uint64_t data_start = 0;
+  // A UTF-8 byte order mark (some Windows tools write one) is no data.
+  const uint64_t bom = absl::StartsWith(head, "\xEF\xBB\xBF") ? 3 : 0;
+  uint64_t data_start = bom;
   int64_t data_line = 1;
   std::string_view first_line;
   {
-    size_t pos = 0;
+    size_t pos = bom;
     int64_t line = 1;
     while (pos < head.size()) {
       size_t nl = head.find('\n', pos);
@@ -136,7 +139,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
   ImportFormat format = options.format;
   if (format == ImportFormat::kAuto) format = DetectFormat(path, first_line);
   if (format != ImportFormat::kCsv) {  // JSON formats: the first line is data
-    data_start = 0;
+    data_start = bom;
     data_line = 1;
   }
   const std::string header(first_line);
@@ -203,13 +206,18 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
       if (!eof) ++cut;  // keep the newline with its line
       carry.assign(buf, cut, std::string::npos);
       buf.resize(cut);
+      if (buf.empty()) {  // nothing left (a file of a header only): no block
+        free_buffers.TryPush(std::move(buf));
+        if (eof) break;
+        continue;
+      }
       Block b;
-      b.seq = seq++;
+      b.seq = seq++;  // numbered only when queued: the loader waits for each number
       b.first_line = line;
       b.end_offset = offset - carry.size();
       line += CountNewlines(buf);
       b.data = std::move(buf);
-      if (!b.data.empty() && !work.Push(std::move(b))) break;
+      if (!work.Push(std::move(b))) break;
       if (eof) break;
     }
     work.Close();  // the workers drain what is queued, then stop

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_format.h"
 #include "store/test_util.h"
 
 namespace trainwatch::ingest {
@@ -111,6 +112,76 @@ TEST_F(ImporterTest, KeepAddsRetentionRulesForImportedNamespaces) {
   std::ifstream conf(dir_.Sub("data") + "/retention.conf");
   std::string text((std::istreambuf_iterator<char>(conf)), std::istreambuf_iterator<char>());
   EXPECT_THAT(text, HasSubstr("history/x raw=forever"));
+}
+
+TEST_F(ImporterTest, AFileOfAHeaderOnlyOrNothingImportsNothing) {
+  // Each used to hang: the reader numbered an empty block it never queued.
+  for (const auto& [name, text] : std::vector<std::pair<std::string, std::string>>{
+           {"header.csv", "timestamp,metric,value\n"},
+           {"header-no-newline.csv", "timestamp,metric,value"},
+           {"empty.jsonl", ""},
+           {"comments.jsonl", "\n\n"}}) {
+    auto r = ImportFile(db_.get(), Write(name, text), {});
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status();
+    EXPECT_EQ(r->samples, 0u) << name;
+  }
+}
+
+TEST_F(ImporterTest, TimesOutsideTheYears1970To9999AreRefusedWithTheirLine) {
+  struct Case {
+    std::string name, text, want;
+  };
+  for (const Case& c : std::vector<Case>{
+           // epoch milliseconds in a seconds column: the year 55970
+           {"ms-as-s.csv", "timestamp,metric,value\n1704067200000,m,1\n",
+            ":2: timestamp 1704067200000 s is not between 1970-01-01 and 9999-12-31"},
+           {"huge.csv", "timestamp,metric,value\n1e300,m,1\n", ":2: timestamp 1e+300 s"},
+           {"before.csv", "timestamp_ms,metric,value\n-5,m,1\n", ":2: timestamp_ms -5 ms"},
+           {"huge.jsonl", "{\"metric\":\"m\",\"timestamp\":1e300,\"value\":1}\n",
+            ":1: \"timestamp\" 1e+300 s"},
+           {"low.vmimport",
+            "{\"metric\":{\"__name__\":\"m\"},\"values\":[1],\"timestamps\":[-9223372036854775807]}\n",
+            ":1: a time in \"timestamps\" -9223372036854775807 ms"}}) {
+    auto r = ImportFile(db_.get(), Write(c.name, c.text), {});
+    ASSERT_FALSE(r.ok()) << c.name;
+    EXPECT_THAT(r.status().message(), HasSubstr(c.want)) << c.name;
+    EXPECT_THAT(r.status().message(), HasSubstr("epoch milliseconds in \"timestamp_ms\""));
+  }
+}
+
+TEST_F(ImporterTest, CsvCellsAreTrimmedAndAByteOrderMarkIsNoData) {
+  auto r = ImportFile(db_.get(),
+                      Write("spaced.csv",
+                            "\xEF\xBB\xBFHost, timestamp, metric, value\n"
+                            " h1, 2024-01-01T00:00:00Z, loss, 0.5\n"
+                            "h1,2024-01-01T00:00:01Z,loss,0.25\n"),
+                      {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->series, 1u);
+  EXPECT_EQ(Rows(*model::MakeSeriesKey("trainwatch/Imported", "loss", {{"Host", "h1"}})),
+            (std::vector<std::pair<int64_t, double>>{{1704067200000, 0.5}, {1704067201000, 0.25}}));
+  auto jsonl = ImportFile(
+      db_.get(), Write("bom.jsonl", "\xEF\xBB\xBF{\"metric\":\"m\",\"timestamp_ms\":1000,\"value\":1}\n"),
+      {});
+  ASSERT_TRUE(jsonl.ok()) << jsonl.status();
+  EXPECT_EQ(jsonl->samples, 1u);
+}
+
+TEST_F(ImporterTest, AVictoriaMetricsExportOfAnyNameIsVmImport) {
+  // VictoriaMetrics writes "values" before "timestamps", and a line of many
+  // samples runs past what format detection reads.
+  std::string line = "{\"metric\":{\"__name__\":\"m\"},\"values\":[";
+  std::string times = "],\"timestamps\":[";
+  for (int i = 0; i < 20000; ++i) {
+    line += absl::StrFormat("%s%d", i ? "," : "", i);
+    times += absl::StrFormat("%s%d", i ? "," : "", 1704067200000LL + i * 1000);
+  }
+  line += times + "]}\n";
+  ASSERT_GT(line.size(), 64u << 10);
+  auto r = ImportFile(db_.get(), Write("export.json", line), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->format, ImportFormat::kVmImport);
+  EXPECT_EQ(r->samples, 20000u);
 }
 
 TEST_F(ImporterTest, MissingFileIsNotFound) {
