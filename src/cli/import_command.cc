@@ -108,6 +108,15 @@ int RunImport(const ImportFlags& flags, const GlobalOptions& global) {
               Thousands(result->samples).c_str(), Thousands(result->series).c_str(),
               flags.file.c_str(), std::string(ingest::ImportFormatName(result->format)).c_str(),
               result->seconds, Rate(result->samples, result->seconds).c_str());
+  for (const ingest::ImportResult::BeyondRetention& b : result->beyond_retention) {
+    // Told, not refused: a user may want only the rollups of old history.
+    std::fprintf(stderr,
+                 "trainwatch import: note: %s got samples older than its raw retention (%s): "
+                 "%s drops them, and its rollups past their own retention; keep them with "
+                 "--keep forever or --keep DURATION (docs/import.md)\n",
+                 b.ns.c_str(), util::FormatDurationMs(b.raw_keep_ms).c_str(),
+                 flags.compact ? "--compact" : "the next compaction");
+  }
   if (flags.compact) {
     auto t0 = std::chrono::steady_clock::now();
     absl::Status s = (*db)->CompactAll();
@@ -139,7 +148,8 @@ void RegisterImportCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
                   "\"forever\"; written to <data>/retention.conf. Without it the usual "
                   "retention applies, which drops raw history older than 3 hours");
   cmd->add_flag("--compact", flags->compact,
-                "fully compact the data folder afterwards (smallest on-disk size)");
+                "fully compact the data folder afterwards (smallest on-disk size; retention "
+                "applies at once: without --keep, raw samples older than 3 h are dropped)");
   cmd->add_option("--threads", flags->threads, "parsing threads (default: one per CPU)");
   cmd->add_flag("-q,--quiet", flags->quiet, "no progress line on a terminal");
   AddDataOption(cmd, options);

@@ -250,6 +250,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
 
   absl::Status status;
   std::set<std::string> kept_namespaces;
+  std::map<std::string, int64_t> oldest_ms_by_namespace;
   std::string keep_settings;
   if (options.keep_ms) {
     const std::string d = store::FormatRetention(*options.keep_ms);
@@ -278,6 +279,11 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
       if (options.keep_ms && kept_namespaces.insert(run.key->ns).second) {
         status = db->AddRetentionRule(run.key->ns, keep_settings);
         if (!status.ok()) break;
+      }
+      if (!run.t_ms.empty()) {
+        const int64_t oldest = *std::min_element(run.t_ms.begin(), run.t_ms.end());
+        auto [it, inserted] = oldest_ms_by_namespace.try_emplace(run.key->ns, oldest);
+        if (!inserted) it->second = std::min(it->second, oldest);
       }
       status = loader->Add(*run.key, run.t_ms, run.values);
       if (!status.ok()) {
@@ -323,6 +329,17 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
   result.series = loader->series();
   result.bytes = size;
   result.seconds = seconds();
+  if (!options.keep_ms) {
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    for (const auto& [ns, oldest] : oldest_ms_by_namespace) {
+      const int64_t keep = db->retention()->For(ns).Get(store::Tier::kRaw);
+      if (keep != store::kForever && oldest < now_ms - keep) {
+        result.beyond_retention.push_back({ns, oldest, keep});
+      }
+    }
+  }
   if (options.progress) options.progress({size, size, result.samples, result.seconds});
   return result;
 }

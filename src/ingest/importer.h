@@ -16,8 +16,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ingest/import_formats.h"
@@ -56,6 +58,14 @@ struct ImportResult {
   uint64_t series = 0;
   uint64_t bytes = 0;
   double seconds = 0;
+  // Namespaces that got samples older than their raw retention (without
+  // ImportOptions::keep_ms): the next compaction drops those raw samples.
+  struct BeyondRetention {
+    std::string ns;
+    int64_t oldest_ms = 0;    // the oldest sample imported into it
+    int64_t raw_keep_ms = 0;  // its raw retention
+  };
+  std::vector<BeyondRetention> beyond_retention;
 };
 
 // `db` must be the folder's writer. InvalidArgument "PATH:LINE: ..." for bad

@@ -184,6 +184,21 @@ TEST_F(ImporterTest, AVictoriaMetricsExportOfAnyNameIsVmImport) {
   EXPECT_EQ(r->samples, 20000u);
 }
 
+TEST_F(ImporterTest, SamplesOlderThanTheirRawRetentionAreNamedUnlessKept) {
+  const std::string text = "{\"metric\":\"m\",\"timestamp_ms\":1704067200000,\"value\":1}\n";
+  auto r = ImportFile(db_.get(), Write("old.jsonl", text), {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->beyond_retention.size(), 1u);
+  EXPECT_EQ(r->beyond_retention[0].ns, "trainwatch/Imported");
+  EXPECT_EQ(r->beyond_retention[0].oldest_ms, 1704067200000);
+  EXPECT_EQ(r->beyond_retention[0].raw_keep_ms, 3 * 3'600'000);
+  ImportOptions kept;
+  kept.keep_ms = store::kForever;
+  auto k = ImportFile(db_.get(), Write("kept.jsonl", text), kept);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_TRUE(k->beyond_retention.empty());
+}
+
 TEST_F(ImporterTest, MissingFileIsNotFound) {
   auto r = ImportFile(db_.get(), dir_.Sub("nope.csv"), {});
   EXPECT_TRUE(absl::IsNotFound(r.status()));
