@@ -5,6 +5,7 @@ import {renderJobs} from './jobs.js';
 import {renderJob} from './job.js';
 import {renderCompare} from './compare.js';
 import {el, debounce} from './util.js';
+import {destroyAllCharts} from './charts.js';
 
 const main = document.getElementById('main');
 const errorBox = document.getElementById('errors');
@@ -20,6 +21,7 @@ function report(error) {
 async function render() {
   for (const hook of leaveHooks) hook();
   leaveHooks = [];
+  destroyAllCharts();
   const mine = ++generation;
   errorBox.replaceChildren();
   const {page, arg, params} = parseHash();

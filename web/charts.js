@@ -9,6 +9,16 @@ import {ema, fmtClock, fmtValue, el} from './util.js';
 // Every live chart, by id: what the browser tests and the page code inspect.
 window.__tw = window.__tw || {charts: {}};
 
+// Every chart drawn and not destroyed yet. uPlot keeps each plot in global
+// lists (window resize and scroll, the cursor sync group) until destroy():
+// a page left without destroying its charts would leave them all working.
+const liveCharts = new Set();
+
+// Destroys every chart (app.js, when it leaves a page).
+export function destroyAllCharts() {
+  for (const chart of [...liveCharts]) chart.destroy(true);
+}
+
 let nextId = 0;
 
 function xAxisValues(kind) {
@@ -22,8 +32,9 @@ export function fmtRelative(seconds) {
   const sign = seconds < 0 ? '-' : '';
   let s = Math.abs(seconds);
   if (s < 60) return `${sign}${Number(s.toPrecision(4))}s`;
+  s = Math.round(s);  // whole seconds first: 119.7 s is 2m00, not 1m60
   const m = Math.floor(s / 60);
-  s = Math.round(s - m * 60);
+  s -= m * 60;
   if (m < 60) return `${sign}${m}m${String(s).padStart(2, '0')}`;
   return `${sign}${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}`;
 }
@@ -60,7 +71,8 @@ export function makeChart(target, spec) {
   const emaWeight = spec.ema || 0;
   const fg = cssVar('--fg-muted') || '#666';
   const grid = cssVar('--grid') || '#ddd';
-  const markerColors = {high: '#e11d48', medium: '#f97316', low: '#ca8a04'};
+  // Findings marked on charts are the issues (job.js), as in the report.
+  const markerColors = {issue: '#e11d48'};
   let markers = [];
   let focusX = null;
   let ts = [];       // time (ms) of each point, per x index
@@ -246,6 +258,7 @@ export function makeChart(target, spec) {
     width() { return u.bbox.width / devicePixelRatio; },
     // keepBox: the figure stays (a chart made anew in it, e.g. with other lines).
     destroy(keepBox = false) {
+      if (!liveCharts.delete(api)) return;  // destroyed already
       listening.abort();
       resize.disconnect();
       delete window.__tw.charts[id];
@@ -254,5 +267,6 @@ export function makeChart(target, spec) {
     },
   };
   box.__chart = api;
+  liveCharts.add(api);
   return api;
 }

@@ -486,7 +486,7 @@ export async function renderJob(root, name, params, ctx) {
       if (entry.kind === 'step') x = f.step;
       else x = toXk(entry.kind, f.t_ms);
       return {x, severity: (f.severity || '').toLowerCase(), label: f.rule};
-    }).filter((m) => m.x !== undefined && m.x !== null);
+    }).filter((m) => m.severity === 'issue' && m.x !== undefined && m.x !== null);
     entry.chart.setMarkers(list);
   }
 

@@ -175,6 +175,43 @@ TEST_F(JobReportsTest, SaysWhereTheTimeWentAndHowLongStepsTook) {
   EXPECT_EQ(s.counts.back(), 1) << "the outlier is in the last bucket";
 }
 
+TEST_F(JobReportsTest, AJobOnTwoHostsHasTheCoresOfBothAndTheMeanHostsIdleTime) {
+  WriteJob();
+  // A second host like the first: two cores, idle for the same first 10 s.
+  const model::Dimension by_host{std::string(profiler::kHostDim),
+                                 profiler::HostDimensionValue(job_.name, 2)};
+  std::vector<model::Sample> job_cpu, gpu, cores;
+  for (int64_t ts = kT0; ts <= end_ms_ - 2000; ts += 1000) {
+    const bool warm = ts >= kT0 + 10'000;
+    job_cpu.push_back({ts, warm ? 150.0 : 1.0});
+    gpu.push_back({ts, warm ? 80.0 : 0.0});
+    cores.push_back({ts, 2});
+  }
+  Put(Key(profiler::kProfilerNamespace, pm::kJobCPU, {by_host}, "Percent"), job_cpu);
+  Put(Key(profiler::kProfilerNamespace, pm::kGpuUtil, {by_host, {"GPU", "0"}}, "Percent"), gpu);
+  Put(Key(profiler::kProfilerNamespace, pm::kCPUCores, {by_host}, "Count"), cores);
+  model::JobRecord second = job_;
+  second.host_index = 2;
+  ASSERT_TRUE(ingest_->CreateJob(second).ok());
+  absl::StatusOr<report::JobReport> r = Build();
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->job.hosts.size(), 2u);
+  EXPECT_EQ(r->efficiency.cpu_cores, 4);
+  EXPECT_EQ(r->phases.idle_ms, 10 * 1000) << "not the two hosts' idle samples added up";
+}
+
+TEST_F(JobReportsTest, AJobThatFailedBeforeTrainingEndedSaysWhenItEnded) {
+  WriteJob();
+  job_.status = model::JobStatus::kFailed;
+  job_.secondary_status = model::SecondaryStatus::kFailed;
+  job_.training_end_ms.reset();
+  ASSERT_TRUE(ingest_->UpdateJob(job_).ok());
+  absl::StatusOr<report::JobReport> r = Build();
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string html = report::RenderHtml(*r);
+  EXPECT_THAT(html, Not(HasSubstr("still running")));
+}
+
 TEST_F(JobReportsTest, GivesUtilisationPerCoreAndGpuAndTheEfficiency) {
   WriteJob();
   absl::StatusOr<report::JobReport> r = Build();

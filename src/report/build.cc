@@ -38,7 +38,7 @@ class Pass {
     usage_.Add(in);
     switch (in.signal) {
       case rules::Signal::kCpuCores:
-        cores_ = std::max(cores_, static_cast<int>(in.value));
+        cores_by_host_[in.host] = std::max(cores_by_host_[in.host], static_cast<int>(in.value));
         break;
       case rules::Signal::kHostCpu:
         host_cpu_sum_ += in.value;
@@ -46,6 +46,7 @@ class Pass {
         break;
       case rules::Signal::kJobCpu: {
         job_cpu_percent_samples_ += std::max(0.0, in.value);
+        job_cpu_hosts_.insert(in.host);
         // Idle: the job's CPU low and every GPU of its host low (as last seen).
         bool gpus_idle = true;
         for (const auto& [key, util] : last_gpu_) {
@@ -76,15 +77,20 @@ class Pass {
     const int64_t interval_ms = std::max<int64_t>(job_.profiling_interval_ms, 1);
     Efficiency& e = r->efficiency;
     const double hours = static_cast<double>(r->phases.end_ms - r->phases.start_ms) / 3.6e6;
-    e.cpu_cores = cores_;
-    e.cpu_core_hours = cores_ * hours;
+    // A job on several hosts has the cores of them all (its CPU is theirs summed).
+    int cores = 0;
+    for (const auto& [host, n] : cores_by_host_) cores += n;
+    e.cpu_cores = cores;
+    e.cpu_core_hours = cores * hours;
     e.job_cpu_hours = job_cpu_percent_samples_ / 100 * static_cast<double>(interval_ms) / 3.6e6;
     e.host_cpu_mean = host_cpu_n_ > 0 ? host_cpu_sum_ / static_cast<double>(host_cpu_n_) : 0;
     e.gpus = static_cast<int>(last_gpu_.size());
     e.gpu_hours = e.gpus * hours;
     e.gpu_util_mean = gpu_util_n_ > 0 ? gpu_util_sum_ / static_cast<double>(gpu_util_n_) : 0;
     e.gpu_memory_max = gpu_mem_max_;
-    r->phases.idle_ms = idle_samples_ * interval_ms;
+    // Idle samples are counted per host: the mean host's idle time.
+    r->phases.idle_ms = idle_samples_ * interval_ms /
+                        std::max<int64_t>(static_cast<int64_t>(job_cpu_hosts_.size()), 1);
 
     if (first_step_ms_) {
       r->phases.loop_start_ms = first_step_ms_;
@@ -181,7 +187,8 @@ class Pass {
 
   const model::JobRecord& job_;
   rules::SystemUsage usage_;
-  int cores_ = 0;
+  std::map<int, int> cores_by_host_;
+  std::set<int> job_cpu_hosts_;  // hosts that reported the job's CPU
   double host_cpu_sum_ = 0;
   int64_t host_cpu_n_ = 0;
   double job_cpu_percent_samples_ = 0;

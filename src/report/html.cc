@@ -68,7 +68,9 @@ void Summary(const JobReport& r, std::string* out) {
   Row(out, "Created", Time(job.creation_ms));
   Row(out, "Training", absl::StrFormat("%s to %s (%s)", Time(r.phases.start_ms),
                                        job.training_end_ms ? Time(*job.training_end_ms)
-                                                           : std::string("now, still running"),
+                                       : model::IsTerminal(job.status)
+                                           ? Time(r.phases.end_ms)  // ended before training did
+                                           : std::string("now, still running"),
                                        FormatDuration(r.phases.end_ms - r.phases.start_ms)));
   *out += "</table>";
 

@@ -442,6 +442,18 @@ async function checkPointLog(page, theme) {
   await page.fill('#log-search', '');
   await shot(page, 'job', theme);
   await axe(page, `the job page (${theme})`);
+  // Leaving the page (in the app, no reload) destroys its charts: uPlot
+  // keeps every plot it has not destroyed working on each scroll and resize.
+  check(await page.evaluate(() => Object.keys(window.__tw.charts).length) > 0, 'the job page has charts');
+  await page.evaluate(() => { location.hash = '#/jobs'; });
+  await page.waitForSelector('tr[data-job="seed-1"]');
+  const left = await page.evaluate(() => Object.keys(window.__tw.charts).length);
+  check(left === 0, `the job page's charts are destroyed when it is left (${left} left)`);
+  const relative = await page.evaluate(async () => {
+    const {fmtRelative} = await import('/ui/charts.js');
+    return [59.5, 119.7, 3599.6].map(fmtRelative);
+  });
+  check(relative.join(' ') === '59.5s 2m00 1h00', `relative times round whole seconds first (${relative.join(' ')})`);
   // A job with a step metric opens by step (no x= in the URL), here with
   // smoothing and log scale.
   await open(page, '/job/seed-1?ema=0.9&log=1');
