@@ -107,13 +107,22 @@ export async function renderJobs(root, params, ctx) {
   const records = new Map();  // name -> record
   const sparkCache = new Map();  // name -> answer
 
+  // A record replaces the one held unless that one is newer: the live stream
+  // runs while the list is read, and either may come first.
+  function keep(rec) {
+    const held = records.get(rec.name);
+    if (held && (held.last_modified_ms || 0) > (rec.last_modified_ms || 0)) return false;
+    records.set(rec.name, rec);
+    return true;
+  }
+
   async function loadRecords() {
     const list = await api.listJobs();
     await Promise.all(list.map(async (j) => {
       try {
-        records.set(j.name, await api.getJob(j.name));
+        keep(await api.getJob(j.name));
       } catch (e) {
-        records.set(j.name, j);
+        keep(j);
       }
     }));
   }
@@ -175,10 +184,10 @@ export async function renderJobs(root, params, ctx) {
     empty.textContent = rows.length ? '' : (records.size ? 'No job matches.' : 'No jobs yet: start one with `trainwatch run`.');
   }
 
-  await loadRecords();
-  refresh();
-
-  // Live: every job's changes (no job parameter: only `job` events).
+  // Live: every job's changes (no job parameter: only `job` events), opened
+  // before the list is read, so that a job that ends meanwhile is not shown
+  // as it was when read.
+  let loaded = false;
   let opened = false;
   let polling = 0;
   const source = api.live([], {
@@ -194,13 +203,26 @@ export async function renderJobs(root, params, ctx) {
       }
     },
     job: (rec) => {
-      if (!rec || !rec.name) return;
-      records.set(rec.name, rec);
+      if (!rec || !rec.name || !keep(rec) || !loaded) return;
       const old = tbody.querySelector(`tr[data-job="${CSS.escape(rec.name)}"]`);
-      if (old) old.replaceWith(row(rec));
+      // In place while the row still passes the search and status filter and
+      // its place in the order holds; else the table is built again.
+      if (old && refreshInPlace(rec)) old.replaceWith(row(rec));
       else refresh();
     },
     reset: async () => { await loadRecords(); refresh(); },
   });
   ctx.onLeave(() => { source.close(); clearInterval(polling); });
+
+  // An update may move a row out of the status filter, or to another place
+  // when sorted by what changes (status, duration, issues).
+  function refreshInPlace(rec) {
+    const sort = new URLSearchParams(location.hash.split('?')[1] || '').get('sort') || 'start';
+    const st = statusSel.value;
+    return (!st || rec.status === st) && (sort === 'start' || sort === 'name');
+  }
+
+  await loadRecords();
+  loaded = true;
+  refresh();
 }

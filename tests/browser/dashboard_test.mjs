@@ -676,6 +676,10 @@ async function checkLiveJob(demo, live) {
   // panel says "no lines yet"), which the browser logs as a console error.
   const q = new URLSearchParams({group: '/aws/sagemaker/TrainingJobs', stream: rec.log_stream, limit: '1'});
   await waitFor('demo-live\'s first log line', () => server.get(`/api/v1/logs/events?${q}`), 60000);
+  // The jobs page, filtered to running jobs, lists it until it ends.
+  const jobsPage = await newPage('light');
+  await open(jobsPage, '/jobs?status=InProgress');
+  await jobsPage.waitForSelector('tr[data-job="demo-live"]');
   await open(page, '/job/demo-live?x=time');
   await showChart(page, 'train:loss');
   const loss = () => page.evaluate(() => Number(document.querySelector('figure.chart[data-metric="train:loss"]')?.dataset.points || 0));
@@ -693,6 +697,9 @@ async function checkLiveJob(demo, live) {
   await demo.done;
   await page.waitForFunction(() => document.getElementById('job-status-pill').textContent === 'Completed', null, {timeout: 30000});
   check(true, 'the status turns Completed without a reload');
+  await jobsPage.waitForSelector('tr[data-job="demo-live"]', {state: 'detached', timeout: 30000});
+  check(true, 'the jobs page filtered to InProgress drops the job when it completes');
+  await jobsPage.context().close();
   await sleep(1500);
   const shown = await page.$$eval('#log-lines li .msg', (l) => l.map((x) => x.textContent));
   const stored = await allLogLines((await server.get('/api/v1/jobs/demo-live')).log_stream);
