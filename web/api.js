@@ -93,25 +93,63 @@ export function seriesKey(s) {
 }
 
 // The live stream (contract: /api/v1/live). EventSource reconnects by itself and
-// sends Last-Event-ID, so the server resumes after the last event seen.
-// handlers: {samples, logs, job, reset, open, error}
+// sends Last-Event-ID, so the server resumes after the last event seen. It gives
+// up for good on an answer other than 200 (a server restarting answers 503, or
+// nothing the browser takes): then a new stream is opened, 1 s, 2 s, ... at most
+// 30 s later, and once it is open `reset` tells the page to refetch (the new
+// stream starts from the newest data). A stream never opened is not retried:
+// the page falls back to polling (a server without the live stream).
+// handlers: {samples, logs, job, reset, open, error(readyState)}; returns {close()}.
 export function live(jobs, handlers) {
   const query = new URLSearchParams();
   for (const j of jobs) query.append('job', j);
   const qs = query.toString();
-  const source = new EventSource(qs ? `/api/v1/live?${qs}` : '/api/v1/live');
-  for (const type of ['samples', 'logs', 'job', 'reset']) {
-    source.addEventListener(type, (e) => {
-      let data;
-      try {
-        data = JSON.parse(e.data);
-      } catch {
+  const url = qs ? `/api/v1/live?${qs}` : '/api/v1/live';
+  let source = null;
+  let opened = false;   // some stream was open once
+  let replaced = false; // the current stream replaces one that gave up
+  let closed = false;
+  let failures = 0;
+  let timer = 0;
+  const connect = () => {
+    const s = new EventSource(url);
+    source = s;
+    for (const type of ['samples', 'logs', 'job', 'reset']) {
+      s.addEventListener(type, (e) => {
+        let data;
+        try {
+          data = JSON.parse(e.data);
+        } catch {
+          return;
+        }
+        if (handlers[type]) handlers[type](data, e.lastEventId);
+      });
+    }
+    s.addEventListener('open', () => {
+      opened = true;
+      failures = 0;
+      if (handlers.open) handlers.open();
+      if (replaced) {
+        replaced = false;
+        if (handlers.reset) handlers.reset({reason: 'reconnected'});
+      }
+    });
+    s.addEventListener('error', () => {
+      if (s.readyState === EventSource.CLOSED && opened && !closed) {
+        replaced = true;
+        timer = setTimeout(connect, Math.min(30000, 1000 * 2 ** failures++));
+        if (handlers.error) handlers.error(EventSource.CONNECTING);
         return;
       }
-      if (handlers[type]) handlers[type](data, e.lastEventId);
+      if (handlers.error) handlers.error(s.readyState);
     });
-  }
-  source.addEventListener('open', () => handlers.open && handlers.open());
-  source.addEventListener('error', () => handlers.error && handlers.error(source.readyState));
-  return source;
+  };
+  connect();
+  return {
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      source.close();
+    },
+  };
 }

@@ -454,6 +454,42 @@ async function checkPointLog(page, theme) {
     return [59.5, 119.7, 3599.6].map(fmtRelative);
   });
   check(relative.join(' ') === '59.5s 2m00 1h00', `relative times round whole seconds first (${relative.join(' ')})`);
+  // A live stream the browser gave up on (an answer other than 200 while the
+  // server restarts) is opened anew, and the page told to refetch; one that
+  // never opened is left to the page's polling. EventSource stood in for.
+  const revived = await page.evaluate(async () => {
+    const made = [];
+    class FakeSource extends EventTarget {
+      constructor(url) { super(); this.url = url; this.readyState = 0; made.push(this); }
+      close() { this.readyState = 2; }
+      emit(type, state) { this.readyState = state; this.dispatchEvent(new Event(type)); }
+    }
+    FakeSource.CONNECTING = 0; FakeSource.OPEN = 1; FakeSource.CLOSED = 2;
+    const real = window.EventSource;
+    window.EventSource = FakeSource;
+    try {
+      const {live} = await import('/ui/api.js');
+      const seen = [];
+      const stream = live(['j'], {open: () => seen.push('open'), reset: (d) => seen.push(`reset:${d.reason}`),
+                                  error: (st) => seen.push(`error:${st}`)});
+      made[0].emit('open', 1);
+      made[0].emit('error', 2);  // gave up
+      await new Promise((r) => setTimeout(r, 1300));
+      const after = made.length;
+      if (after === 2) made[1].emit('open', 1);
+      stream.close();
+      const never = live([], {error: (st) => seen.push(`never:${st}`)});
+      made[made.length - 1].emit('error', 2);
+      await new Promise((r) => setTimeout(r, 1300));
+      never.close();
+      return {after, total: made.length, seen: seen.join(' ')};
+    } finally {
+      window.EventSource = real;
+    }
+  });
+  check(revived.after === 2 && revived.total === 3 &&
+        revived.seen === 'open error:0 open reset:reconnected never:2',
+        `a live stream that gave up is opened again and the page refetches (${JSON.stringify(revived)})`);
   // A job with a step metric opens by step (no x= in the URL), here with
   // smoothing and log scale.
   await open(page, '/job/seed-1?ema=0.9&log=1');
