@@ -551,14 +551,24 @@ export async function renderJob(root, name, params, ctx) {
   // a chart holds more than 4 points per pixel column.
   const refetchSoon = debounce(() => fetchAll(), 300);
   const reaggregate = new Set();
-  // Throttled, not debounced: points arrive all the time while a job runs.
+  // Throttled, not debounced: points arrive all the time while a job runs. A
+  // chart by step or of several lines is asked for anew (a request per line)
+  // at most every 5 s, one line by time every 0.5 s.
   const reaggregateSoon = throttle(() => {
-    const list = [...reaggregate];
-    reaggregate.clear();
-    for (const e of list) {
+    const now = performance.now();
+    let waiting = false;
+    for (const e of [...reaggregate]) {
+      const every = e.kind === 'step' || e.lines.length > 1 ? 5000 : 500;
+      if (now - (e.liveLoadedAt || -Infinity) < every) {
+        waiting = true;
+        continue;
+      }
+      reaggregate.delete(e);
+      e.liveLoadedAt = now;
       e.stale = true;
       if (e.near) load(e);
     }
+    if (waiting) reaggregateSoon();
   }, 500);
   function appendSamples(event) {
     let newSeries = false;

@@ -277,7 +277,8 @@ absl::StatusOr<std::optional<ChartLine>> ReadLine(query::MetricsReader& metrics,
 absl::Status AddCharts(const model::JobRecord& job, query::MetricsReader& metrics,
                        const ReportOptions& options, JobReport* r) {
   const int width = std::clamp(options.chart_width, 1, query::kMaxChartWidth);
-  const int64_t start = job.creation_ms, end = r->phases.end_ms;
+  // What the charts' time axis shows: from the start of training, as Summary.
+  const int64_t start = r->phases.start_ms, end = r->phases.end_ms;
   query::ListMetricsQuery by_job;
   by_job.ns = std::string(model::kTrainingJobsNamespace);
   by_job.dimensions.push_back({std::string(model::kTrainingJobNameDim), job.name});
@@ -334,8 +335,11 @@ absl::StatusOr<JobReport> BuildReport(const model::JobRecord& job, query::Metric
   r.generated_ms = options.generated_ms;
   r.rules = job.rule_statuses;
   r.phases.start_ms = job.training_start_ms.value_or(job.creation_ms);
+  // A job still running ends now; one that ended before its training did, when
+  // it was last written.
   r.phases.end_ms = job.training_end_ms.value_or(
-      options.now_ms > 0 ? options.now_ms : job.last_modified_ms);
+      options.now_ms > 0 && !model::IsTerminal(job.status) ? options.now_ms
+                                                             : job.last_modified_ms);
   r.phases.end_ms = std::max(r.phases.end_ms, r.phases.start_ms);
 
   Pass pass(job);
