@@ -184,7 +184,10 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
       std::optional<std::string> buffer = free_buffers.PopFor(std::chrono::milliseconds(50));
       if (!buffer) continue;
       std::string& buf = *buffer;
-      buf.assign(carry);
+      // The carried part of a line the last block cut, moved in, not copied:
+      // a line of many blocks would be copied again with each.
+      buf.swap(carry);
+      carry.clear();
       const size_t have = buf.size();
       buf.resize(have + options.block_bytes);
       ssize_t n = ReadAt(fd.get(), buf.data() + have, options.block_bytes, offset);
@@ -199,7 +202,16 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
       buf.resize(have + static_cast<size_t>(n));
       size_t cut = eof ? buf.size() : buf.rfind('\n');
       if (cut == std::string::npos) {  // a line longer than a block: read on
-        carry.assign(buf);
+        if (buf.size() > options.max_line_bytes) {
+          util::MutexLock lock(mu);
+          read_error = absl::InvalidArgumentError(absl::StrFormat(
+              "%s:%d: a line longer than %d bytes: each sample (jsonl, CSV) or series "
+              "(vmimport) goes on a line of its own; is this one JSON document, or a file "
+              "with other line breaks?",
+              path, line, options.max_line_bytes));
+          break;
+        }
+        carry.swap(buf);  // no copy: the next block's buffer starts with it
         free_buffers.TryPush(std::move(buf));
         continue;
       }

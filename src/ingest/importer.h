@@ -47,6 +47,10 @@ struct ImportOptions {
   std::optional<int64_t> keep_ms;
   int parse_threads = 0;  // 0: one per CPU
   size_t block_bytes = 1 << 20;
+  // A longer line is refused: no format puts that much on a line, and a file
+  // of another kind (one JSON document, old Mac line breaks) would otherwise
+  // be read whole into memory.
+  size_t max_line_bytes = size_t{256} << 20;
   // Called from the calling thread about every `progress_interval_ms`.
   std::function<void(const ImportProgress&)> progress;
   int64_t progress_interval_ms = 250;

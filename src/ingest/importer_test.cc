@@ -199,6 +199,34 @@ TEST_F(ImporterTest, SamplesOlderThanTheirRawRetentionAreNamedUnlessKept) {
   EXPECT_TRUE(k->beyond_retention.empty());
 }
 
+TEST_F(ImporterTest, ALineLongerThanTheLimitIsRefusedWithItsNumber) {
+  ImportOptions o;
+  o.block_bytes = 1000;
+  o.max_line_bytes = 5000;
+  std::string array = "[";  // one JSON document, not a line per sample
+  for (int i = 0; i < 400; ++i) {
+    array += absl::StrFormat("%s{\"metric\":\"m\",\"timestamp_ms\":%d,\"value\":1}", i ? "," : "",
+                             1000 + i);
+  }
+  auto r = ImportFile(db_.get(),
+                      Write("doc.jsonl", "{\"metric\":\"m\",\"timestamp_ms\":1,\"value\":1}\n" +
+                                             array + "]\n"),
+                      o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("doc.jsonl:2: a line longer than 5000 bytes"));
+  // Lines of many blocks each, under the limit, load whole.
+  o.max_line_bytes = size_t{1} << 20;
+  std::string line = "{\"metric\":{\"__name__\":\"long\"},\"values\":[";
+  std::string times = "],\"timestamps\":[";
+  for (int i = 0; i < 3000; ++i) {
+    line += absl::StrFormat("%s%d", i ? "," : "", i);
+    times += absl::StrFormat("%s%d", i ? "," : "", 1704067200000LL + i);
+  }
+  auto ok = ImportFile(db_.get(), Write("long.vmimport", line + times + "]}\n" + line + times + "]}\n"), o);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->samples, 6000u);
+}
+
 TEST_F(ImporterTest, MissingFileIsNotFound) {
   auto r = ImportFile(db_.get(), dir_.Sub("nope.csv"), {});
   EXPECT_TRUE(absl::IsNotFound(r.status()));
