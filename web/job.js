@@ -59,6 +59,9 @@ export async function renderJob(root, name, params, ctx) {
       (record.failure_reason ? ` · ${record.failure_reason}` : '');
   };
   updateHeader();
+  // A running job's duration goes on between its events.
+  const ticking = setInterval(() => { if (isRunning(record.status)) updateHeader(); }, 1000);
+  ctx.onLeave(() => clearInterval(ticking));
   const xSel = el('select', {id: 'x-kind'},
     [['time', 'wall time'], ['relative', 'relative time'], ['step', 'step']].map(([v, label]) =>
       el('option', {value: v, selected: v === xKind, disabled: v === 'step' && !record.step_metric}, label)));
