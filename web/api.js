@@ -98,7 +98,9 @@ export function seriesKey(s) {
 // nothing the browser takes): then a new stream is opened, 1 s, 2 s, ... at most
 // 30 s later, and once it is open `reset` tells the page to refetch (the new
 // stream starts from the newest data). A stream never opened is not retried:
-// the page falls back to polling (a server without the live stream).
+// the page falls back to polling (a server without the live stream), as it does
+// at once for a server whose health says its stream carries nothing (a
+// follower of a folder another process writes).
 // handlers: {samples, logs, job, reset, open, error(readyState)}; returns {close()}.
 export function live(jobs, handlers) {
   const query = new URLSearchParams();
@@ -144,12 +146,19 @@ export function live(jobs, handlers) {
       if (handlers.error) handlers.error(s.readyState);
     });
   };
-  connect();
+  getJSON('/api/v1/health').catch(() => ({})).then((health) => {
+    if (closed) return;
+    if (health && health.live_updates === false) {
+      if (handlers.error) handlers.error(EventSource.CLOSED);  // never opened: the page polls
+    } else {
+      connect();
+    }
+  });
   return {
     close() {
       closed = true;
       clearTimeout(timer);
-      source.close();
+      if (source) source.close();
     },
   };
 }

@@ -179,7 +179,8 @@ Serving::Serving(const ServeOptions& options, const api::Backends& backends, ing
     : ingest_(ingest),
       hub_(options.live),
       aws_(options.api, backends, util::SystemClock::Get()),
-      native_(api::NativeOptions{.version = options.version}, backends, util::SystemClock::Get()),
+      native_(api::NativeOptions{.version = options.version, .live_updates = ingest != nullptr},
+              backends, util::SystemClock::Get()),
       live_(&hub_, backends.jobs),
       metrics_page_(backends, HealthWriters(options, ingest, &hub_)),
       router_(&aws_, &native_, &metrics_, &live_, &metrics_page_) {}

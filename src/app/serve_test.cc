@@ -54,6 +54,10 @@ TEST(ServeTest, WhatIngestTakesReachesTheLiveStream) {
   EXPECT_TRUE(absl::StartsWith((*serving)->url(), "http://127.0.0.1:"));
 
   RawClient c((*serving)->server().port());
+  ASSERT_TRUE(c.Send(RawRequest("GET", "/api/v1/health")));
+  std::optional<api::HttpResponse> health = c.ReadResponse();
+  ASSERT_TRUE(health.has_value());
+  EXPECT_EQ(nlohmann::json::parse(health->body)["live_updates"], true);
   ASSERT_TRUE(c.Send(RawRequest("GET", "/api/v1/live?job=mnist-7")));
   std::optional<api::HttpResponse> head = c.ReadResponse();
   ASSERT_TRUE(head.has_value());

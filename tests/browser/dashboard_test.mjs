@@ -466,12 +466,15 @@ async function checkPointLog(page, theme) {
     }
     FakeSource.CONNECTING = 0; FakeSource.OPEN = 1; FakeSource.CLOSED = 2;
     const real = window.EventSource;
+    const realFetch = window.fetch;
     window.EventSource = FakeSource;
+    const until = async (f) => { for (let i = 0; i < 250 && !f(); i++) await new Promise((r) => setTimeout(r, 20)); };
     try {
       const {live} = await import('/ui/api.js');
       const seen = [];
       const stream = live(['j'], {open: () => seen.push('open'), reset: (d) => seen.push(`reset:${d.reason}`),
                                   error: (st) => seen.push(`error:${st}`)});
+      await until(() => made.length === 1);  // after the server's health says it streams
       made[0].emit('open', 1);
       made[0].emit('error', 2);  // gave up
       await new Promise((r) => setTimeout(r, 1300));
@@ -479,16 +482,25 @@ async function checkPointLog(page, theme) {
       if (after === 2) made[1].emit('open', 1);
       stream.close();
       const never = live([], {error: (st) => seen.push(`never:${st}`)});
+      await until(() => made.length === after + 1);
       made[made.length - 1].emit('error', 2);
       await new Promise((r) => setTimeout(r, 1300));
       never.close();
-      return {after, total: made.length, seen: seen.join(' ')};
+      // A server that only follows a folder another process writes: no stream, polling.
+      window.fetch = async () => new Response(JSON.stringify({status: 'ok', live_updates: false}),
+                                              {headers: {'Content-Type': 'application/json'}});
+      const before = made.length;
+      const follower = live([], {error: (st) => seen.push(`follower:${st}`)});
+      await until(() => seen.some((x) => x.startsWith('follower')));
+      follower.close();
+      return {after, total: made.length, followerStreams: made.length - before, seen: seen.join(' ')};
     } finally {
       window.EventSource = real;
+      window.fetch = realFetch;
     }
   });
-  check(revived.after === 2 && revived.total === 3 &&
-        revived.seen === 'open error:0 open reset:reconnected never:2',
+  check(revived.after === 2 && revived.total === 3 && revived.followerStreams === 0 &&
+        revived.seen === 'open error:0 open reset:reconnected never:2 follower:2',
         `a live stream that gave up is opened again and the page refetches (${JSON.stringify(revived)})`);
   // A job with a step metric opens by step (no x= in the URL), here with
   // smoothing and log scale.

@@ -215,6 +215,8 @@ HttpResponse NativeApi::Health() const {
   // What POST /api/v1/samples and /api/v1/agent/deliver bodies may be
   // compressed with: agents compress only for a server that lists it.
   body["content_encodings"] = {"gzip", "snappy"};
+  // The dashboard polls a server whose live stream would carry nothing.
+  body["live_updates"] = options_.live_updates;
   return Reply(200, body);
 }
 

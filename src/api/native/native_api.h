@@ -27,6 +27,9 @@ struct NativeOptions {
   // The most samples one answer of GET /api/v1/jobs/NAME/samples holds (some
   // 40 MB of JSON); more are paged by time (`next_start`).
   size_t max_samples_per_answer = 1000000;
+  // Whether GET /api/v1/live carries data: false for a server that only
+  // follows a data folder another process writes (its stream sends pings).
+  bool live_updates = true;
 };
 
 class NativeApi {

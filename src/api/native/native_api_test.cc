@@ -51,6 +51,7 @@ TEST_F(NativeApiTest, HealthAndRoutes) {
   EXPECT_EQ(j["backends"]["metrics"], true);
   // What agents look for before they compress their batches.
   EXPECT_EQ(j["content_encodings"], nlohmann::json({"gzip", "snappy"}));
+  EXPECT_EQ(j["live_updates"], true);
   EXPECT_EQ(Call("GET", "/api/v1/nope", "", 404)["error"]["code"], "NotFound");
   EXPECT_EQ(Call("POST", "/api/v1/health", "", 405)["error"]["code"], "MethodNotAllowed");
 }
