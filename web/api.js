@@ -99,8 +99,9 @@ export function seriesKey(s) {
 // 30 s later, and once it is open `reset` tells the page to refetch (the new
 // stream starts from the newest data). A stream never opened is not retried:
 // the page falls back to polling (a server without the live stream), as it does
-// at once for a server whose health says its stream carries nothing (a
-// follower of a folder another process writes).
+// for a server whose health says its stream carries nothing (a follower of a
+// folder another process writes). The stream is opened at once, before that
+// answer, so that nothing sent meanwhile is missed; `open` waits for it.
 // handlers: {samples, logs, job, reset, open, error(readyState)}; returns {close()}.
 export function live(jobs, handlers) {
   const query = new URLSearchParams();
@@ -113,6 +114,12 @@ export function live(jobs, handlers) {
   let closed = false;
   let failures = 0;
   let timer = 0;
+  const streams = getJSON('/api/v1/health').then((h) => !(h && h.live_updates === false), () => true);
+  const stop = () => {
+    closed = true;
+    clearTimeout(timer);
+    source.close();
+  };
   const connect = () => {
     const s = new EventSource(url);
     source = s;
@@ -127,7 +134,8 @@ export function live(jobs, handlers) {
         if (handlers[type]) handlers[type](data, e.lastEventId);
       });
     }
-    s.addEventListener('open', () => {
+    s.addEventListener('open', () => streams.then((live) => {
+      if (!live || closed || s !== source) return;
       opened = true;
       failures = 0;
       if (handlers.open) handlers.open();
@@ -135,7 +143,7 @@ export function live(jobs, handlers) {
         replaced = false;
         if (handlers.reset) handlers.reset({reason: 'reconnected'});
       }
-    });
+    }));
     s.addEventListener('error', () => {
       if (s.readyState === EventSource.CLOSED && opened && !closed) {
         replaced = true;
@@ -146,19 +154,11 @@ export function live(jobs, handlers) {
       if (handlers.error) handlers.error(s.readyState);
     });
   };
-  getJSON('/api/v1/health').catch(() => ({})).then((health) => {
-    if (closed) return;
-    if (health && health.live_updates === false) {
-      if (handlers.error) handlers.error(EventSource.CLOSED);  // never opened: the page polls
-    } else {
-      connect();
-    }
+  connect();
+  streams.then((live) => {
+    if (live || closed) return;
+    stop();
+    if (handlers.error) handlers.error(EventSource.CLOSED);  // never opened: the page polls
   });
-  return {
-    close() {
-      closed = true;
-      clearTimeout(timer);
-      if (source) source.close();
-    },
-  };
+  return {close: stop};
 }

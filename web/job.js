@@ -60,8 +60,10 @@ export async function renderJob(root, name, params, ctx) {
   };
   updateHeader();
   // A running job's duration goes on between its events.
-  const ticking = setInterval(() => { if (isRunning(record.status)) updateHeader(); }, 1000);
-  ctx.onLeave(() => clearInterval(ticking));
+  const ticking = setInterval(() => {
+    if (!statusPill.isConnected) clearInterval(ticking);  // the page is gone
+    else if (isRunning(record.status)) updateHeader();
+  }, 1000);
   const xSel = el('select', {id: 'x-kind'},
     [['time', 'wall time'], ['relative', 'relative time'], ['step', 'step']].map(([v, label]) =>
       el('option', {value: v, selected: v === xKind, disabled: v === 'step' && !record.step_metric}, label)));
@@ -489,7 +491,7 @@ export async function renderJob(root, name, params, ctx) {
       if (entry.kind === 'step') x = f.step;
       else x = toXk(entry.kind, f.t_ms);
       return {x, severity: (f.severity || '').toLowerCase(), label: f.rule};
-    }).filter((m) => m.severity === 'issue' && m.x !== undefined && m.x !== null);
+    }).filter((m) => m.severity !== 'warning' && m.x !== undefined && m.x !== null);
     entry.chart.setMarkers(list);
   }
 
@@ -558,6 +560,7 @@ export async function renderJob(root, name, params, ctx) {
   // chart by step or of several lines is asked for anew (a request per line)
   // at most every 5 s, one line by time every 0.5 s.
   const reaggregateSoon = throttle(() => {
+    if (!root.isConnected) return;  // the page was left: its charts are gone
     const now = performance.now();
     let waiting = false;
     for (const e of [...reaggregate]) {

@@ -191,7 +191,13 @@ export async function renderJobs(root, params, ctx) {
   let opened = false;
   let polling = 0;
   const source = api.live([], {
-    open: () => { opened = true; liveNote.textContent = '● live'; },
+    open: () => {
+      // What changed between the list's read and the stream's start came in
+      // neither: the list is read again once, now that the stream runs.
+      if (!opened && loaded) loadRecords().then(refresh);
+      opened = true;
+      liveNote.textContent = '● live';
+    },
     error: (state) => {
       // A server without the live stream: read the jobs again every 5 s.
       if (state === EventSource.CLOSED && !opened) {
@@ -203,11 +209,13 @@ export async function renderJobs(root, params, ctx) {
       }
     },
     job: (rec) => {
-      if (!rec || !rec.name || !keep(rec) || !loaded) return;
+      if (!rec || !rec.name) return;
+      const before = records.get(rec.name);
+      if (!keep(rec) || !loaded) return;
       const old = tbody.querySelector(`tr[data-job="${CSS.escape(rec.name)}"]`);
-      // In place while the row still passes the search and status filter and
-      // its place in the order holds; else the table is built again.
-      if (old && refreshInPlace(rec)) old.replaceWith(row(rec));
+      // In place while the row still passes the status filter and its place
+      // in the order holds; else the table is built again.
+      if (old && before && inPlace(before, rec)) old.replaceWith(row(rec));
       else refresh();
     },
     reset: async () => { await loadRecords(); refresh(); },
@@ -215,11 +223,11 @@ export async function renderJobs(root, params, ctx) {
   ctx.onLeave(() => { source.close(); clearInterval(polling); });
 
   // An update may move a row out of the status filter, or to another place
-  // when sorted by what changes (status, duration, issues).
-  function refreshInPlace(rec) {
+  // in the order (its start, status, duration or issues changed).
+  function inPlace(before, rec) {
     const sort = new URLSearchParams(location.hash.split('?')[1] || '').get('sort') || 'start';
     const st = statusSel.value;
-    return (!st || rec.status === st) && (sort === 'start' || sort === 'name');
+    return (!st || rec.status === st) && sortValue(sort, before) === sortValue(sort, rec);
   }
 
   await loadRecords();

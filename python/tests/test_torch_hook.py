@@ -717,30 +717,60 @@ class ModelShapesTest(HookTestCase):
         self.assertEqual(len(self.stat("1:output", "activations", "dead_fraction")), 1)
 
     def test_a_sparse_gradient_is_measured_by_its_stored_values(self):
-        model = nn.Sequential(nn.Embedding(10, 4, sparse=True))
+        # On the CPU's path and on the device's (CPU_READS=False, as on a GPU).
+        for cpu_reads in (True, False):
+            with mock.patch.object(tw_torch, "CPU_READS", cpu_reads):
+                torch.manual_seed(0)
+                model = nn.Sequential(nn.Embedding(10, 4, sparse=True))
+                optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                run = trainwatch.Run(job="sparse-%s" % cpu_reads, endpoint=self.fake.url)
+                hook = tw_torch.watch(model, optimizer, run=run)
+                for _ in range(2):  # a full step, then one of norms only
+                    model(torch.tensor([[1, 2, 2]])).pow(2).sum().backward()
+                    touched = model[0].weight.grad.coalesce().values().numpy().astype(numpy.float64)
+                    if hook.current_step == 0:
+                        first = reference_stats(touched)
+                    optimizer.step()
+                    optimizer.zero_grad()
+                run.close(5)
+                self.assertEqual(hook.current_step, 2)
+
+                def stat(name):
+                    return self.fake.values(name, TENSORS, Tensor="0.weight", Collection="gradients",
+                                            TrainingJobName=run.job)
+                self.assertEqual(stat("count"), [8.0, 8.0], cpu_reads)  # 2 rows of 4, 2 full steps
+                for name in ("mean", "abs_mean", "variance", "zeros"):
+                    self.assertAlmostEqual(stat(name)[0], first[name], places=5,
+                                           msg="%s (CPU_READS=%s)" % (name, cpu_reads))
+                self.assertAlmostEqual(stat("l2")[-1], float(numpy.sqrt((touched ** 2).sum())),
+                                       places=5)
+
+    def test_a_lazy_module_is_measured_once_its_first_forward_made_it(self):
+        class TwoHeads(nn.Module):  # the second head runs from the second step on
+            def __init__(self):
+                super().__init__()
+                self.a, self.b, self.use_b = nn.LazyLinear(3), nn.LazyLinear(2), False
+
+            def forward(self, x):
+                y = self.a(x)
+                return self.b(y) if self.use_b else y
+
+        with warnings.catch_warnings():  # "Lazy modules are a new feature"
+            warnings.simplefilter("ignore", UserWarning)
+            model = TwoHeads()
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         hook = tw_torch.watch(model, optimizer, run=self.run)
-        for _ in range(2):  # a full step, then one of norms only
-            model(torch.tensor([[1, 2, 2]])).pow(2).sum().backward()
-            touched = model[0].weight.grad.coalesce().values().numpy().copy()
+        for step in range(3):
+            model.use_b = step >= 1
+            model(torch.randn(4, 5)).pow(2).mean().backward()
             optimizer.step()
             optimizer.zero_grad()
         self.run.flush(10)
-        self.assertEqual(hook.current_step, 2)
-        self.assertEqual(self.stat("0.weight", "gradients", "count")[0], 8.0)  # 2 rows of 4
-        self.assertAlmostEqual(self.stat("0.weight", "gradients", "l2")[-1],
-                               float(numpy.sqrt((touched.astype(numpy.float64) ** 2).sum())),
-                               places=5)
-
-    def test_a_lazy_module_is_measured_once_its_first_forward_made_it(self):
-        with warnings.catch_warnings():  # "Lazy modules are a new feature"
-            warnings.simplefilter("ignore", UserWarning)
-            model = nn.Sequential(nn.LazyLinear(3))
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        hook = tw_torch.watch(model, optimizer, run=self.run)
-        self.train(model, optimizer, hook, 2, batch=torch.randn(4, 5))
-        self.assertEqual(self.stat("0.weight", "weights", "count"), [15.0, 15.0])
-        self.assertEqual(len(self.stat("0.weight", "weights", "norm")), 2)
+        self.assertEqual(hook.current_step, 3)
+        self.assertEqual(self.stat("a.weight", "weights", "count"), [15.0] * 3)
+        self.assertEqual(len(self.stat("a.weight", "weights", "norm")), 3)
+        self.assertEqual(self.stat("b.weight", "weights", "count"), [6.0] * 2)
+        self.assertEqual(len(self.stat("b.weight", "weights", "norm")), 2)
 
     def test_validation_losses_and_losses_after_close_are_not_recorded(self):
         model = nn.Sequential(nn.Linear(2, 1))

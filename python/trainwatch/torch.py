@@ -285,7 +285,7 @@ class Hook:
         self._parameters = [(name, p) for name, p in model.named_parameters()]
         # Parameters of lazy modules (nn.LazyLinear) have no values until the
         # first forward: measured from the first step that ends after it.
-        self._lazy = any(is_lazy(p) for _, p in self._parameters)
+        self._lazy = sum(1 for _, p in self._parameters if is_lazy(p))  # how many are
         self._watch_gradients = "gradients" in self.collections
         self._norm_groups = None  # the weights' _NormGroups, one per device and dtype
         self._scratch = {}        # dtype -> the CPU work tensor of _fast_raw (_work)
@@ -581,10 +581,11 @@ class Hook:
 
     def _parameter_blocks(self, blocks):
         copy = self._is_full(self.current_step + 1)
-        if self._lazy and self._norm_groups is not None and \
-                not any(is_lazy(p) for _, p in self._parameters):
-            self._lazy = False
-            self._norm_groups = self._new_norm_groups(moved=True)
+        if self._lazy and self._norm_groups is not None:
+            lazy = sum(1 for _, p in self._parameters if is_lazy(p))
+            if lazy < self._lazy:  # some were made (a branch may run later)
+                self._lazy = lazy
+                self._norm_groups = self._new_norm_groups(moved=True)
         if self._norm_groups is not None and (self._norms or self._full or copy):
             if any(group.moved() for group in self._norm_groups):
                 # Measured anew from here, grouped by their new devices.
@@ -620,7 +621,9 @@ class Hook:
             blocks.append(("host", (name, collection, x.numel(), _host_stats(x, self._work(x))),
                            None))
         else:
-            blocks.append(("fast", (name, collection, p, gradient), _fast_raw(x, self._work(x))))
+            # The count of what is measured: a sparse gradient's stored values.
+            blocks.append(("fast", (name, collection, p, gradient, x.numel()),
+                           _fast_raw(x, self._work(x))))
 
     def _activity_blocks(self, blocks):
         for (tensor, collection), (count, measured) in self._captured.items():
@@ -668,12 +671,12 @@ class Hook:
             elif kind == "l2":
                 _decode_l2(what, raw, stats, remeasure)
             elif kind == "fast":
-                name, collection, p, gradient = what
-                decoded, finite = _decode_fast(raw, p.numel())
+                name, collection, p, gradient, count = what
+                decoded, finite = _decode_fast(raw, count)
                 if finite:
-                    _append_stats(stats, name, collection, DEVICE_STATS, decoded, p.numel())
+                    _append_stats(stats, name, collection, DEVICE_STATS, decoded, count)
                 else:
-                    remeasure.append(what)
+                    remeasure.append((name, collection, p, gradient))
             elif kind == "host":
                 name, collection, count, decoded = what
                 _append_stats(stats, name, collection, DEVICE_STATS, decoded, count)

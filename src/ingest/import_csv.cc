@@ -11,13 +11,19 @@ namespace {
 
 // ---- csv --------------------------------------------------------------------
 
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
 // Splits a CSV line (RFC 4180 quotes); false on an unterminated quote.
+// Spaces around a cell are no part of it (a header "timestamp, metric" comes
+// with rows "t, loss": " loss" is no other metric than "loss"); inside
+// quotes they are.
 bool SplitCsv(std::string_view line, std::vector<std::string>* fields) {
   fields->clear();
   std::string cur;
   size_t i = 0;
   while (true) {
     cur.clear();
+    while (i < line.size() && IsBlank(line[i])) ++i;
     if (i < line.size() && line[i] == '"') {
       ++i;
       while (true) {
@@ -33,9 +39,12 @@ bool SplitCsv(std::string_view line, std::vector<std::string>* fields) {
         }
         cur.push_back(line[i++]);
       }
-      while (i < line.size() && line[i] != ',') cur.push_back(line[i++]);
+      for (; i < line.size() && line[i] != ','; ++i) {
+        if (!IsBlank(line[i])) cur.push_back(line[i]);
+      }
     } else {
       while (i < line.size() && line[i] != ',') cur.push_back(line[i++]);
+      while (!cur.empty() && IsBlank(cur.back())) cur.pop_back();
     }
     fields->push_back(cur);
     if (i >= line.size()) return true;
@@ -89,12 +98,6 @@ class CsvParser final : public FormatParser {
     return ForEachLine(block, first_line, [&](std::string_view line, int64_t n) -> absl::Status {
       if (line[0] == '#') return absl::OkStatus();
       if (!SplitCsv(line, &fields_)) return LineError(n, "a quoted field is not closed");
-      // Cells without the spaces around them (a header "timestamp, metric"
-      // comes with rows "t, loss"): " loss" is no other metric than "loss".
-      for (std::string& f : fields_) {
-        const std::string_view trimmed = TrimSpaces(f);
-        if (trimmed.size() != f.size()) f = std::string(trimmed);
-      }
       if (header_line_pending_) {
         // The header itself, when the block starts the file.
         header_line_pending_ = false;

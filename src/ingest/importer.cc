@@ -142,6 +142,12 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
     data_start = bom;
     data_line = 1;
   }
+  if (first_line.empty() && size <= head.size()) {  // nothing but blank lines and comments
+    ImportResult nothing;
+    nothing.format = format;
+    nothing.bytes = size;
+    return nothing;
+  }
   const std::string header(first_line);
   {
     absl::StatusOr<std::unique_ptr<FormatParser>> probe =

@@ -120,6 +120,8 @@ TEST_F(ImporterTest, AFileOfAHeaderOnlyOrNothingImportsNothing) {
            {"header.csv", "timestamp,metric,value\n"},
            {"header-no-newline.csv", "timestamp,metric,value"},
            {"empty.jsonl", ""},
+           {"empty.csv", ""},
+           {"no-extension", "\n# exported by hand\n"},
            {"comments.jsonl", "\n\n"}}) {
     auto r = ImportFile(db_.get(), Write(name, text), {});
     ASSERT_TRUE(r.ok()) << name << ": " << r.status();
@@ -154,12 +156,16 @@ TEST_F(ImporterTest, CsvCellsAreTrimmedAndAByteOrderMarkIsNoData) {
                       Write("spaced.csv",
                             "\xEF\xBB\xBFHost, timestamp, metric, value\n"
                             " h1, 2024-01-01T00:00:00Z, loss, 0.5\n"
-                            "h1,2024-01-01T00:00:01Z,loss,0.25\n"),
+                            "h1,2024-01-01T00:00:01Z,loss,0.25\n"
+                            "\"h2,b\" , 2024-01-01T00:00:00Z, \" padded \", 1\n"),
                       {});
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->series, 1u);
+  EXPECT_EQ(r->series, 2u);
   EXPECT_EQ(Rows(*model::MakeSeriesKey("trainwatch/Imported", "loss", {{"Host", "h1"}})),
             (std::vector<std::pair<int64_t, double>>{{1704067200000, 0.5}, {1704067201000, 0.25}}));
+  // Quoted: the comma and the spaces inside are the cell's.
+  EXPECT_EQ(Rows(*model::MakeSeriesKey("trainwatch/Imported", " padded ", {{"Host", "h2,b"}})).size(),
+            1u);
   auto jsonl = ImportFile(
       db_.get(), Write("bom.jsonl", "\xEF\xBB\xBF{\"metric\":\"m\",\"timestamp_ms\":1000,\"value\":1}\n"),
       {});

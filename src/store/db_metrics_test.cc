@@ -83,11 +83,21 @@ class DbMetricsTest : public ::testing::Test {
     EXPECT_TRUE(last.ok()) << last.status();
     return last.ok() ? *last : std::nullopt;
   }
+  // Copies a folder a writer has open. Its background work may delete a
+  // file (obsolete by then) while the copy runs: the copy starts again.
+  static void CopyLiveFolder(const std::string& from, const std::string& to) {
+    for (int attempt = 0;; ++attempt) {
+      std::error_code error;
+      std::filesystem::copy(from, to, std::filesystem::copy_options::recursive, error);
+      if (!error) return;
+      ASSERT_LT(attempt, 20) << "copying " << from << ": " << error.message();
+      std::filesystem::remove_all(to);
+    }
+  }
   // Opens, as a writer, a copy of the data folder as it is now: what a
   // crash would leave (a clean close would checkpoint the head log).
   absl::StatusOr<std::unique_ptr<Db>> OpenCrashImage(const std::string& name) {
-    std::filesystem::copy(dir_.Sub("data"), dir_.Sub(name),
-                          std::filesystem::copy_options::recursive);
+    CopyLiveFolder(dir_.Sub("data"), dir_.Sub(name));
     DbOptions o = Options();
     o.data_dir = dir_.Sub(name);
     return Db::Open(o);
@@ -452,8 +462,7 @@ TEST_F(DbMetricsTest, EachSealOfASeriesDeletesExactlyItsOwnHeadRecords) {
     const Want kept_a = want_a, kept_b = want_b;
     for (int i = 240; i < 300; ++i) round(**restarted, i);
     EXPECT_EQ(Rows(**restarted, a), want_a);
-    std::filesystem::copy(dir_.Sub("restarted"), dir_.Sub("restarted-crash"),
-                          std::filesystem::copy_options::recursive);
+    CopyLiveFolder(dir_.Sub("restarted"), dir_.Sub("restarted-crash"));
     DbOptions o = Options();
     o.data_dir = dir_.Sub("restarted-crash");
     auto crashed = Db::Open(o);
