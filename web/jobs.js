@@ -107,24 +107,28 @@ export async function renderJobs(root, params, ctx) {
   const records = new Map();  // name -> record
   const sparkCache = new Map();  // name -> answer
 
-  // A record replaces the one held unless that one is newer: the live stream
-  // runs while the list is read, and either may come first.
+  // A record replaces the one held unless that one is newer (the live stream
+  // runs while the list is read, and either may come first); true when it
+  // changed anything.
   function keep(rec) {
     const held = records.get(rec.name);
     if (held && (held.last_modified_ms || 0) > (rec.last_modified_ms || 0)) return false;
+    if (held && JSON.stringify(held) === JSON.stringify(rec)) return false;
     records.set(rec.name, rec);
     return true;
   }
 
+  // True when a record changed.
   async function loadRecords() {
     const list = await api.listJobs();
-    await Promise.all(list.map(async (j) => {
+    const changed = await Promise.all(list.map(async (j) => {
       try {
-        keep(await api.getJob(j.name));
+        return keep(await api.getJob(j.name));
       } catch (e) {
-        keep(j);
+        return keep(j);
       }
     }));
+    return changed.some(Boolean);
   }
 
   async function sparkline(rec, canvas) {
@@ -194,7 +198,7 @@ export async function renderJobs(root, params, ctx) {
     open: () => {
       // What changed between the list's read and the stream's start came in
       // neither: the list is read again once, now that the stream runs.
-      if (!opened && loaded) loadRecords().then(refresh);
+      if (!opened && loaded) loadRecords().then((changed) => { if (changed) refresh(); });
       opened = true;
       liveNote.textContent = '● live';
     },
