@@ -124,6 +124,12 @@ class RemoteSink final : public model::TelemetrySink {
   bool Drain(int64_t timeout_ms,
              const std::function<void(int64_t pending, const std::string& last_error)>& progress);
 
+  // False while the server has taken nothing from this sink, such as a job
+  // record that CreateJob gave up on: that job never started.
+  bool delivered_any() {
+    util::MutexLock lock(mu_);
+    return delivered_seq_ > 0;
+  }
   int64_t pending() const { return spool_->pending(); }
   const std::string& spool_dir() const { return spool_->dir(); }
   const std::string& endpoint() const { return options_.endpoint; }

@@ -370,6 +370,14 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   ui.reset();  // the job has ended: streams close, the port is free
   ui_services.reset();
   local_rules.reset();  // after the UI, whose /metrics reads the engine
+  if (remote && !result.ok() && !remote->delivered_any()) {
+    // The server never took the job record (it stopped, or refused us): the
+    // job did not start, and a later server must not find a record of it.
+    const std::string spool_dir = remote->spool_dir();
+    remote.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(spool_dir, ec);
+  }
   if (remote) {
     // Whatever the server has not taken yet is on disk: wait for it (a
     // server that is away for a while gets it when it is back).

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "job/job_name.h"
 #include "job/lifecycle.h"
@@ -311,7 +312,9 @@ absl::StatusOr<RunResult> JobRunner::Run() {
       process = std::move(process_);
     }
     process.reset();  // SIGKILLs the group, reaps, drains
-    return created;
+    return absl::Status(created.code(),
+                        absl::StrCat(created.message(),
+                                     "; the command was stopped, and nothing of it is kept"));
   }
   // The rules know the job now: its first lines reach them too.
   writer_->Release();

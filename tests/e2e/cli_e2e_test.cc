@@ -668,6 +668,51 @@ TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
   EXPECT_EQ(server->Wait().exit_code, 0);
 }
 
+// A server that answers the runner's check of the job's name and is gone
+// before it takes the job record: the run stops its command and says so, and
+// no server that comes later finds a record of a job that was not kept.
+TEST_F(CliTest, ARunWhoseServerStopsBeforeTakingTheJobRecordSaysSoAndLeavesNoRecord) {
+  const std::string port_file = File("port");
+  Subprocess fake({"/usr/bin/python3", "-c", R"(
+import http.server, sys
+class Answer(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # no job of that name yet
+        body = b'{"error": {"code": "NotFound", "message": "no such job"}}'
+        self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.server.asked = True
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Answer)
+server.asked = False
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(server.server_port))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while not server.asked:
+    server.handle_request()
+server.server_close()
+)", port_file},
+                  {});
+  ASSERT_TRUE(WaitForFile(port_file));
+  std::string port;
+  std::ifstream(port_file) >> port;
+  Finished run = RunCommand(RunArgs({"--name", "e2e-never", "--endpoint", "http://127.0.0.1:" + port,
+                                     "--delivery-timeout", "1s"},
+                                    {"out:trained"}));
+  EXPECT_EQ(fake.Wait().exit_code, 0);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("did not take the job record"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("the command was stopped, and nothing of it is kept"), std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find("not delivered yet"), std::string::npos) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(data_ + "/spool") &&
+               !std::filesystem::is_empty(data_ + "/spool"))
+      << "a spooled record of a job that never ran";
+}
+
 // A job that ended while its server was away: its runner left the rest in
 // its spool, and the next server delivers it to the rules and the reports
 // like any data (they once started after the delivery and never saw the end).
@@ -675,17 +720,20 @@ TEST_F(CliTest, AJobThatEndedWhileItsServerWasAwayGetsItsRulesAndReportFromTheSp
   const std::string port = std::to_string(FreePort());
   auto start_server = [&] { return StartServer(port); };
   std::unique_ptr<Subprocess> server = start_server();
+  // The trainer runs under the server, which stops between its two halves.
+  const std::string ready = File("ready"), go = File("go");
   Subprocess run(RunArgs({"--name", "e2e-spooled", "--delivery-timeout", "1s", "--metric",
                           "train:loss=\\bloss=([0-9.]+)"},
-                         {"paced:30:100"}),
+                         {"paced:10:100", "touch:" + ready, "wait-file:" + go, "paced:20:100"}),
                  {});
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_TRUE(WaitForFile(ready));
   server->Signal(SIGTERM);
   ASSERT_EQ(server->Wait().exit_code, 0);
+  std::ofstream(go).put('\n');
   Finished done = run.Wait();  // the job ends while no server takes its data
   EXPECT_NE(done.err.find("spool"), std::string::npos) << done.err;
   ASSERT_TRUE(std::filesystem::exists(data_ + "/spool") &&
-              !std::filesystem::is_empty(data_ + "/spool"));
+              !std::filesystem::is_empty(data_ + "/spool")) << done.err;
 
   server = start_server();
   const std::string report = data_ + "/jobs/e2e-spooled/report.html";
@@ -701,7 +749,9 @@ TEST_F(CliTest, AJobThatEndedWhileItsServerWasAwayGetsItsRulesAndReportFromTheSp
   EXPECT_EQ(nlohmann::json::parse(described.out)["TrainingJobStatus"], "Completed")
       << described.out;
   server->Signal(SIGTERM);
-  EXPECT_EQ(server->Wait().exit_code, 0);
+  Finished served = server->Wait();
+  EXPECT_EQ(served.exit_code, 0);
+  if (HasFailure()) std::printf("the runner said:\n%s\nthe server said:\n%s\n", done.err.c_str(), served.err.c_str());
 }
 
 }  // namespace
