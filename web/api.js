@@ -82,8 +82,9 @@ export function chart(series, {start, end, width, x = 'time', job} = {}) {
   });
 }
 
-export function logEvents({group = NAMESPACE, stream, start, end, limit, after}) {
-  return getJSON('/api/v1/logs/events', {group, stream, start: isoTime(start), end: isoTime(end), limit, after});
+export function logEvents({group = NAMESPACE, stream, start, end, limit, after, tail, before}) {
+  return getJSON('/api/v1/logs/events',
+                 {group, stream, start: isoTime(start), end: isoTime(end), limit, after, tail, before});
 }
 
 // A job's series key as one string (maps live samples to their chart).

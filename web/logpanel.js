@@ -32,6 +32,7 @@ export function makeLogPanel(target, opts) {
 
   let lines = [];        // {t_ms, ingestion_ms, message}, ascending
   let next = null;       // the cursor after the last line read (for polling)
+  let prev = null;       // the cursor before the first line read (for earlier lines)
   let highlight = null;  // t_ms of the line to mark
   let loading = false;   // reading the history: live lines wait in `pending`
   let pending = [];
@@ -80,7 +81,12 @@ export function makeLogPanel(target, opts) {
         list.append(lineNode(e));
       }
     }
-    if (added && lines.length > 20000) { lines = lines.slice(-10000); render(); return; }
+    if (added && lines.length > 20000) {
+      lines = lines.slice(-10000);
+      prev = null;  // earlier lines are read back from the first line's time
+      render();
+      return;
+    }
     status.textContent = `${lines.filter(matches).length} of ${lines.length} lines`;
     if (follow.checked) list.scrollTop = list.scrollHeight;
   }
@@ -115,11 +121,9 @@ export function makeLogPanel(target, opts) {
 
   async function read(atMs) {
     highlight = atMs;
-    const params = {stream, limit: PAGE};
-    if (atMs !== null) {
-      params.start = Math.max(0, atMs - 30000);
-      params.end = atMs + 30000;
-    }
+    // Following: the stream's last lines, read back from its end.
+    const params = atMs === null ? {stream, limit: PAGE, tail: 1} :
+      {stream, limit: PAGE, start: Math.max(0, atMs - 30000), end: atMs + 30000};
     let page;
     try {
       page = await api.logEvents(params);
@@ -130,23 +134,30 @@ export function makeLogPanel(target, opts) {
       return;
     }
     lines = page.events || [];
-    // Follow from the end: page on until the last page (the answer's `next` stays the same).
-    let guard = 0;
-    while (atMs === null && page.events && page.events.length === PAGE && guard++ < 200) {
-      page = await api.logEvents({stream, limit: PAGE, after: page.next});
-      lines.push(...(page.events || []));
-      if (lines.length > 10000) lines = lines.slice(-10000);
-    }
     next = page.next || null;
+    prev = page.prev || null;
     render();
   }
 
+  // The page of lines just before the first one shown.
   async function loadEarlier() {
-    const first = lines.length ? lines[0].t_ms : Date.now();
-    const page = await api.logEvents({stream, limit: PAGE, start: Math.max(0, first - 3600000), end: first});
+    if (!lines.length) { status.textContent = 'no earlier lines'; return; }
+    const params = {stream, limit: PAGE, tail: 1};
+    if (prev) params.before = prev; else params.end = lines[0].t_ms;
+    let page;
+    try {
+      page = await api.logEvents(params);
+    } catch (e) {
+      status.textContent = e.message;
+      return;
+    }
     const events = page.events || [];
+    if (!events.length) { status.textContent = `no earlier lines; ${lines.length} lines`; return; }
+    prev = page.prev || null;
+    const keep = list.scrollHeight - list.scrollTop;  // the lines in view stay in view
     lines = events.concat(lines);
     render();
+    list.scrollTop = list.scrollHeight - keep;
   }
 
   async function poll() {

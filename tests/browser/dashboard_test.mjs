@@ -44,6 +44,9 @@ const SPIKE_AT = 654321;
 const SPIKE = 50;
 const TENSOR_JOB = 'tensors-1';
 const HOSTS_JOB = 'ddp-hosts';
+// A job whose log is several pages long (the log panel reads 500 lines a page).
+const LONG_LOG_JOB = 'long-log';
+const LONG_LOG_LINES = 1800;
 const TENSOR_NAMES = ['0.weight', '2.weight', '10.weight'];
 // 20 steps of two statistics of three gradients; 10.weight's abs_mean falls
 // a thousandfold (a vanishing gradient), the others' slowly.
@@ -99,7 +102,9 @@ async function main() {
      '--rule', 'Straggler:window=5'],
     ['/bin/sh', '-c', `i=0; while [ $i -lt ${count} ]; do echo "step $i"; i=$((i+1)); sleep ${pause}; done`]);
   const hosts = [hostJob(1, '0.1', 80), hostJob(2, '0.1', 80), hostJob(3, '0.3', 27)];
-  for (const j of [big, tensors, ...seeds, ...hosts]) {
+  const longLog = runJob(args.trainwatch, server, LONG_LOG_JOB, ['--no-rules', '--profile-interval', 'off'],
+                         ['python3', '-c', `for i in range(${LONG_LOG_LINES}): print(f"line {i}")`]);
+  for (const j of [big, tensors, ...seeds, ...hosts, longLog]) {
     const r = await j.done;
     if (r.code !== 0) throw new Error(`a job failed (${r.code}): ${r.out}`);
   }
@@ -129,8 +134,32 @@ async function main() {
     await checkCompare(page, theme);
     await checkTensors(page, theme);
     await checkHosts(page, theme);
+    if (theme === 'light') await checkLongLog(page);
     await page.context().close();
   }
+}
+
+// A log longer than many pages opens at its last line, and "Earlier lines"
+// reads back a page at a time to its first.
+async function checkLongLog(page) {
+  await open(page, `/job/${LONG_LOG_JOB}`);
+  const shown = () => page.$$eval('#log-lines li .msg', (l) => l.map((x) => x.textContent));
+  await page.waitForSelector('#log-lines li');
+  let msgs = await shown();
+  check(msgs.length === 500 && msgs[0] === `line ${LONG_LOG_LINES - 500}` && msgs.at(-1) === `line ${LONG_LOG_LINES - 1}`,
+        `a log of ${LONG_LOG_LINES} lines opens at its last 500 (${msgs[0]} .. ${msgs.at(-1)}, ${msgs.length})`);
+  for (let pages = 2; pages <= Math.ceil(LONG_LOG_LINES / 500); pages++) {
+    await page.click('#log-earlier');
+    const want = Math.min(LONG_LOG_LINES, pages * 500);
+    await page.waitForFunction((n) => document.querySelectorAll('#log-lines li').length === n, want);
+  }
+  msgs = await shown();
+  const inOrder = msgs.every((m, i) => m === `line ${i}`);
+  check(msgs.length === LONG_LOG_LINES && inOrder,
+        `"Earlier lines" reads back to the first line, each line once and in order (${msgs.length}, ${inOrder})`);
+  await page.click('#log-earlier');
+  await page.waitForFunction(() => document.querySelector('.log-status').textContent.startsWith('no earlier lines'));
+  check(true, 'and then says there are no earlier lines');
 }
 
 // The job's report (trainwatch report, GET /api/v1/jobs/NAME/report): saved

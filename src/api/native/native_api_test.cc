@@ -587,6 +587,38 @@ TEST_F(NativeApiTest, LogsAndJobs) {
             "The specified log stream does not exist.");
   EXPECT_EQ(Call("GET", "/api/v1/logs/streams?group=g")["streams"][0]["name"], "s");
 
+  // The last lines, at once (the dashboard's log opens there), then the ones
+  // before them, and on from the last.
+  ASSERT_TRUE(fake_.PutLogEvents({{"g", "s"}, {{kNow, "three"}, {kNow, "four"}}}, kNow).ok());
+  j = Call("GET", "/api/v1/logs/events?group=g&stream=s&tail=1&limit=2");
+  ASSERT_EQ(j["events"].size(), 2u);
+  EXPECT_EQ(j["events"][0]["message"], "three");
+  EXPECT_EQ(j["events"][1]["message"], "four");
+  const std::string tail_next = j["next"].get<std::string>();
+  j = Call("GET", "/api/v1/logs/events?group=g&stream=s&tail=1&limit=1&before=" +
+                      j["prev"].get<std::string>());
+  ASSERT_EQ(j["events"].size(), 1u);
+  EXPECT_EQ(j["events"][0]["message"], "two");
+  j = Call("GET", "/api/v1/logs/events?group=g&stream=s&tail=1&before=" +
+                      j["prev"].get<std::string>());
+  ASSERT_EQ(j["events"].size(), 1u);
+  EXPECT_EQ(j["events"][0]["message"], "one");
+  EXPECT_TRUE(Call("GET", "/api/v1/logs/events?group=g&stream=s&tail=1&before=" +
+                              j["prev"].get<std::string>())["events"]
+                  .empty());
+  ASSERT_TRUE(fake_.PutLogEvents({{"g", "s"}, {{kNow + 1, "five"}}}, kNow).ok());
+  j = Call("GET", "/api/v1/logs/events?group=g&stream=s&after=" + tail_next);
+  ASSERT_EQ(j["events"].size(), 1u);
+  EXPECT_EQ(j["events"][0]["message"], "five");
+  EXPECT_EQ(Call("GET", "/api/v1/logs/events?group=g&stream=s&tail=yes", "", 400)["error"]["message"],
+            "query parameter tail=yes: want 1 (the last lines) or 0");
+  EXPECT_EQ(Call("GET", "/api/v1/logs/events?group=g&stream=s&before=" + tail_next, "", 400)
+                ["error"]["message"],
+            "query parameter before reads back: give tail=1 with it");
+  EXPECT_EQ(Call("GET", "/api/v1/logs/events?group=g&stream=s&tail=1&before=" + tail_next, "", 400)
+                ["error"]["message"],
+            "query parameter before is not the prev of an answer of this API");
+
   model::JobRecord job;
   job.name = "mnist-7";
   job.creation_ms = kNow;

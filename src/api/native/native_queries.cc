@@ -184,7 +184,16 @@ HttpResponse NativeApi::LogEvents(const HttpRequest& request) const {
   LogReadQuery query;
   query.stream = {*group, *stream};
   query.limit = static_cast<size_t>(*limit);
+  // tail=1: the last `limit` events (before `before`, or `end`, or now), in
+  // order; without it, the first ones (after `after`, or `start`).
   query.forward = true;
+  if (const std::string* tail = Param(*params, "tail")) {
+    if (*tail != "1" && *tail != "0") {
+      return Error(400, "InvalidArgument",
+                   absl::StrFormat("query parameter tail=%s: want 1 (the last lines) or 0", *tail));
+    }
+    query.forward = *tail == "0";
+  }
   if (Param(*params, "start") != nullptr) {
     absl::StatusOr<int64_t> start = TimeParam(*params, "start", now, std::nullopt);
     if (!start.ok()) return FromStatus(start.status());
@@ -195,16 +204,31 @@ HttpResponse NativeApi::LogEvents(const HttpRequest& request) const {
     if (!end.ok()) return FromStatus(end.status());
     query.end_ms = *end;
   }
-  // "after" is the "next" of a previous answer: follow a stream by passing it back.
-  if (const std::string* after = Param(*params, "after")) {
+  // "after" is the "next" of a previous answer: follow a stream by passing it
+  // back. "before" is the "prev" of one, with tail=1: the lines before it.
+  const std::string* after = Param(*params, "after");
+  const std::string* before = Param(*params, "before");
+  if (after != nullptr && before != nullptr) {
+    return Error(400, "InvalidArgument",
+                 "give after (to read on) or before (to read back, with tail=1), not both");
+  }
+  if (before != nullptr && query.forward) {
+    return Error(400, "InvalidArgument", "query parameter before reads back: give tail=1 with it");
+  }
+  if (after != nullptr || before != nullptr) {
+    const char direction = after != nullptr ? 'f' : 'b';
+    const char* name = after != nullptr ? "after" : "before";
     absl::StatusOr<std::pair<char, LogPosition>> position = logs::ParsePositionToken(
-        query.stream, *after, "InvalidArgument",
-        "query parameter after is not the next of an earlier answer for this stream");
+        query.stream, after != nullptr ? *after : *before, "InvalidArgument",
+        absl::StrFormat("query parameter %s is not the %s of an earlier answer for this stream",
+                        name, after != nullptr ? "next" : "prev"));
     if (!position.ok()) {
       return Error(400, "InvalidArgument", std::string(MessageOf(position.status())));
     }
-    if (position->first != 'f') {
-      return Error(400, "InvalidArgument", "query parameter after is not a token from this API");
+    if (position->first != direction) {
+      return Error(400, "InvalidArgument",
+                   absl::StrFormat("query parameter %s is not the %s of an answer of this API",
+                                   name, after != nullptr ? "next" : "prev"));
     }
     query.from = position->second;
   }
@@ -220,12 +244,17 @@ HttpResponse NativeApi::LogEvents(const HttpRequest& request) const {
     items.push_back({{"t_ms", e.position.t_ms}, {"ingestion_ms", e.ingestion_ms},
                      {"message", e.message}});
   }
+  // next: after the last event (a page read back that holds none reads on
+  // from where it was asked to end). prev: at the first event.
   LogPosition next = query.from.value_or(LogPosition{0, 0});
+  Json answer{{"events", items}};
   if (!events->empty()) {
     next = events->back().position;
     next.seq += 1;
+    answer["prev"] = logs::PositionToken(query.stream, 'b', events->front().position);
   }
-  return Reply(200, Json{{"events", items}, {"next", logs::PositionToken(query.stream, 'f', next)}});
+  answer["next"] = logs::PositionToken(query.stream, 'f', next);
+  return Reply(200, answer);
 }
 
 HttpResponse NativeApi::Jobs(const HttpRequest& request) const {
