@@ -23,6 +23,7 @@ struct ImportFlags {
   bool compact = false;
   bool quiet = false;
   int threads = 0;
+  int64_t from_line = 1;
 };
 
 // "1234567" -> "1,234,567"
@@ -65,6 +66,14 @@ int RunImport(const ImportFlags& flags, const GlobalOptions& global) {
                  flags.format.c_str());
     return 2;
   }
+  if (flags.from_line < 1) {
+    std::fprintf(stderr,
+                 "trainwatch import: --from-line %lld: lines are numbered from 1, as the "
+                 "messages about a bad line number them\n",
+                 static_cast<long long>(flags.from_line));
+    return 2;
+  }
+  options.from_line = flags.from_line;
   options.default_namespace = flags.ns;
   options.parse_threads = flags.threads;
   if (!flags.keep.empty()) {
@@ -150,13 +159,17 @@ void RegisterImportCommand(CLI::App& root, GlobalOptions* options, int* exit_cod
   cmd->add_flag("--compact", flags->compact,
                 "fully compact the data folder afterwards (smallest on-disk size; retention "
                 "applies at once: without --keep, raw samples older than 3 h are dropped)");
+  cmd->add_option("--from-line", flags->from_line,
+                  "skip the lines before this one (a CSV header is still read): after an "
+                  "import stopped at a bad line, fix it and load the rest from there");
   cmd->add_option("--threads", flags->threads, "parsing threads (default: one per CPU)");
   cmd->add_flag("-q,--quiet", flags->quiet, "no progress line on a terminal");
   AddDataOption(cmd, options);
   cmd->footer(
       "Examples:\n"
       "  trainwatch import history.vmimport --keep forever\n"
-      "  trainwatch import metrics.csv --namespace team/experiments --keep 400d");
+      "  trainwatch import metrics.csv --namespace team/experiments --keep 400d\n"
+      "  trainwatch import metrics.csv --keep 400d --from-line 81734   # the rest, after a fix");
   cmd->callback([flags, options, exit_code] { *exit_code = RunImport(*flags, *options); });
 }
 

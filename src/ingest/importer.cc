@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "store/bulk_loader.h"
 #include "util/bounded_queue.h"
@@ -169,6 +170,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
   // Guarded by mu (locals: clang checks ABSL_GUARDED_BY on members only).
   std::map<int64_t, Parsed> done;
   int64_t total_blocks = -1;  // set by the reader at the end
+  int64_t file_lines = 0;     // set by the reader at the end
   absl::Status read_error;
   std::atomic<bool> stop{false};
 
@@ -184,6 +186,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
   std::thread reader([&] {
     int64_t seq = 0;
     int64_t line = data_line;
+    bool last_line_open = false;  // the file's last line has no newline
     uint64_t offset = data_start;
     std::string carry;
     while (!stop.load()) {
@@ -229,6 +232,23 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
         if (eof) break;
         continue;
       }
+      if (eof) last_line_open = !buf.empty() && buf.back() != '\n';
+      if (line < options.from_line) {  // skipped: drop the block's lines before from_line
+        size_t skip = 0;
+        int64_t skipped = 0;
+        while (line + skipped < options.from_line && skip < buf.size()) {
+          const size_t nl = buf.find('\n', skip);
+          skip = nl == std::string::npos ? buf.size() : nl + 1;
+          ++skipped;
+        }
+        buf.erase(0, skip);
+        line += skipped;
+        if (buf.empty()) {
+          free_buffers.TryPush(std::move(buf));
+          if (eof) break;
+          continue;
+        }
+      }
       Block b;
       b.seq = seq++;  // numbered only when queued: the loader waits for each number
       b.first_line = line;
@@ -240,6 +260,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
     }
     work.Close();  // the workers drain what is queued, then stop
     util::MutexLock lock(mu);
+    file_lines = line - 1 + (last_line_open ? 1 : 0);
     total_blocks = seq;
     cv.notify_all();
   });
@@ -267,6 +288,7 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
   }
 
   absl::Status status;
+  int64_t bad_line = 0;
   std::set<std::string> kept_namespaces;
   std::map<std::string, int64_t> oldest_ms_by_namespace;
   std::string keep_settings;
@@ -316,7 +338,10 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
     if (!p.status.ok()) {
       // "line N: what" from the parser becomes "PATH:N: what".
       std::string msg(p.status.message());
-      if (msg.rfind("line ", 0) == 0) msg = msg.substr(5);
+      if (msg.rfind("line ", 0) == 0) {
+        msg = msg.substr(5);
+        if (!absl::SimpleAtoi(msg.substr(0, msg.find(':')), &bad_line)) bad_line = 0;
+      }
       status = absl::InvalidArgumentError(absl::StrFormat("%s:%s", path, msg));
       break;
     }
@@ -336,11 +361,23 @@ absl::StatusOr<ImportResult> ImportFile(store::Db* db, const std::string& path,
   // Whatever was loaded stays consistent and durable, even after an error.
   absl::Status finish = loader->Finish();
   if (!status.ok()) {
+    if (bad_line > 0) {
+      return absl::Status(
+          status.code(),
+          absl::StrFormat("%s (the %d samples of the lines before it are loaded: fix line %d and "
+                          "import the file again with --from-line %d to load the rest)",
+                          status.message(), loader->samples(), bad_line, bad_line));
+    }
     return absl::Status(status.code(),
                         absl::StrFormat("%s (%d samples before it were loaded)", status.message(),
                                         loader->samples()));
   }
   TW_RETURN_IF_ERROR(finish);
+  if (options.from_line > std::max<int64_t>(file_lines, data_line)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: line %d is past the end of the file, which has %d lines", path,
+                        options.from_line, file_lines));
+  }
   ImportResult result;
   result.format = format;
   result.samples = loader->samples();

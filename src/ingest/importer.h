@@ -51,6 +51,10 @@ struct ImportOptions {
   // of another kind (one JSON document, old Mac line breaks) would otherwise
   // be read whole into memory.
   size_t max_line_bytes = size_t{256} << 20;
+  // Lines before this one (1-based, as error messages number them) are
+  // skipped; a CSV header is still read. After an import stopped at a bad
+  // line, the rest of the file loads from that line once it is fixed.
+  int64_t from_line = 1;
   // Called from the calling thread about every `progress_interval_ms`.
   std::function<void(const ImportProgress&)> progress;
   int64_t progress_interval_ms = 250;

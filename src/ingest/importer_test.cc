@@ -96,7 +96,56 @@ TEST_F(ImporterTest, BadLineIsReportedWithPathAndLine) {
   auto r = ImportFile(db_.get(), path, {});
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr(path + ":4: value \"oops\" is not a number"));
-  EXPECT_THAT(r.status().message(), HasSubstr("1 samples before it were loaded"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("the 1 samples of the lines before it are loaded: fix line 4 and import "
+                        "the file again with --from-line 4 to load the rest"));
+}
+
+TEST_F(ImporterTest, AfterABadLineIsFixedTheRestLoadsFromItsLineEachSampleOnce) {
+  // Lines cut across blocks, the bad one deep in the file, read by threads.
+  std::string text = "timestamp_ms,metric,value\n";
+  constexpr int kRows = 2000, kBad = 1234;  // kBad: the row's index, on line kBad + 2
+  for (int i = 0; i < kRows; ++i) {
+    text += absl::StrFormat("%d,m,%s\n", 1704067200000LL + i * 1000,
+                            i == kBad ? "oops" : std::to_string(i));
+  }
+  ImportOptions o;
+  o.keep_ms = store::kForever;
+  o.parse_threads = 3;
+  o.block_bytes = 700;
+  const std::string path = Write("big.csv", text);
+  auto r = ImportFile(db_.get(), path, o);
+  ASSERT_FALSE(r.ok());
+  const std::string line = std::to_string(kBad + 2);
+  EXPECT_THAT(r.status().message(), HasSubstr(path + ":" + line + ": value \"oops\""));
+  EXPECT_THAT(r.status().message(), HasSubstr("--from-line " + line + " to load the rest"));
+  EXPECT_EQ(Rows(*model::MakeSeriesKey("trainwatch/Imported", "m", {})).size(), size_t{kBad});
+
+  const size_t at = text.find("oops");
+  text.replace(at, 4, std::to_string(kBad));
+  Write("big.csv", text);
+  o.from_line = kBad + 2;
+  r = ImportFile(db_.get(), path, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->samples, size_t{kRows - kBad});
+  auto rows = Rows(*model::MakeSeriesKey("trainwatch/Imported", "m", {}));
+  ASSERT_EQ(rows.size(), size_t{kRows});
+  for (int i = 0; i < kRows; ++i) {
+    EXPECT_EQ(rows[i].first, int64_t{1704067200000} + i * 1000) << i;
+    EXPECT_EQ(rows[i].second, double(i)) << i;
+  }
+
+  // A line past the end is an error that says how long the file is.
+  o.from_line = kRows + 3;
+  r = ImportFile(db_.get(), path, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr(absl::StrFormat("line %d is past the end of the file, which has %d lines",
+                                        kRows + 3, kRows + 1)));
+  o.from_line = kRows + 1;  // the last line
+  r = ImportFile(db_.get(), Write("last.csv", text.substr(0, text.size() - 1)), o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->samples, 1u) << "the last line, without its newline";
 }
 
 TEST_F(ImporterTest, KeepAddsRetentionRulesForImportedNamespaces) {
