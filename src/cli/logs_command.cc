@@ -2,6 +2,7 @@
 // keeps printing new lines until the job ends.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -30,6 +31,7 @@ struct LogsFlags {
   bool timestamps = false;
   int poll_ms = 200;
   int host = 0;  // 0: the first host
+  int64_t tail = -1;  // -n: the last N lines only; -1: every line
 };
 
 bool WriteAll(const std::string& text) {
@@ -107,6 +109,45 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
     }
     return 0;
   };
+  auto format = [&](const query::StoredLogEvent& event) {
+    std::string line;
+    if (flags.timestamps) line = util::FormatIso8601Ms(event.position.t_ms) + " ";
+    line += event.message;
+    line += '\n';
+    return line;
+  };
+  if (flags.tail >= 0) {
+    // The last N lines (that match): read back from the stream's end, a page
+    // at a time, then print them in order and follow on from that end.
+    query::LogReadQuery back = request;
+    back.forward = false;
+    back.limit = flags.filter.empty() ? static_cast<size_t>(std::clamp<int64_t>(flags.tail, 1, 10000))
+                                      : 10000;
+    std::vector<std::string> newest_first;
+    std::optional<query::LogPosition> end;
+    while (static_cast<int64_t>(newest_first.size()) < flags.tail || !end) {
+      absl::StatusOr<std::vector<query::StoredLogEvent>> page =
+          readers.logs().ReadLogStream(back);
+      if (absl::IsNotFound(page.status())) break;  // no line yet
+      if (!page.ok()) return ReportError(page.status(), 1);
+      if (page->empty()) break;  // the stream's start
+      if (!end) {
+        end = page->back().position;
+        end->seq += 1;
+      }
+      for (auto it = page->rbegin();
+           it != page->rend() && static_cast<int64_t>(newest_first.size()) < flags.tail; ++it) {
+        if (pattern->Matches(it->message)) newest_first.push_back(format(*it));
+      }
+      back.from = page->front().position;
+    }
+    std::string out;
+    for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) out += *it;
+    if (!out.empty() && !WriteAll(out)) return 0;
+    printed = !out.empty() || flags.tail == 0;
+    if (!flags.follow) return done();
+    if (end) request.from = end;
+  }
   while (true) {
     absl::StatusOr<std::vector<query::StoredLogEvent>> page =
         readers.logs().ReadLogStream(request);
@@ -122,10 +163,7 @@ int RunLogs(const LogsFlags& flags, const GlobalOptions& options) {
     }
     std::string out;
     for (const query::StoredLogEvent& event : *page) {
-      if (!pattern->Matches(event.message)) continue;
-      if (flags.timestamps) out += util::FormatIso8601Ms(event.position.t_ms) + " ";
-      out += event.message;
-      out += '\n';
+      if (pattern->Matches(event.message)) out += format(event);
     }
     if (!out.empty() && !WriteAll(out)) return 0;
     printed = printed || !out.empty();
@@ -158,6 +196,11 @@ void RegisterLogsCommand(CLI::App& root, GlobalOptions* options, int* exit_code)
                   "appear), \"phrases\", ?any -none, %regex%");
   cmd->add_option("--start", flags->start, "from this time (ISO-8601, epoch seconds, now-10m)");
   cmd->add_option("--end", flags->end, "until this time (exclusive)");
+  cmd->add_option("-n,--tail", flags->tail,
+                  "only the last N lines (that match --filter, within --start/--end); with "
+                  "--follow, then the new ones")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
   cmd->add_flag("-t,--timestamps", flags->timestamps, "prefix each line with its time");
   cmd->add_option("--host", flags->host,
                   "for a job run on several hosts: host N's output (default: the first host's)")
@@ -168,6 +211,7 @@ void RegisterLogsCommand(CLI::App& root, GlobalOptions* options, int* exit_code)
       "Examples:\n"
       "  trainwatch logs mnist-7\n"
       "  trainwatch logs mnist-7 --follow\n"
+      "  trainwatch logs mnist-7 -n 50 --follow        # the last 50 lines, then the new ones\n"
       "  trainwatch logs mnist-7 --filter '?Error ?Traceback' --timestamps\n"
       "  trainwatch logs mnist-7 --filter '%[Ee]rror|[Nn]a[Nn]%' --start now-10m");
   cmd->callback([flags, options, exit_code] { *exit_code = RunLogs(*flags, *options); });

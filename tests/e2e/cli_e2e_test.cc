@@ -401,6 +401,56 @@ TEST_F(CliTest, LogsFollowPrintsLinesAsTheyComeAndEndsWithTheJob) {
   EXPECT_EQ(followed.out, "first line\nsecond line\n");
 }
 
+// `logs -n N`: the last N lines of a log of many pages (10,000 lines a
+// read), of those that match a filter too, as `tail -n` gives them.
+TEST_F(CliTest, LogsTailPrintsTheLastLines) {
+  Finished run = RunCommand(Tw({"run", "--name", "e2e-tail", "--profile-interval", "off", "--",
+                                "/usr/bin/python3", "-c",
+                                "for i in range(25000): print(f'line {i}')"}));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  Finished last = RunCommand(Tw({"logs", "e2e-tail", "-n", "3"}));
+  EXPECT_EQ(last.exit_code, 0) << last.err;
+  EXPECT_EQ(last.out, "line 24997\nline 24998\nline 24999\n");
+  Finished matching = RunCommand(Tw({"logs", "e2e-tail", "--tail", "3", "--filter", "%^line.1?7$%"}));
+  EXPECT_EQ(matching.exit_code, 0) << matching.err;
+  EXPECT_EQ(matching.out, "line 7\nline 17\n") << "fewer match than asked: all of them";
+  Finished many = RunCommand(Tw({"logs", "e2e-tail", "-n", "12345", "--follow"}));
+  EXPECT_EQ(many.exit_code, 0) << many.err;  // the job has ended: --follow stops
+  EXPECT_EQ(std::count(many.out.begin(), many.out.end(), '\n'), 12345);
+  EXPECT_EQ(many.out.substr(0, 11), "line 12655\n");
+  Finished none = RunCommand(Tw({"logs", "e2e-tail", "-n", "0"}));
+  EXPECT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out, "");
+  EXPECT_EQ(none.err, "");
+  Finished negative = RunCommand(Tw({"logs", "e2e-tail", "-n", "-1"}));
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("--tail"), std::string::npos) << negative.err;
+
+  // With --follow while the job runs: its last 2 lines when it starts, then
+  // every line after them, once each and in order, to the job's end.
+  Subprocess runner(Tw({"run", "--name", "e2e-tail-live", "--profile-interval", "off", "--",
+                        "/usr/bin/python3", "-u", "-c",
+                        "import time\nfor i in range(40): print(f'line {i}'); time.sleep(0.1)"}),
+                    {});
+  auto stored = [&] {
+    Finished f = RunCommand(Tw({"logs", "e2e-tail-live"}));
+    return std::count(f.out.begin(), f.out.end(), '\n');
+  };
+  for (int waited = 0; stored() < 5 && waited < 30000; waited += 100) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  Finished live = RunCommand(Tw({"logs", "e2e-tail-live", "-n", "2", "--follow"}));
+  EXPECT_EQ(runner.Wait().exit_code, 0);
+  EXPECT_EQ(live.exit_code, 0) << live.err;
+  std::istringstream lines(live.out);
+  std::vector<int> numbers;
+  for (std::string line; std::getline(lines, line);) numbers.push_back(std::stoi(line.substr(5)));
+  ASSERT_FALSE(numbers.empty()) << live.out;
+  EXPECT_GE(numbers.front(), 3) << "the lines before the last 2 were printed: " << live.out;
+  EXPECT_EQ(numbers.back(), 39) << live.out;
+  for (size_t i = 1; i < numbers.size(); ++i) EXPECT_EQ(numbers[i], numbers[i - 1] + 1) << live.out;
+}
+
 
 // The profiler through the binary: a job that burns CPU for 2 s and then
 // sleeps 2 s, sampled every 100 ms, has about 40 samples per series and the
