@@ -275,6 +275,18 @@ absl::StatusOr<int64_t> RemoteSink::Enqueue(api::AgentBatch batch) {
 
 absl::Status RemoteSink::Put(const model::SampleBatch& batch) {
   if (batch.empty()) return absl::OkStatus();
+  // A value the server would refuse is refused here, before the batch is
+  // spooled: the server refuses a batch whole, and the writer puts the
+  // series one by one after this answer, so that only that series is lost
+  // (as with a store of its own).
+  for (const model::SeriesSamples& s : batch.series) {
+    if (!model::HasOnlyStorableValues(s)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "series %s: a value is NaN, infinite or beyond 2^360 in magnitude; only finite "
+          "numbers up to that can be stored",
+          s.key.ToString()));
+    }
+  }
   api::AgentBatch b;
   b.kind = api::AgentBatch::Kind::kSamples;
   b.samples = batch;

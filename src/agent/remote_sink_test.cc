@@ -4,9 +4,11 @@
 // through a real server is app/agent_delivery_test.cc.
 #include "agent/remote_sink.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -97,6 +99,30 @@ TEST(RemoteSinkTest, TakesDataWithoutAServerAndKeepsEveryBatchNumberedOnDisk) {
   using Kind = api::AgentBatch::Kind;
   EXPECT_EQ(kinds,
             (std::vector<Kind>{Kind::kSamples, Kind::kLogs, Kind::kUpdateJob, Kind::kCreateJob}));
+}
+
+TEST(RemoteSinkTest, AValueNoStoreTakesIsRefusedBeforeItsBatchIsSpooled) {
+  // The server would refuse the batch whole (a 4xx: dropped for good), with
+  // every other series in it; refused here, the writer puts the series one
+  // by one and loses only the bad one, as with a store of its own.
+  TempDir dir;
+  auto sink = RemoteSink::Create(Unreachable(dir.path() + "/spool/a", "a"));
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  for (double bad : {1e200, -1e200, std::nan(""), HUGE_VAL}) {
+    model::SampleBatch batch = Samples();
+    model::SeriesSamples other = batch.series[0];
+    other.key = *model::MakeSeriesKey("ns", "acc", {{"TrainingJobName", "job-a"}}, "None");
+    other.samples = {{1764500000000, bad}};
+    batch.series.push_back(other);
+    absl::Status put = (*sink)->Put(batch);
+    EXPECT_TRUE(absl::IsInvalidArgument(put)) << bad << ": " << put;
+    EXPECT_THAT(std::string(put.message()), ::testing::HasSubstr("acc")) << put;
+  }
+  EXPECT_EQ((*sink)->pending(), 0) << "nothing of the refused batches is spooled";
+  model::SampleBatch largest = Samples();
+  largest.series[0].samples[0].value = -model::kMaxValueMagnitude;
+  EXPECT_TRUE((*sink)->Put(largest).ok());
+  EXPECT_EQ((*sink)->pending(), 1);
 }
 
 TEST(RemoteSinkTest, ASpoolLeftBehindIsDeliveredInOrderAndRemoved) {

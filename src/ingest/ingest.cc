@@ -14,9 +14,6 @@ namespace trainwatch::ingest {
 
 namespace {
 
-// CloudWatch's magnitude limit for values.
-const double kMaxMagnitude = std::ldexp(1.0, 360);
-
 std::string Where(const model::SeriesKey& key, int64_t t_ms) {
   return absl::StrFormat("series %s, sample at %s", key.ToString(), util::FormatIso8601Ms(t_ms));
 }
@@ -31,7 +28,7 @@ absl::Status CheckValue(const model::SeriesKey& key, int64_t t_ms, double v, con
         "%s: %s is %s; only finite numbers can be stored", Where(key, t_ms), what,
         v > 0 ? "+Infinity" : "-Infinity"));
   }
-  if (std::abs(v) > kMaxMagnitude) {
+  if (std::abs(v) > model::kMaxValueMagnitude) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: %s %g is out of range; CloudWatch accepts magnitudes up to 2^360", Where(key, t_ms),
         what, v));

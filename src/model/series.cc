@@ -1,6 +1,7 @@
 #include "model/series.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -199,6 +200,23 @@ absl::StatusOr<SeriesKey> MakeSeriesKey(std::string ns, std::string metric,
   if (!s.ok()) return s;
   if (unit.empty()) unit = "None";
   return SeriesKey{std::move(ns), std::move(metric), std::move(dimensions), std::move(unit)};
+}
+
+bool HasOnlyStorableValues(const SeriesSamples& s) {
+  auto storable = [](double v) { return std::abs(v) <= kMaxValueMagnitude; };  // false for NaN
+  for (const Sample& x : s.samples) {
+    if (!storable(x.value)) return false;
+  }
+  for (const WeightedSample& x : s.weighted) {
+    if (!storable(x.value) || !storable(x.count)) return false;
+  }
+  for (const StatisticSet& x : s.statistic_sets) {
+    if (!storable(x.sample_count) || !storable(x.sum) || !storable(x.minimum) ||
+        !storable(x.maximum)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 absl::Status CheckSeriesKey(const SeriesKey& key) {

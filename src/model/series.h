@@ -101,6 +101,15 @@ struct SeriesSamples {
   size_t size() const { return samples.size() + weighted.size() + statistic_sets.size(); }
 };
 
+// CloudWatch's largest magnitude, 2^360: a finite value beyond it is refused
+// as NaN and the infinities are.
+inline constexpr double kMaxValueMagnitude = 0x1p360;
+
+// True when every value of `s` (samples, weighted values and their counts,
+// statistic sets) is finite and at most kMaxValueMagnitude in magnitude, as a
+// store takes them (ingest::ValidateSamples says what is wrong with others).
+bool HasOnlyStorableValues(const SeriesSamples& s);
+
 // A write: any number of series, each with its samples.
 struct SampleBatch {
   std::vector<SeriesSamples> series;
