@@ -392,6 +392,25 @@ TEST_F(RemoteRunnersTest, AStopReachesARunnerOnAnotherMachineThroughItsHeartbeat
   EXPECT_TRUE(absl::IsFailedPrecondition(again)) << again;
 }
 
+// One host of a job saving a checkpoint on its own SIGTERM (Stopping) does
+// not shield the others from a stop, a user's or a rule's.
+TEST_F(RemoteRunnersTest, AJobWithOneHostStoppingStillStopsTheOthers) {
+  model::JobRecord first = Host("two", 1);
+  first.status = model::JobStatus::kStopping;
+  first.secondary_status = model::SecondaryStatus::kStopping;
+  ASSERT_TRUE(db_->CreateJob(first).ok());
+  ASSERT_TRUE(db_->CreateJob(Host("two", 2)).ok());
+  ASSERT_EQ(db_->GetJob("two")->value().status, model::JobStatus::kStopping);
+  absl::Status stopped = jobs_->StopJob("two");
+  ASSERT_TRUE(stopped.ok()) << stopped;
+  EXPECT_EQ(Stored("two", 2).status, model::JobStatus::kStopping);
+  absl::StatusOr<bool> beat = agents_->Heartbeat({"two", 2, Runner(2)});
+  ASSERT_TRUE(beat.ok()) << beat.status();
+  EXPECT_TRUE(*beat) << "host 2's runner is told to stop";
+  absl::Status again = jobs_->StopJob("two");
+  EXPECT_TRUE(absl::IsFailedPrecondition(again)) << "no host left to stop: " << again;
+}
+
 // A stop or a "runner silent" decided on a record read before the runner
 // finished the job leaves the finished record as the runner wrote it.
 TEST_F(RemoteRunnersTest, WhatWasDecidedOnAnOldReadDoesNotUndoTheRunnersLastUpdate) {

@@ -1,5 +1,7 @@
 #include "app/job_access.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "job/runner_identity.h"
 #include "query/store_reader.h"
@@ -46,14 +48,19 @@ bool ReconcileJob(store::Db& db, model::JobRecord* job, ingest::Ingest* ingest) 
 }
 
 absl::Status StopJobHosts(store::Db& db, const model::JobRecord& job, ingest::Ingest* ingest) {
-  if (job.status != model::JobStatus::kInProgress) {
+  // A job of several hosts is Stopping while any one host is: the others,
+  // still InProgress, are stopped all the same.
+  const std::vector<model::JobRecord> hosts = model::HostRecords(job);
+  if (std::none_of(hosts.begin(), hosts.end(), [](const model::JobRecord& host) {
+        return host.status == model::JobStatus::kInProgress;
+      })) {
     return absl::FailedPreconditionError(
         absl::StrFormat("The request was rejected because the training job is in status %s.",
                         model::JobStatusName(job.status)));
   }
   bool stopping = false;
   absl::Status first_error;
-  for (model::JobRecord& host : model::HostRecords(job)) {
+  for (model::JobRecord host : hosts) {
     if (host.status != model::JobStatus::kInProgress) continue;
     absl::Status s;
     if (job::CheckRunner(host.runner) == job::RunnerState::kOnOtherHost && db.writable()) {
