@@ -15,6 +15,7 @@
 #include "util/gzip.h"
 #include "util/log.h"
 #include "util/status_macros.h"
+#include "util/time_parse.h"
 
 namespace trainwatch::archive {
 namespace {
@@ -239,13 +240,16 @@ int64_t SteadyMs() {
 
 }  // namespace
 
-absl::StatusOr<bool> ArchiveReader::HoldsComplete(const std::string& job) {
+absl::StatusOr<bool> ArchiveReader::HoldsComplete(const std::string& job, int64_t* creation_ms) {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::steady_clock::now().time_since_epoch())
                              .count();
   {
     util::MutexLock lock(mu_);
-    if (complete_.contains(job)) return true;
+    if (auto it = complete_.find(job); it != complete_.end()) {
+      if (creation_ms != nullptr) *creation_ms = it->second;
+      return true;
+    }
     auto it = not_complete_.find(job);
     if (it != not_complete_.end() && now_ms - it->second < 60'000) return false;
   }
@@ -253,10 +257,15 @@ absl::StatusOr<bool> ArchiveReader::HoldsComplete(const std::string& job) {
   nlohmann::json doc = text.ok() && text->has_value() ? nlohmann::json::parse(**text, nullptr, false)
                                                       : nlohmann::json();
   const bool complete = doc.is_object() && doc.value("complete", false);
+  int64_t created = 0;
+  if (complete && doc.contains("job") && doc["job"].is_object()) {
+    created = doc["job"].value("creation_ms", int64_t{0});
+  }
   util::MutexLock lock(mu_);
   if (complete) {
     if (complete_.size() > 10'000) complete_.clear();
-    complete_.insert(job);
+    complete_[job] = created;
+    if (creation_ms != nullptr) *creation_ms = created;
   } else {
     // An archive that cannot be read is not asked again for a minute either.
     if (not_complete_.size() > 10'000) not_complete_.clear();
@@ -396,15 +405,26 @@ absl::StatusOr<std::shared_ptr<const ArchivedLogs>> ArchiveReader::LoadLogs(
 
 bool ArchiveReader::ServesJob(query::JobsReader* jobs, const std::string& name) {
   // A job the data folder knows as running is all there.
+  std::optional<model::JobRecord> local;
   if (jobs != nullptr) {
-    absl::StatusOr<std::optional<model::JobRecord>> local = jobs->GetJob(name);
-    if (local.ok() && local->has_value() && !model::IsTerminal((*local)->status)) return false;
+    absl::StatusOr<std::optional<model::JobRecord>> got = jobs->GetJob(name);
+    if (got.ok()) local = *std::move(got);
+    if (local && !model::IsTerminal(local->status)) return false;
   }
-  absl::StatusOr<bool> complete = HoldsComplete(name);
+  int64_t archived_creation_ms = 0;
+  absl::StatusOr<bool> complete = HoldsComplete(name, &archived_creation_ms);
   if (!complete.ok()) {
     util::LogOnce("archive-read", absl::StrFormat("reading job %s from the archive: %s; answering "
                                                   "from the data folder alone",
                                                   name, complete.status().message()));
+    return false;
+  }
+  if (*complete && local && archived_creation_ms != 0 &&
+      archived_creation_ms != local->creation_ms) {
+    util::LogOnce("archive-other-job-" + name,
+                  absl::StrFormat("the archive's job %s is another job of that name (created "
+                                  "%s); answering from the data folder alone",
+                                  name, util::FormatIso8601Ms(archived_creation_ms)));
     return false;
   }
   return *complete;

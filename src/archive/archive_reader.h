@@ -63,11 +63,13 @@ class ArchiveReader {
   // empty set when the archive has no such job. The last job read is kept.
   absl::StatusOr<std::shared_ptr<const ArchivedLogs>> LoadLogs(const std::string& job);
   // Whether the archive holds `job` complete (job.json only; a "no", or an
-  // error reading it, is remembered for a minute, a "yes" for good).
-  absl::StatusOr<bool> HoldsComplete(const std::string& job);
+  // error reading it, is remembered for a minute, a "yes" for good), and
+  // then, in `creation_ms` when given, the creation time of the job it holds.
+  absl::StatusOr<bool> HoldsComplete(const std::string& job, int64_t* creation_ms = nullptr);
   // Whether reads of `job` should include the archive's: the data folder
-  // (`jobs`, may be null) does not know it as running, and the archive holds
-  // it complete. An error reading the archive is logged once and is a no.
+  // (`jobs`, may be null) does not know it as running, nor as another job of
+  // that name (created at another time), and the archive holds it complete.
+  // An error reading the archive is logged once and is a no.
   bool ServesJob(query::JobsReader* jobs, const std::string& job);
 
  private:
@@ -91,7 +93,7 @@ class ArchiveReader {
   // Jobs found not complete (or unreadable), and when (steady clock, ms);
   // jobs found complete.
   std::map<std::string, int64_t> not_complete_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> complete_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> complete_ ABSL_GUARDED_BY(mu_);  // job -> its creation_ms
 };
 
 class ArchiveBackedMetricsReader final : public query::MetricsReader {

@@ -112,6 +112,27 @@ TEST_F(ArchiveReaderTest, RawReadsOfAnArchivedJobComeBackWholeAfterRetentionDrop
   EXPECT_TRUE(none->empty());
 }
 
+// A job of the same name that is not the archived one (an archive shared by
+// folders, a name used again) reads from the data folder alone.
+TEST_F(ArchiveReaderTest, AnotherJobOfTheArchivedNameIsNotGivenItsSamples) {
+  model::JobRecord again = job_;
+  again.creation_ms = kT0 + 4 * 3'600'000LL;
+  ASSERT_TRUE(db_->UpdateJob(again).ok());
+  ArchiveReader archive(folder_.get());
+  ArchiveBackedMetricsReader reader(reader_.get(), reader_.get(), &archive);
+  auto raw = reader.ReadRaw(ByJob(), 0, clock_.NowMs(), nullptr);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  size_t samples = 0;
+  for (const auto& s : *raw) samples += s.samples.size();
+  EXPECT_EQ(samples, 0u) << "the archived job's samples given as another job's";
+  ASSERT_TRUE(db_->UpdateJob(job_).ok());  // the archived job itself: read back
+  ArchiveReader fresh(folder_.get());
+  ArchiveBackedMetricsReader same(reader_.get(), reader_.get(), &fresh);
+  raw = same.ReadRaw(ByJob(), 0, clock_.NowMs(), nullptr);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  ASSERT_EQ(raw->size(), 2u);
+}
+
 // Samples in both the data folder and the archive are given once; those only
 // in the folder (sent after the archive was written) are given too.
 TEST_F(ArchiveReaderTest, SamplesInBothPlacesAreGivenOnce) {

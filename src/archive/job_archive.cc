@@ -14,6 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "query/jobs.h"
 #include "util/gzip.h"
+#include "util/time_parse.h"
 #include "util/status_macros.h"
 
 namespace trainwatch::archive {
@@ -237,7 +238,20 @@ absl::StatusOr<JobArchivePlan> PlanJobArchive(const model::JobRecord& job,
                       store->Get(absl::StrCat(JobFolderKey(job.name), "/job.json")));
   if (plan.stored_job_json.has_value()) {
     nlohmann::json old = nlohmann::json::parse(*plan.stored_job_json, nullptr, false);
-    if (old.is_object() && old.value("complete", false) && plan.ended) {
+    // The archive names a job's folder by its name: a job of another data
+    // folder (or an earlier run) of that name is not this one, and writing
+    // would mix the two, or skip this one as complete.
+    if (old.is_object() && old.contains("job") && old["job"].is_object() &&
+        old["job"].value("creation_ms", job.creation_ms) != job.creation_ms) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "job %s: the archive holds another job of that name (created %s, this one %s); "
+          "archive this folder's jobs under another prefix (--to), or rename one of them",
+          job.name, util::FormatIso8601Ms(old["job"].value("creation_ms", int64_t{0})),
+          util::FormatIso8601Ms(job.creation_ms)));
+    }
+    // Complete stays complete: a later pass with a longer settle time must
+    // not mark it otherwise (late samples go to late segments, not here).
+    if (old.is_object() && old.value("complete", false) && model::IsTerminal(job.status)) {
       plan.skip = true;
       return plan;
     }

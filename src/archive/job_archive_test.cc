@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_split.h"
 #include "archive/local_folder_store.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "query/store_reader.h"
@@ -124,6 +125,10 @@ TEST_F(JobArchiveTest, ARunningJobIsArchivedUpToTheSettleTimeThenTheRestWhenItEn
   EXPECT_EQ(last.log_events, 50);
   EXPECT_TRUE(last.complete);
   EXPECT_TRUE(Pass(kT0 + 300'000).skipped);
+  // Nor does a pass whose settle time has not passed since the job ended (a
+  // longer --settle than the pass that completed it) make it incomplete again.
+  job_.training_end_ms = kT0 + 290'000;
+  EXPECT_TRUE(Pass(kT0 + 300'000).skipped);
 
   nlohmann::json job = nlohmann::json::parse(Object("jobs/mnist-1/job.json"));
   EXPECT_EQ(job["format"], "trainwatch-archive");
@@ -165,6 +170,26 @@ TEST_F(JobArchiveTest, ARunningJobIsArchivedUpToTheSettleTimeThenTheRestWhenItEn
   }
   EXPECT_EQ(samples, 240);
   EXPECT_EQ(events, 120);
+}
+
+TEST_F(JobArchiveTest, AnotherJobOfTheSameNameIsRefusedNotMixedOrSkipped) {
+  Write(0, 10);
+  job_.status = model::JobStatus::kCompleted;
+  ASSERT_TRUE(Pass(kT0 + 100'000).complete);
+  const std::string stored = Object("jobs/mnist-1/job.json");
+  // The same name, run later in another data folder (or after a wipe).
+  model::JobRecord other = job_;
+  other.creation_ms = kT0 + 3'600'000;
+  ArchiveOptions options;
+  options.now_ms = kT0 + 4'000'000;
+  absl::StatusOr<JobArchivePass> pass =
+      ArchiveJob({reader_.get(), reader_.get()}, other, archive_.get(), options);
+  ASSERT_FALSE(pass.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(pass.status())) << pass.status();
+  EXPECT_THAT(std::string(pass.status().message()),
+              ::testing::HasSubstr("job mnist-1: the archive holds another job of that name "
+                                   "(created 2025-01-15T12:00:00Z, this one 2025-01-15T13:00:00Z)"));
+  EXPECT_EQ(Object("jobs/mnist-1/job.json"), stored) << "the archived job is left as it was";
 }
 
 TEST_F(JobArchiveTest, StatisticSetsAndWeightedSamplesKeepEveryField) {

@@ -122,8 +122,12 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
       std::fprintf(stderr, "note: this data folder reads archived jobs back from %s\n",
                    recorded->url.c_str());
     }
-  } else if (absl::Status s = app::RecordArchive(data_dir, {flags.to, flags.endpoint}); !s.ok()) {
-    return ReportError(s, 1);
+  } else if (!pass->jobs.empty() || pass->failures.empty()) {
+    // Only an archive this pass reached: one where every job failed (a
+    // mistyped bucket, no network) is not where the folder's jobs are.
+    if (absl::Status s = app::RecordArchive(data_dir, {flags.to, flags.endpoint}); !s.ok()) {
+      return ReportError(s, 1);
+    }
   }
   for (const archive::JobArchivePass& job : pass->jobs) {
     std::printf("%s: %zu segment(s), %lld samples, %lld log events, %lld bytes to %s%s\n",
