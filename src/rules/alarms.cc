@@ -346,8 +346,28 @@ void AlarmService::EvaluateOne(const std::string& name, int64_t now_ms, bool per
   q.period_s = d.period_s;
   q.now_ms = now_ms;
   if (stat) q.statistics = {*stat};
-  absl::StatusOr<std::vector<query::StatisticsBucket>> buckets =
-      stat ? metrics_->GetStatistics(q) : absl::InvalidArgumentError("unknown statistic " + d.statistic);
+  // A query is answered from the finest tier that covers its start: over a
+  // range older than the raw tier keeps (3 h by default), a period under a
+  // minute would get nothing at all, the newest periods included. Read such
+  // ranges an hour at a time, newest first: the old periods the raw tier has
+  // dropped are missing, the recent ones are there.
+  auto read = [&]() -> absl::StatusOr<std::vector<query::StatisticsBucket>> {
+    if (!stat) return absl::InvalidArgumentError("unknown statistic " + d.statistic);
+    // An hour, in at most 1,440 periods (GetMetricStatistics' limit).
+    const int64_t chunk_ms = std::min<int64_t>(3'600'000 / period_ms, 1440) * period_ms;
+    if (d.period_s >= 60 || end_ms - q.start_ms <= chunk_ms) return metrics_->GetStatistics(q);
+    std::vector<query::StatisticsBucket> all;
+    for (int64_t to = end_ms; to > q.start_ms;) {
+      query::StatisticsQuery chunk = q;
+      chunk.end_ms = to;
+      chunk.start_ms = std::max(q.start_ms, to - chunk_ms);
+      TW_ASSIGN_OR_RETURN(std::vector<query::StatisticsBucket> part, metrics_->GetStatistics(chunk));
+      all.insert(all.end(), part.begin(), part.end());
+      to = chunk.start_ms;
+    }
+    return all;
+  };
+  absl::StatusOr<std::vector<query::StatisticsBucket>> buckets = read();
   if (!buckets.ok()) {
     util::LogWarning(absl::StrFormat("alarm \"%s\": reading %s %s failed: %s", d.name, d.ns,
                                      d.metric, buckets.status().message()));

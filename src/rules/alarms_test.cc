@@ -118,9 +118,13 @@ TEST(JobOfAlarm, FromTheJobOrTheHostDimension) {
 class FakeMetrics final : public query::MetricsReader {
  public:
   std::map<int64_t, double> values;
+  // As the store answers: a period under a minute over a range that starts
+  // before the raw tier's oldest sample gets nothing at all.
+  int64_t raw_from_ms = INT64_MIN;
   absl::StatusOr<std::vector<query::StatisticsBucket>> GetStatistics(
       const query::StatisticsQuery& q) override {
     std::vector<query::StatisticsBucket> out;
+    if (q.period_s < 60 && q.start_ms < raw_from_ms) return out;
     for (auto it = values.lower_bound(q.start_ms); it != values.end() && it->first < q.end_ms; ++it) {
       query::StatisticsBucket b;
       b.t_ms = it->first;
@@ -214,6 +218,27 @@ TEST(AlarmService, GoesToAlarmWhenAPeriodEndsRecordsHistoryAndRunsTheActions) {
   ASSERT_TRUE(alarms.Delete({"loss-high"}).ok());
   EXPECT_TRUE(alarms.List().empty());
   EXPECT_TRUE(sink.stored.empty());
+}
+
+// A 10 s alarm over 5.5 h (CloudWatch takes up to a day): the raw tier keeps
+// 3 h, and the newest periods still decide.
+TEST(AlarmService, AHighResolutionAlarmOverMoreThanTheRawTierSeesItsNewestPeriods) {
+  constexpr int64_t kNow = 1'000'000'000'000;
+  util::FakeClock clock(kNow);
+  FakeMetrics metrics;
+  metrics.raw_from_ms = kNow - 3 * 3'600'000;
+  MemorySink sink;
+  RecordingActions actions;
+  AlarmService alarms(&metrics, &sink, &actions, {.clock = &clock});
+  model::AlarmDefinition d = Def(2000, 1, MissingData::kNotBreaching);
+  d.period_s = 10;
+  const int64_t newest = (kNow - 2'000) / 10'000 * 10'000 - 10'000;  // the last period ended and settled
+  for (int64_t t = newest - 600'000; t < newest; t += 10'000) metrics.values[t] = 1;
+  metrics.values[newest] = 9;
+  ASSERT_TRUE(alarms.Put(d).ok());
+  model::AlarmRecord a = alarms.List()[0];
+  EXPECT_EQ(a.state, AlarmState::kAlarm) << a.state_reason;
+  EXPECT_THAT(a.state_reason, HasSubstr("[9 ("));
 }
 
 TEST(AlarmService, RefusesActionsItCannotRun) {

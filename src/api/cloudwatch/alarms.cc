@@ -126,7 +126,15 @@ absl::StatusOr<OJson> PutMetricAlarm(const Node& input, const Backends& backends
     }
     d.datapoints_to_alarm = static_cast<int>(*m);
   }
-  if (static_cast<int64_t>(d.evaluation_periods) * d.period_s > 7 * 86'400) {
+  // CloudWatch's limits on the range evaluated: a day for periods under an
+  // hour, a week for the others.
+  if (const int64_t range_s = static_cast<int64_t>(d.evaluation_periods) * d.period_s;
+      d.period_s < 3600 && range_s > 86'400) {
+    problems.Add("InvalidParameterValue",
+                 absl::StrFormat("EvaluationPeriods (%d) times Period (%d s) must not exceed 1 "
+                                 "day (86400 s) for a period under an hour.",
+                                 d.evaluation_periods, d.period_s));
+  } else if (range_s > 7 * 86'400) {
     problems.Add("InvalidParameterValue",
                  absl::StrFormat("EvaluationPeriods (%d) times Period (%d s) must not exceed 7 "
                                  "days (604800 s).",
