@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <random>
 #include <vector>
@@ -245,11 +246,37 @@ HttpResult HttpCall(const std::string& method, const std::string& url, const std
   return client.Call(method, url, body, connect_timeout_ms, timeout_ms);
 }
 
+namespace {
+
+constexpr std::string_view kDataFolderServer = "server of this data folder";
+constexpr std::string_view kOtherServer = "server named by --endpoint";
+
+}  // namespace
+
+std::optional<SpoolTarget> ReadSpoolTarget(const std::string& spool_dir) {
+  std::ifstream in(spool_dir + "/target");
+  SpoolTarget target;
+  std::string kind;
+  if (!std::getline(in, target.endpoint) || target.endpoint.empty()) return std::nullopt;
+  std::getline(in, kind);
+  target.server_of_data_folder = kind != kOtherServer;
+  return target;
+}
+
 absl::StatusOr<std::unique_ptr<RemoteSink>> RemoteSink::Create(RemoteSinkOptions options) {
   while (!options.endpoint.empty() && options.endpoint.back() == '/') options.endpoint.pop_back();
   absl::StatusOr<std::unique_ptr<Spool>> spool =
       Spool::Open(options.spool_dir, options.spool_max_bytes);
   if (!spool.ok()) return spool.status();
+  {
+    // Written once the spool is ours: where its batches go.
+    std::ofstream target(options.spool_dir + "/target", std::ios::trunc);
+    target << options.endpoint << "\n"
+           << (options.server_of_data_folder ? kDataFolderServer : kOtherServer) << "\n";
+    if (!target.flush()) {
+      return absl::InternalError(absl::StrFormat("cannot write %s/target", options.spool_dir));
+    }
+  }
   std::unique_ptr<RemoteSink> sink(new RemoteSink(std::move(options), *std::move(spool)));
   sink->sender_ =
       std::jthread([s = sink.get()](std::stop_token stop) { s->SendLoop(std::move(stop)); });

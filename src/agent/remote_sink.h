@@ -50,7 +50,20 @@ struct RemoteSinkOptions {
   // Send batches snappy-compressed (Content-Encoding: snappy) to a server
   // whose GET /api/v1/health lists snappy in content_encodings.
   bool compress = true;
+  // The server was found through the data folder the spool is in (its
+  // server.json): a server started there later takes what is left. Otherwise
+  // (--endpoint) that is another server's: `trainwatch admin deliver` sends
+  // it on (ReadSpoolTarget).
+  bool server_of_data_folder = false;
 };
+
+// Where a spool's batches go, as RemoteSink::Create wrote it in the spool's
+// `target` file; nullopt for a spool without one (written before it was).
+struct SpoolTarget {
+  std::string endpoint;
+  bool server_of_data_folder = false;
+};
+std::optional<SpoolTarget> ReadSpoolTarget(const std::string& spool_dir);
 
 // "<hostname>-<pid>-<random>": unique per run.
 std::string NewAgentName();

@@ -1,13 +1,17 @@
-// trainwatch admin compact: store maintenance (docs/store.md).
+// trainwatch admin compact: store maintenance (docs/store.md); trainwatch
+// admin deliver: spools left for another server (docs/running.md).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "agent/remote_sink.h"
+#include "agent/server_discovery.h"
 #include "app/data_dir.h"
 #include "cli/commands.h"
 #include "app/open_store.h"
+#include "util/time_parse.h"
 
 namespace trainwatch::cli {
 namespace {
@@ -39,6 +43,63 @@ int RunCompact(const GlobalOptions& global, bool json) {
   return 0;
 }
 
+// Sends each spool that runs with --endpoint left in this data folder to
+// its server, as the run would have: every batch once (the server knows
+// each agent's batches by number), then removes it.
+int RunDeliver(const GlobalOptions& global, const std::string& timeout) {
+  absl::StatusOr<int64_t> timeout_ms = util::ParseDurationMs(timeout);
+  if (!timeout_ms.ok() || *timeout_ms <= 0) {
+    std::fprintf(stderr, "trainwatch admin deliver: --timeout \"%s\": want a duration such as "
+                 "30s or 10m\n", timeout.c_str());
+    return 2;
+  }
+  const std::string data_dir = app::ResolveDataDir(global.data_dir);
+  std::error_code ec;
+  std::filesystem::directory_iterator it(agent::SpoolRoot(data_dir), ec);
+  int delivered = 0, left = 0;
+  for (const auto& entry : ec ? std::filesystem::directory_iterator() : it) {
+    if (!entry.is_directory()) continue;
+    const std::string dir = entry.path().string();
+    std::optional<agent::SpoolTarget> target = agent::ReadSpoolTarget(dir);
+    if (!target || target->server_of_data_folder) {
+      std::fprintf(stderr, "%s: for the server of this data folder, which delivers it when it "
+                   "starts\n", dir.c_str());
+      continue;
+    }
+    agent::RemoteSinkOptions options;
+    options.endpoint = target->endpoint;
+    options.spool_dir = dir;
+    options.agent = entry.path().filename().string();  // its batches' agent name
+    absl::StatusOr<std::unique_ptr<agent::RemoteSink>> sink = agent::RemoteSink::Create(options);
+    if (!sink.ok()) {  // FailedPrecondition: a run that is still sending it
+      std::fprintf(stderr, "%s: %s\n", dir.c_str(), std::string(sink.status().message()).c_str());
+      ++left;
+      continue;
+    }
+    const int64_t batches = (*sink)->pending();
+    const bool done = (*sink)->Drain(*timeout_ms, [&](int64_t pending, const std::string& error) {
+      std::fprintf(stderr, "%s: %lld batches wait for %s (%s)\n", dir.c_str(),
+                   static_cast<long long>(pending), target->endpoint.c_str(), error.c_str());
+    });
+    if (!done) {
+      std::fprintf(stderr, "%s: %lld batches are still not delivered to %s after %s; run this "
+                   "again once it answers\n", dir.c_str(),
+                   static_cast<long long>((*sink)->pending()), target->endpoint.c_str(),
+                   timeout.c_str());
+      ++left;
+      continue;
+    }
+    sink->reset();  // lets go of the spool's lock
+    std::filesystem::remove_all(dir, ec);
+    std::printf("delivered %lld batches of %s to %s\n", static_cast<long long>(batches),
+                entry.path().filename().c_str(), target->endpoint.c_str());
+    ++delivered;
+  }
+  if (delivered == 0 && left == 0) std::printf("no spool in %s waits for another server\n",
+                                               data_dir.c_str());
+  return left == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 void RegisterAdminCommand(CLI::App& root, GlobalOptions* options, int* exit_code) {
@@ -46,7 +107,8 @@ void RegisterAdminCommand(CLI::App& root, GlobalOptions* options, int* exit_code
   admin->require_subcommand(1);
   admin->footer(
       "Examples:\n"
-      "  trainwatch admin compact --data /mnt/runs");
+      "  trainwatch admin compact --data /mnt/runs\n"
+      "  trainwatch admin deliver --data /mnt/runs");
   auto json = std::make_shared<bool>(false);
   CLI::App* compact = admin->add_subcommand(
       "compact",
@@ -60,6 +122,20 @@ void RegisterAdminCommand(CLI::App& root, GlobalOptions* options, int* exit_code
       "  trainwatch admin compact\n"
       "  trainwatch admin compact --data /mnt/runs --json\n");
   compact->callback([options, exit_code, json] { *exit_code = RunCompact(*options, *json); });
+
+  auto timeout = std::make_shared<std::string>("1m");
+  CLI::App* deliver = admin->add_subcommand(
+      "deliver",
+      "send what runs with --endpoint left spooled here (their server was away when they "
+      "ended) to that server, then remove it");
+  deliver->add_option("--timeout", *timeout,
+                      "how long to wait for each server to take its spool (default 1m)");
+  AddDataOption(deliver, options);
+  deliver->footer(
+      "Examples:\n"
+      "  trainwatch admin deliver\n"
+      "  trainwatch admin deliver --data /mnt/runs --timeout 10m\n");
+  deliver->callback([options, exit_code, timeout] { *exit_code = RunDeliver(*options, *timeout); });
 }
 
 }  // namespace trainwatch::cli

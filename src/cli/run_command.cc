@@ -224,6 +224,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
         "open %s/ for the dashboard instead (and leave --ui out)",
         endpoint, absl::StripSuffix(endpoint, "/"))));
   }
+  const bool named_endpoint = !endpoint.empty();
   if (endpoint.empty()) endpoint = agent::FindServer(data_dir).value_or("");
 
   std::unique_ptr<store::Db> db;
@@ -238,6 +239,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   // takes the data writes it there instead).
   std::unique_ptr<app::JobReports> reports;
   std::unique_ptr<agent::RemoteSink> remote;
+  bool server_of_data_folder = false;  // the remote one was found through data_dir
   model::TelemetrySink* sink = nullptr;
   if (endpoint.empty()) {
     auto opened = app::OpenForRun(data_dir);
@@ -268,6 +270,8 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     remote_options.endpoint = endpoint;
     remote_options.agent = agent::NewAgentName();
     remote_options.spool_dir = agent::SpoolRoot(data_dir) + "/" + remote_options.agent;
+    remote_options.server_of_data_folder = server_of_data_folder =
+        !named_endpoint || agent::FindServer(data_dir) == std::optional<std::string>(endpoint);
     auto created = agent::RemoteSink::Create(remote_options);
     if (!created.ok()) return ReportError(created.status());
     remote = *std::move(created);
@@ -387,11 +391,17 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
       std::fprintf(stderr, "trainwatch: %lld batches wait for the server at %s (%s)\n",
                    static_cast<long long>(pending), endpoint.c_str(), error.c_str());
     });
-    if (!delivered) {
+    if (!delivered && server_of_data_folder) {
       std::fprintf(stderr,
                    "trainwatch: %lld batches are not delivered yet; they stay in %s, and "
                    "`trainwatch server` on this data folder delivers them when it starts\n",
                    static_cast<long long>(remote->pending()), remote->spool_dir().c_str());
+    } else if (!delivered) {
+      std::fprintf(stderr,
+                   "trainwatch: %lld batches are not delivered yet; they stay in %s, and "
+                   "`trainwatch admin deliver --data %s` sends them to %s once it answers\n",
+                   static_cast<long long>(remote->pending()), remote->spool_dir().c_str(),
+                   data_dir.c_str(), endpoint.c_str());
     } else {
       const std::string spool_dir = remote->spool_dir();
       remote.reset();  // lets go of the spool's lock

@@ -106,6 +106,15 @@ void DeliverLeftoverSpools(const std::string& data_dir, app::StoreAgentBackend& 
   if (ec) return;
   for (const auto& entry : it) {
     if (!entry.is_directory()) continue;
+    if (std::optional<agent::SpoolTarget> target = agent::ReadSpoolTarget(entry.path().string());
+        target && !target->server_of_data_folder) {
+      // A run here sent to another server (--endpoint): its rest is that one's.
+      std::fprintf(stderr,
+                   "trainwatch: spool %s holds batches for the server at %s, not this one; "
+                   "`trainwatch admin deliver --data %s` sends them there\n",
+                   entry.path().c_str(), target->endpoint.c_str(), data_dir.c_str());
+      continue;
+    }
     absl::StatusOr<int64_t> n = agent::DeliverLeftoverSpool(
         entry.path().string(),
         [&agents](const api::AgentBatch& batch) { return agents.Deliver(batch); });

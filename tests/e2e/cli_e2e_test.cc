@@ -718,6 +718,67 @@ TEST_F(CliTest, AServerAwayFor60sMidJobLosesNothingAndNeverSlowsTheJob) {
   EXPECT_EQ(server->Wait().exit_code, 0);
 }
 
+// A run on one machine sends to a server elsewhere (--endpoint), which is away
+// when the job ends: its spool stays in the run's own data folder. A server
+// started there does not take it (it is not that job's server);
+// `trainwatch admin deliver` sends it to its own, once that one is back.
+TEST_F(CliTest, ASpoolForAnotherServerWaitsForItAndAdminDeliverSendsItThere) {
+  const std::string port = std::to_string(FreePort());
+  std::unique_ptr<Subprocess> server = StartServer(port);
+  const std::string ready = File("ready"), go = File("go"), here = dir_ + "/here";
+  std::vector<std::string> args = {kBinary, "run", "--data", here, "--endpoint",
+                                   "http://127.0.0.1:" + port, "--name", "e2e-elsewhere",
+                                   "--delivery-timeout", "1s", "--profile-interval", "off", "--"};
+  for (const std::string& a : testing::FakeTrainer(
+           {"paced:5:50", "touch:" + ready, "wait-file:" + go, "paced:5:50"})) {
+    args.push_back(a);
+  }
+  Subprocess run(args, {});
+  ASSERT_TRUE(WaitForFile(ready));
+  server->Signal(SIGTERM);
+  ASSERT_EQ(server->Wait().exit_code, 0);
+  std::ofstream(go).put('\n');
+  Finished done = run.Wait();
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  EXPECT_NE(done.err.find("`trainwatch admin deliver --data " + here + "` sends them to"),
+            std::string::npos)
+      << done.err;
+
+  // A server of the run's own folder leaves the spool alone, and says whose it is.
+  const std::string other_port = std::to_string(FreePort());
+  auto local = std::make_unique<Subprocess>(
+      std::vector<std::string>{kBinary, "server", "--data", here, "--listen",
+                               "127.0.0.1:" + other_port},
+      std::map<std::string, std::string>{});
+  ASSERT_TRUE(WaitForFile(here + "/server.json"));
+  local->Signal(SIGTERM);
+  Finished local_done = local->Wait();
+  EXPECT_NE(local_done.err.find("holds batches for the server at http://127.0.0.1:" + port),
+            std::string::npos)
+      << local_done.err;
+  ASSERT_FALSE(std::filesystem::is_empty(here + "/spool"));
+  Finished listed = RunCommand({kBinary, "jobs", "--data", here});
+  EXPECT_EQ(listed.out.find("e2e-elsewhere"), std::string::npos) << listed.out;
+
+  // While its server is away: it says so, and keeps the spool.
+  Finished away = RunCommand({kBinary, "admin", "deliver", "--data", here, "--timeout", "1s"});
+  EXPECT_EQ(away.exit_code, 1) << away.err;
+  EXPECT_NE(away.err.find("still not delivered"), std::string::npos) << away.err;
+  server = StartServer(port);
+  Finished delivered = RunCommand({kBinary, "admin", "deliver", "--data", here});
+  EXPECT_EQ(delivered.exit_code, 0) << delivered.err;
+  EXPECT_NE(delivered.out.find("to http://127.0.0.1:" + port), std::string::npos)
+      << delivered.out;
+  EXPECT_TRUE(std::filesystem::is_empty(here + "/spool"));
+  Finished described = RunCommand(Tw({"describe", "e2e-elsewhere", "--json"}));
+  EXPECT_EQ(nlohmann::json::parse(described.out)["TrainingJobStatus"], "Completed")
+      << described.out;
+  Finished logs = RunCommand(Tw({"logs", "e2e-elsewhere"}));
+  EXPECT_EQ(std::count(logs.out.begin(), logs.out.end(), '\n'), 12) << logs.out;
+  server->Signal(SIGTERM);
+  EXPECT_EQ(server->Wait().exit_code, 0);
+}
+
 // A server that answers the runner's check of the job's name and is gone
 // before it takes the job record: the run stops its command and says so, and
 // no server that comes later finds a record of a job that was not kept.
