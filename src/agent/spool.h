@@ -5,7 +5,8 @@
 //   lock              flock()ed by the process that owns the spool, so that a
 //                     server finding the folder can tell a live agent's spool
 //                     from one left behind (and deliver the latter itself);
-//   target            the endpoint URL the batches are for;
+//   target            the endpoint URL the batches are for, and on a second
+//                     line whose server that is (RemoteSinkOptions);
 //   <first seq>.seg   append-only segments of records
 //                     [u32 length][u32 crc32 of seq+payload][i64 seq][payload],
 //                     little-endian; a new segment every 16 MiB;

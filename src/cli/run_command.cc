@@ -351,7 +351,9 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
   StartLine start_line(remote ? "data to the server at " + endpoint : "data in " + data_dir);
   if (!flags.quiet) (*runner)->AddObserver(&start_line);
   auto result = (*runner)->Run();
-  stop_watcher.reset();
+  // The heartbeat goes on while the rest is delivered below: a server that
+  // heard nothing for its --runner-timeout would record a job that finished
+  // as Failed while a long backlog drains.
   client.reset();  // the process has exited: what it sent is in
   std::string rules_summary;
   if (local_rules) {
@@ -378,6 +380,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
     // The server never took the job record (it stopped, or refused us): the
     // job did not start, and a later server must not find a record of it.
     const std::string spool_dir = remote->spool_dir();
+    stop_watcher.reset();
     remote.reset();
     std::error_code ec;
     std::filesystem::remove_all(spool_dir, ec);
@@ -391,6 +394,7 @@ int RunRun(RunFlags flags, const GlobalOptions& options) {
       std::fprintf(stderr, "trainwatch: %lld batches wait for the server at %s (%s)\n",
                    static_cast<long long>(pending), endpoint.c_str(), error.c_str());
     });
+    stop_watcher.reset();
     if (!delivered && server_of_data_folder) {
       std::fprintf(stderr,
                    "trainwatch: %lld batches are not delivered yet; they stay in %s, and "
