@@ -152,22 +152,39 @@ AlarmEvaluation EvaluateAlarm(const model::AlarmDefinition& alarm, AlarmState cu
         undecided, n, model::MissingDataName(alarm.treat_missing_data), model::AlarmStateName(current));
     return out;
   }
+  const int missing = n - static_cast<int>(evaluated.size());
+  if (evaluated.empty()) {  // every period missing, filled as TreatMissingData says
+    out.reason = absl::StrFormat(
+        "Threshold Crossed: no datapoints were received for %d period%s and %d missing "
+        "datapoint%s %s treated as [%s].",
+        n, n == 1 ? "" : "s", n, n == 1 ? "" : "s", n == 1 ? "was" : "were",
+        alarm.treat_missing_data == MissingData::kBreaching ? "Breaching" : "NonBreaching");
+    return out;
+  }
   std::vector<std::string> shown;
   for (const AlarmPeriod* p : evaluated) {
     shown.push_back(absl::StrFormat("%s (%s)", Number(*p->value), ReasonDate(p->t_ms)));
   }
-  const int count = out.state == AlarmState::kAlarm ? breaching : n - breaching;
+  // The datapoints that decided, as CloudWatch counts them: the breaching
+  // ones for ALARM, the others for OK (missing ones only where they were
+  // filled that way), and how many each transition needs.
+  const bool alarm_state = out.state == AlarmState::kAlarm;
+  const bool missing_breach = filled && alarm.treat_missing_data == MissingData::kBreaching;
+  const int count = alarm_state ? breaching
+                                : n - breaching - (filled ? 0 : missing);
+  const int needed = alarm_state ? m : n - m + 1;
   out.reason = absl::StrFormat(
       "Threshold Crossed: %d out of the last %d datapoints [%s] %s %s the threshold (%s)%s "
-      "(minimum %d datapoint%s for OK -> ALARM transition).",
+      "(minimum %d datapoint%s for %s transition).",
       count, n, absl::StrJoin(shown, ", "),
-      out.state == AlarmState::kAlarm ? (count == 1 ? "was" : "were")
-                                      : (count == 1 ? "was not" : "were not"),
+      alarm_state ? (count == 1 ? "was" : "were") : (count == 1 ? "was not" : "were not"),
       ComparisonWords(alarm.comparison), Number(alarm.threshold),
-      filled ? absl::StrFormat(", missing datapoints treated as %s",
-                               model::MissingDataName(alarm.treat_missing_data))
-             : std::string(),
-      m, m == 1 ? "" : "s");
+      filled && missing > 0 && (alarm_state == missing_breach)
+          ? absl::StrFormat(", %d missing datapoint%s treated as %s", missing,
+                            missing == 1 ? "" : "s",
+                            model::MissingDataName(alarm.treat_missing_data))
+          : std::string(),
+      needed, needed == 1 ? "" : "s", alarm_state ? "OK -> ALARM" : "ALARM -> OK");
   return out;
 }
 

@@ -101,6 +101,21 @@ TEST(EvaluateAlarm, ReasonSaysWhatCrossedInCloudWatchsWords) {
                                   "00:04:00), 1 (01/01/70 00:03:00), 9 (01/01/70 00:02:00)] were "
                                   "greater than the threshold (5)"));
   EXPECT_THAT(e.reason, HasSubstr("(minimum 2 datapoints for OK -> ALARM transition)"));
+  // OK: the datapoints that did not cross (a missing one is not one), and
+  // the ALARM -> OK transition's minimum, N - M + 1.
+  AlarmEvaluation ok = EvaluateAlarm(Def(5, 3), AlarmState::kAlarm, Periods("-0000"), 0);
+  EXPECT_EQ(ok.state, AlarmState::kOk);
+  EXPECT_THAT(ok.reason, HasSubstr("Threshold Crossed: 4 out of the last 5 datapoints [1 ("));
+  EXPECT_THAT(ok.reason, HasSubstr("were not greater than the threshold (5) (minimum 3 "
+                                   "datapoints for ALARM -> OK transition)."));
+  ok = EvaluateAlarm(Def(3, 2, MissingData::kNotBreaching), AlarmState::kAlarm, Periods("-0"), 0);
+  EXPECT_THAT(ok.reason, HasSubstr("3 out of the last 3 datapoints [1 (01/01/70 00:01:00)] were "
+                                   "not greater than the threshold (5), 2 missing datapoints "
+                                   "treated as notBreaching (minimum 2 datapoints for ALARM -> OK"));
+  ok = EvaluateAlarm(Def(2, 1, MissingData::kNotBreaching), AlarmState::kAlarm, Periods("--"), 0);
+  EXPECT_EQ(ok.state, AlarmState::kOk);
+  EXPECT_EQ(ok.reason, "Threshold Crossed: no datapoints were received for 2 periods and 2 "
+                       "missing datapoints were treated as [NonBreaching].");
   EXPECT_THAT(e.reason_data, HasSubstr("\"statistic\":\"Maximum\""));
   EXPECT_THAT(e.reason_data, HasSubstr("\"recentDatapoints\":[1.0,1.0,9.0,1.0,9.0]"));
 }
