@@ -134,20 +134,21 @@ async function main() {
     await checkCompare(page, theme);
     await checkTensors(page, theme);
     await checkHosts(page, theme);
-    if (theme === 'light') await checkLongLog(page);
+    await checkLongLog(page, theme);
     await page.context().close();
   }
 }
 
 // A log longer than many pages opens at its last line, and "Earlier lines"
 // reads back a page at a time to its first.
-async function checkLongLog(page) {
+async function checkLongLog(page, theme) {
   await open(page, `/job/${LONG_LOG_JOB}`);
   const shown = () => page.$$eval('#log-lines li .msg', (l) => l.map((x) => x.textContent));
   await page.waitForSelector('#log-lines li');
   let msgs = await shown();
   check(msgs.length === 500 && msgs[0] === `line ${LONG_LOG_LINES - 500}` && msgs.at(-1) === `line ${LONG_LOG_LINES - 1}`,
-        `a log of ${LONG_LOG_LINES} lines opens at its last 500 (${msgs[0]} .. ${msgs.at(-1)}, ${msgs.length})`);
+        `a log of ${LONG_LOG_LINES} lines opens at its last 500 (${msgs[0]} .. ${msgs.at(-1)}, ${msgs.length}, ${theme})`);
+  await page.locator('#log-lines').screenshot({path: path.join(shots, `log-long-${theme}.png`)});
   for (let pages = 2; pages <= Math.ceil(LONG_LOG_LINES / 500); pages++) {
     await page.click('#log-earlier');
     const want = Math.min(LONG_LOG_LINES, pages * 500);
@@ -156,7 +157,7 @@ async function checkLongLog(page) {
   msgs = await shown();
   const inOrder = msgs.every((m, i) => m === `line ${i}`);
   check(msgs.length === LONG_LOG_LINES && inOrder,
-        `"Earlier lines" reads back to the first line, each line once and in order (${msgs.length}, ${inOrder})`);
+        `"Earlier lines" reads back to the first line, each line once and in order (${msgs.length}, ${inOrder}, ${theme})`);
   await page.click('#log-earlier');
   await page.waitForFunction(() => document.querySelector('.log-status').textContent.startsWith('no earlier lines'));
   check(true, 'and then says there are no earlier lines');
