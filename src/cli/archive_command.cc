@@ -100,7 +100,10 @@ int RunArchive(const ArchiveFlags& flags, const GlobalOptions& options) {
   target_options.endpoint = flags.endpoint;
   target_options.part_bytes = static_cast<int64_t>(flags.part_mib) << 20;
   auto target = app::OpenArchive(flags.to, target_options);
-  if (!target.ok()) return ReportError(target.status());
+  // A bad address is a usage error; a folder that cannot be made is not.
+  if (!target.ok()) {
+    return ReportError(target.status(), absl::IsInvalidArgument(target.status()) ? 2 : 1);
+  }
   app::ArchiverOptions archiver_options;
   archiver_options.settle_ms = *settle_ms;
   archiver_options.clock = &(*db)->clock();

@@ -479,6 +479,15 @@ class ArchiveFolderTest(unittest.TestCase):
             # The data folder reads archived jobs back from there.
             with open(os.path.join(data, "archive.json")) as f:
                 self.assertEqual(json.load(f)["url"], os.path.join(root, "a"))
+            # A folder that cannot be made is no usage error (1); an address
+            # of another kind is (2).
+            p = run("archive", "--data", data, "--to", os.path.join(root, "a", "jobs", "folder-1",
+                                                                   "job.json", "x"), check=False)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("cannot create the archive folder", p.stderr)
+            p = run("archive", "--data", data, "--to", "ftp://host/x", check=False)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("only folders and s3:// addresses are supported", p.stderr)
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
